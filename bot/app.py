@@ -1,0 +1,160 @@
+"""Composition root: builds the store, renderer, scheduler, senders and web app; starts/stops.
+
+Start order: destinations synced from config → sources polled once (so the first digest sees
+them) → platform adapters → scheduler (digest tick fires at once: catch-up) → delivery loop.
+Stop order is the reverse; the delivery loop stops claiming and finishes the send in flight.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import socket
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from functools import partial
+
+import uvicorn
+from apscheduler.schedulers.asyncio import AsyncIOScheduler
+from starlette.applications import Starlette
+from starlette.routing import BaseRoute
+
+from bot.adapters.console import ConsoleSender
+from bot.context import Context
+from bot.core.delivery import Clock, Deliverer, Outcome, Sender, utc_clock
+from bot.core.destinations import DestinationStore
+from bot.core.outbox import Claimed, unfinished_count
+from bot.core.render import Renderer
+from bot.logs import log
+from bot.metrics import Metrics
+from bot.scheduler import DigestTicker, build_scheduler
+from bot.settings import Platform
+from bot.sources import SourcePoller, make_pollers
+from bot.web import WebDeps, build_web
+
+logger = logging.getLogger("prdigest.app")
+
+
+def worker_id() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def build_senders(ctx: Context) -> dict[Platform, Sender]:
+    """Console always; Slack and Telegram when their tokens are set."""
+    senders: dict[Platform, Sender] = {Platform.CONSOLE: ConsoleSender()}
+    if ctx.env.slack_bot_token is not None:
+        from bot.adapters.slack_sender import SlackSender
+
+        senders[Platform.SLACK] = SlackSender(
+            ctx.env.slack_bot_token.get_secret_value(), ctx.env.slack_api_url
+        )
+    if ctx.env.telegram_bot_token is not None:
+        from bot.adapters.telegram_sender import TelegramSender
+
+        senders[Platform.TELEGRAM] = TelegramSender(
+            ctx.env.telegram_bot_token.get_secret_value(), ctx.env.telegram_api_url
+        )
+    return senders
+
+
+@dataclass
+class Service:
+    """Everything `prdigest run` runs, in one asyncio process."""
+
+    ctx: Context
+    clock: Clock = utc_clock
+    metrics: Metrics = field(default_factory=Metrics)
+    renderer: Renderer = field(default_factory=Renderer)
+    extra_routes: list[BaseRoute] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.destinations = DestinationStore(self.ctx.engine)
+        self.pollers = make_pollers(
+            list(self.ctx.config.sources), self.ctx.reports, self.ctx.tag_rules
+        )
+        self.ticker = DigestTicker(self.ctx.engine, self.destinations, self.renderer, self.clock)
+        self.senders = build_senders(self.ctx)
+        self.deliverer = Deliverer(
+            self.ctx.engine, self.senders, worker_id(), self.clock, self._on_result
+        )
+        self.scheduler: AsyncIOScheduler | None = None
+        self._delivery_task: asyncio.Task[None] | None = None
+
+    def _on_result(self, row: Claimed, outcome: Outcome) -> None:
+        self.metrics.record_delivery(row, outcome, time.time())
+
+    async def _tick(self) -> None:
+        for run in await self.ticker.tick():
+            if run.created and run.status is not None:
+                self.metrics.digests_run.labels(run.status.value).inc()
+        self.metrics.outbox_depth.set(await unfinished_count(self.ctx.engine))
+
+    async def _poll(self, poller: SourcePoller) -> None:
+        result = await poller.poll()
+        for item in result.results:
+            self.metrics.reports_ingested.labels(item.outcome.value).inc()
+        if result.failures:
+            self.metrics.reports_ingested.labels("failed").inc(len(result.failures))
+
+    def is_ready(self) -> bool:
+        return self.scheduler is not None and self.scheduler.running
+
+    async def start(self) -> None:
+        synced = await self.destinations.sync_config(self.ctx.config)
+        log(
+            logger,
+            "service.starting",
+            destinations=[d.label for d in synced],
+            platforms=[p.value for p in self.senders],
+        )
+        for poller in self.pollers:
+            await self._poll(poller)
+        polls = [(partial(self._poll, p), p.source.interval_seconds) for p in self.pollers]
+        self.scheduler = build_scheduler(self.ctx.config.timezone, self._tick, polls)
+        self.scheduler.start()
+        self._delivery_task = asyncio.create_task(self.deliverer.run_forever())
+
+    async def stop(self) -> None:
+        if self.scheduler is not None and self.scheduler.running:
+            self.scheduler.shutdown(wait=False)
+        self.deliverer.stop()
+        if self._delivery_task is not None:
+            await self._delivery_task
+        log(logger, "service.stopped")
+
+    def web(self) -> Starlette:
+        @asynccontextmanager
+        async def lifespan(app: Starlette) -> AsyncIterator[None]:
+            await self.start()
+            try:
+                yield
+            finally:
+                await self.stop()
+
+        deps = WebDeps(
+            store=self.ctx.reports,
+            metrics=self.metrics,
+            rules=self.ctx.tag_rules,
+            ingest_token=(
+                self.ctx.env.ingest_token.get_secret_value() if self.ctx.env.ingest_token else None
+            ),
+            is_ready=self.is_ready,
+        )
+        return build_web(deps, self.extra_routes, lifespan)
+
+
+async def serve(service: Service) -> None:
+    """Run the web server (and with it the service) until SIGTERM/SIGINT."""
+    config = uvicorn.Config(
+        service.web(),
+        host=service.ctx.env.http_host,
+        port=service.ctx.env.http_port,
+        log_config=None,
+        access_log=False,
+        lifespan="on",
+        timeout_graceful_shutdown=10,
+    )
+    await uvicorn.Server(config).serve()

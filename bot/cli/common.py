@@ -1,0 +1,51 @@
+"""Shared pieces of the CLI commands."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, TextIO
+
+Handler = Callable[[argparse.Namespace], Awaitable[int]]
+
+
+class CliError(Exception):
+    """A usage or lookup error shown to the user as one line, exit status 2."""
+
+
+@dataclass(frozen=True)
+class Command:
+    name: str
+    help: str
+    configure: Callable[[argparse.ArgumentParser], None]
+    handler: Handler
+
+
+def print_json_lines(objects: Iterable[Any], out: TextIO | None = None) -> None:
+    out = out or sys.stdout
+    for obj in objects:
+        out.write(json.dumps(obj, ensure_ascii=False, sort_keys=False) + "\n")
+
+
+class ProgressBar:
+    """A one-line progress bar, drawn only when the stream is a terminal."""
+
+    WIDTH = 30
+    MIN_ITEMS = 5
+
+    def __init__(self, out: TextIO | None = None) -> None:
+        self.out = out or sys.stdout
+        self.enabled = self.out.isatty()
+
+    def __call__(self, done: int, total: int) -> None:
+        if not self.enabled or total < self.MIN_ITEMS:
+            return
+        filled = self.WIDTH * done // total
+        bar = "#" * filled + "-" * (self.WIDTH - filled)
+        self.out.write(f"\r[{bar}] {done}/{total}")
+        if done == total:
+            self.out.write("\n")
+        self.out.flush()

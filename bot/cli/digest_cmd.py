@@ -1,0 +1,109 @@
+"""`prdigest digest CHANNEL [--dry-run] [--format ...]`: one digest, now."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import time
+
+from bot.app import build_senders, worker_id
+from bot.cli.common import CliError, Command, print_json_lines
+from bot.context import Context, open_context
+from bot.core.delivery import Deliverer
+from bot.core.destinations import Destination, DestinationStore
+from bot.core.outbox import PLATFORM_FORMAT, plan_digest, unfinished_count
+from bot.core.render import Format, Renderer
+from bot.core.select import DigestFilter, build_digest, select_new
+from bot.core.store import utcnow
+from bot.settings import Channel
+
+DELIVERY_DEADLINE_SECONDS = 120.0
+IDLE_SECONDS = 0.2
+
+
+def _configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("channel", metavar="CHANNEL", help="a channel name from the config")
+    parser.add_argument("--dry-run", action="store_true", help="print the payloads, change nothing")
+    parser.add_argument("--format", choices=[f.value for f in Format], dest="fmt")
+    parser.add_argument(
+        "--wait",
+        type=float,
+        default=DELIVERY_DEADLINE_SECONDS,
+        help="seconds to keep delivering (rate limits) before leaving the rest queued",
+    )
+
+
+async def _dry_run(ctx: Context, channel: Channel, fmt: Format) -> int:
+    existing = await DestinationStore(ctx.engine).find(channel.platform, channel.target)
+    watermark = existing.watermark if existing else 0
+    flt = DigestFilter.from_channel(channel)
+    window = await ctx.reports.since(watermark)
+    digest = build_digest(select_new(window, flt, watermark), flt, channel.name)
+    if digest.is_empty and not channel.post_empty:
+        print(f"nothing new for {channel.name} since seq {watermark}", file=sys.stderr)
+        return 0
+    messages = Renderer().digest(digest, fmt, channel.locale, date=utcnow().date())
+    if fmt is Format.TEXT:
+        print("\n\n".join(m.text for m in messages))
+    else:
+        print_json_lines(m.payload for m in messages)
+    return 0
+
+
+async def _drain(deliverer: Deliverer, ctx: Context, dest: Destination, deadline: float) -> int:
+    """Deliver this destination's queued messages (older interrupted runs first); what is left."""
+    stop_at = time.monotonic() + deadline
+    while (left := await unfinished_count(ctx.engine, destination_id=dest.id)) and (
+        time.monotonic() < stop_at
+    ):
+        if await deliverer.run_once(only_destination=dest.id) == 0:
+            await asyncio.sleep(IDLE_SECONDS)
+    return left
+
+
+async def _deliver(ctx: Context, dest: Destination, deadline: float) -> int:
+    senders = build_senders(ctx)
+    if dest.platform not in senders:
+        raise CliError(f"{dest.label} posts to {dest.platform.value}, which has no token set")
+    deliverer = Deliverer(ctx.engine, {dest.platform: senders[dest.platform]}, worker_id())
+    resumed = await _drain(deliverer, ctx, dest, deadline)
+    if resumed:
+        print(f"{resumed} message(s) of an earlier digest still queued", file=sys.stderr)
+        return 1
+    run = await plan_digest(ctx.engine, dest, utcnow().replace(microsecond=0), Renderer(), utcnow())
+    if not run.created:
+        raise CliError(f"a digest for {dest.label} was already run this second")
+    if run.messages == 0:
+        print(f"{dest.label}: nothing new; watermark advanced")
+        return 0
+    left = await _drain(deliverer, ctx, dest, deadline)
+    print(f"{dest.label}: {run.messages - left}/{run.messages} messages delivered, "
+          f"{run.entries} entries")
+    if left:
+        print(
+            f"{left} message(s) still queued (rate limit or outage); `prdigest run` or the next "
+            "`prdigest digest` delivers them; `prdigest status` shows why",
+            file=sys.stderr,
+        )
+        return 1
+    return 0
+
+
+async def _handle(args: argparse.Namespace) -> int:
+    async with open_context() as ctx:
+        channel = ctx.config.channel(args.channel)
+        fmt = Format(args.fmt) if args.fmt else PLATFORM_FORMAT[channel.platform]
+        if args.dry_run:
+            return await _dry_run(ctx, channel, fmt)
+        await DestinationStore(ctx.engine).sync_config(ctx.config)
+        dest = await DestinationStore(ctx.engine).find(channel.platform, channel.target)
+        assert dest is not None
+        if not dest.active:
+            raise CliError(f"{dest.label} is deactivated: {dest.deactivated_reason}")
+        return await _deliver(ctx, dest, args.wait)
+
+
+COMMAND = Command(
+    "digest", "render a channel's next digest (--dry-run) or deliver it now", _configure, _handle
+)

@@ -1,0 +1,53 @@
+"""`prdigest pr REF [SECTION] [--format ...]`: what `/pr` answers."""
+
+from __future__ import annotations
+
+import argparse
+
+from bot.cli.common import CliError, Command, print_json_lines
+from bot.context import open_context
+from bot.core.lookup import LookupError_, find_report
+from bot.core.refs import BadRefError, parse_ref
+from bot.core.render import Format, Renderer, Section
+from bot.settings import Locale
+
+FORMATS = ("text", "json", "slack", "telegram")
+
+
+def _configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("ref", metavar="REF", help="7422, owner/repo#7422 or a report URL")
+    parser.add_argument(
+        "section",
+        nargs="?",
+        default=Section.SUMMARY.value,
+        choices=[s.value for s in Section],
+        metavar="SECTION",
+        help=f"one of {', '.join(s.value for s in Section)} (default: summary)",
+    )
+    parser.add_argument("--format", choices=FORMATS, default="text", dest="fmt")
+    parser.add_argument("--locale", choices=[loc.value for loc in Locale], default="en")
+
+
+async def _handle(args: argparse.Namespace) -> int:
+    try:
+        ref = parse_ref(args.ref)
+    except BadRefError as exc:
+        raise CliError(str(exc)) from exc
+    async with open_context() as ctx:
+        try:
+            item = await find_report(ctx.reports, ref)
+        except LookupError_ as exc:
+            raise CliError(str(exc)) from exc
+    if args.fmt == "json":
+        print(item.report.model_dump_json(indent=2))
+        return 0
+    fmt = Format(args.fmt)
+    messages = Renderer().section(item, Section(args.section), fmt, Locale(args.locale))
+    if fmt is Format.TEXT:
+        print("\n\n".join(m.text for m in messages))
+    else:
+        print_json_lines(m.payload for m in messages)
+    return 0
+
+
+COMMAND = Command("pr", "show a stored report, as /pr answers it", _configure, _handle)

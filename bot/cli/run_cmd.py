@@ -1,0 +1,42 @@
+"""`prdigest run`: the service (web server, scheduler, delivery, platform adapters)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from bot.app import Service, serve
+from bot.cli.common import CliError, Command
+from bot.cli.config_cmd import problems
+from bot.context import load, open_context
+from bot.logs import setup_logging
+
+
+def _configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--log-level", default=os.environ.get("BOT_LOG_LEVEL", "INFO"))
+
+
+async def _handle(args: argparse.Namespace) -> int:
+    env, config = load()
+    secrets = [
+        s.get_secret_value()
+        for s in (
+            env.slack_bot_token,
+            env.slack_signing_secret,
+            env.slack_app_token,
+            env.telegram_bot_token,
+            env.telegram_webhook_secret,
+            env.ingest_token,
+        )
+        if s is not None
+    ]
+    setup_logging(args.log_level.upper(), secrets)
+    found = problems(env, config)
+    if found:
+        raise CliError("\n  " + "\n  ".join(found))
+    async with open_context(env) as ctx:
+        await serve(Service(ctx))
+    return 0
+
+
+COMMAND = Command("run", "run the service: web, scheduler, delivery, adapters", _configure, _handle)

@@ -1,0 +1,220 @@
+"""Senders claim outbox rows and deliver them, paced per destination and per platform.
+
+A Sender (one per platform, in `bot/adapters/`) turns a payload into one API call and reports
+a typed outcome; it never sleeps on a rate limit. This module decides what each outcome means
+for the ledger: reschedule on Retry-After, back off on 5xx, move a migrated chat, deactivate a
+destination that is gone, fail a message the platform will never accept.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Protocol
+
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from bot.core import outbox
+from bot.core.outbox import Claimed
+from bot.logs import log
+from bot.settings import Platform
+
+logger = logging.getLogger("prdigest.delivery")
+
+LEASE = timedelta(seconds=60)
+CLAIM_BATCH = 50
+IDLE_POLL_SECONDS = 0.5
+MAX_RETRY_AFTER = timedelta(hours=1)
+BACKOFF_BASE_SECONDS = 2.0
+BACKOFF_MAX_SECONDS = 600.0
+BLOCKED_LIMIT = 5  # consecutive "blocked/kicked" answers before a destination is deactivated
+
+
+# --- outcomes a Sender reports -------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Sent:
+    external_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RetryAfter:
+    """The platform asked us to wait (429). Not a failure; the row is rescheduled."""
+
+    seconds: float
+    reason: str = "rate limited"
+
+
+@dataclass(frozen=True, slots=True)
+class Transient:
+    """5xx, timeout, connection reset: back off with jitter, the row stays pending."""
+
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Blocked:
+    """The bot was blocked or kicked: deactivate after BLOCKED_LIMIT in a row."""
+
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Gone:
+    """The destination no longer exists for us (archived, not found, token revoked)."""
+
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Moved:
+    """The chat has a new id (Telegram group → supergroup); resend there."""
+
+    new_target: str
+
+
+@dataclass(frozen=True, slots=True)
+class Rejected:
+    """The platform will never accept this message; it is failed and reported."""
+
+    reason: str
+
+
+Outcome = Sent | RetryAfter | Transient | Blocked | Gone | Moved | Rejected
+
+
+class Sender(Protocol):
+    platform: Platform
+    max_per_second: float  # the platform's overall pace for this bot
+
+    def interval_for(self, target: str) -> float:
+        """Seconds between two messages to the same destination."""
+        ...
+
+    async def send(self, target: str, payload: Mapping[str, object]) -> Outcome: ...
+
+
+Clock = Callable[[], datetime]
+
+
+def utc_clock() -> datetime:
+    return datetime.now(UTC)
+
+
+class PlatformPace:
+    """At most `rate` sends per second for one platform, in this process."""
+
+    def __init__(self, rate: float) -> None:
+        self.interval = 1.0 / rate if rate > 0 else 0.0
+        self.next_at = 0.0
+        self.lock = asyncio.Lock()
+
+    async def wait(self) -> None:
+        async with self.lock:
+            now = time.monotonic()
+            delay = self.next_at - now
+            self.next_at = max(now, self.next_at) + self.interval
+        if delay > 0:
+            await asyncio.sleep(delay)
+
+
+def backoff(attempts: int, rng: random.Random) -> float:
+    """Exponential backoff with full jitter, bounded."""
+    ceiling = min(BACKOFF_MAX_SECONDS, BACKOFF_BASE_SECONDS * 2 ** min(attempts, 16))
+    return max(1.0, rng.uniform(ceiling / 2, ceiling))
+
+
+class Deliverer:
+    """Claims due rows and sends them; one per process, for every platform with a sender."""
+
+    def __init__(
+        self,
+        engine: AsyncEngine,
+        senders: Mapping[Platform, Sender],
+        worker: str,
+        clock: Clock = utc_clock,
+        on_result: Callable[[Claimed, Outcome], None] | None = None,
+    ) -> None:
+        self.engine = engine
+        self.senders = dict(senders)
+        self.worker = worker
+        self.clock = clock
+        self.on_result = on_result
+        self.paces = {p: PlatformPace(s.max_per_second) for p, s in self.senders.items()}
+        self.rng = random.Random()
+        self._stopping = asyncio.Event()
+
+    def stop(self) -> None:
+        """Stop claiming; sends already in flight finish."""
+        self._stopping.set()
+
+    async def run_once(self, only_destination: int | None = None) -> int:
+        """Claim what is due now and deliver it; the number of rows handled."""
+        rows = await outbox.claim(
+            self.engine,
+            self.worker,
+            self.clock(),
+            tuple(self.senders),
+            CLAIM_BATCH,
+            LEASE,
+            only_destination,
+        )
+        await asyncio.gather(*(self._deliver(row) for row in rows))
+        return len(rows)
+
+    async def run_forever(self) -> None:
+        while not self._stopping.is_set():
+            handled = await self.run_once()
+            if handled == 0:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._stopping.wait(), IDLE_POLL_SECONDS)
+
+    async def _deliver(self, row: Claimed) -> None:
+        sender = self.senders[row.platform]
+        await self.paces[row.platform].wait()
+        outcome = await sender.send(row.target, row.payload)
+        await self._record(row, sender, outcome)
+        if self.on_result is not None:
+            self.on_result(row, outcome)
+
+    async def _record(self, row: Claimed, sender: Sender, outcome: Outcome) -> None:
+        now = self.clock()
+        fields = {"destination": f"{row.platform.value}:{row.target}", "row": row.id}
+        match outcome:
+            case Sent(external_id):
+                pace = now + timedelta(seconds=sender.interval_for(row.target))
+                await outbox.mark_sent(self.engine, row, external_id, now, pace)
+                log(logger, "message.sent", part=row.part, external_id=external_id, **fields)
+            case RetryAfter(seconds, reason):
+                wait = min(timedelta(seconds=max(seconds, 1.0)), MAX_RETRY_AFTER)
+                await outbox.mark_retry(self.engine, row, now + wait, reason)
+                log(logger, "message.retry_after", seconds=wait.total_seconds(), **fields)
+            case Transient(reason):
+                wait = timedelta(seconds=backoff(row.attempts, self.rng))
+                await outbox.mark_retry(self.engine, row, now + wait, reason)
+                log(logger, "message.transient", logging.WARNING, reason=reason, **fields)
+            case Blocked(reason):
+                await self._blocked(row, reason, now)
+            case Gone(reason):
+                await outbox.deactivate(self.engine, row.destination_id, reason, now)
+                log(logger, "destination.deactivated", logging.WARNING, reason=reason, **fields)
+            case Moved(new_target):
+                await outbox.mark_retry(self.engine, row, now, "moved", new_target=new_target)
+                log(logger, "destination.moved", new_target=new_target, **fields)
+            case Rejected(reason):
+                await outbox.mark_failed(self.engine, row, reason, now)
+                log(logger, "message.failed", logging.ERROR, reason=reason, **fields)
+
+    async def _blocked(self, row: Claimed, reason: str, now: datetime) -> None:
+        if row.consecutive_failures + 1 >= BLOCKED_LIMIT:
+            await outbox.deactivate(self.engine, row.destination_id, reason, now)
+            log(logger, "destination.deactivated", logging.WARNING, reason=reason, row=row.id)
+            return
+        wait = timedelta(seconds=backoff(row.attempts, self.rng))
+        await outbox.mark_retry(self.engine, row, now + wait, reason, count_failure=True)
+        log(logger, "message.blocked", logging.WARNING, reason=reason, row=row.id)

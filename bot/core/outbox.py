@@ -1,0 +1,402 @@
+"""The delivery ledger: digest runs and their messages, claimed and completed one by one.
+
+A run is a row unique on (destination, scheduled time): every replica may fire the same cron,
+one insert wins. The winner selects what is new since the destination's watermark, renders it
+and writes one outbox row per message, all in the same transaction. Senders claim rows in
+order per destination (`FOR UPDATE SKIP LOCKED` on PostgreSQL, `BEGIN IMMEDIATE` on SQLite),
+and each result is committed at once. The watermark advances only when every message of the
+run has reached a final state, so a restart resumes the rendered rows and never recomputes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from enum import StrEnum
+from typing import Any
+
+from sqlalchemy import and_, exists, func, or_, select, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from bot.core.db import write_transaction
+from bot.core.destinations import Destination
+from bot.core.render import Format, Renderer
+from bot.core.report import Report
+from bot.core.select import StoredReport, build_digest, select_new
+from bot.core.tables import destinations, digest_runs, outbox, reports
+from bot.settings import Platform
+
+
+class RowStatus(StrEnum):
+    PENDING = "pending"
+    SENDING = "sending"
+    SENT = "sent"
+    FAILED = "failed"
+
+
+class RunStatus(StrEnum):
+    PENDING = "pending"
+    DELIVERED = "delivered"
+    PARTIAL = "partial"  # finished, but some messages failed for good (see status)
+    EMPTY = "empty"
+
+
+UNFINISHED = (RowStatus.PENDING.value, RowStatus.SENDING.value)
+PLATFORM_FORMAT = {
+    Platform.SLACK: Format.SLACK,
+    Platform.TELEGRAM: Format.TELEGRAM,
+    Platform.CONSOLE: Format.TEXT,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedRun:
+    run_id: int | None
+    created: bool
+    status: RunStatus | None = None
+    entries: int = 0
+    messages: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Claimed:
+    id: int
+    run_id: int | None
+    destination_id: int
+    platform: Platform
+    target: str
+    part: int
+    payload: dict[str, Any]
+    attempts: int
+    consecutive_failures: int
+
+
+async def _insert_ignore(conn: AsyncConnection, values: dict[str, Any]) -> int | None:
+    """Insert a run row unless (destination, scheduled_for) exists; the new id or None."""
+    insert = pg_insert if conn.dialect.name == "postgresql" else sqlite_insert
+    statement = (
+        insert(digest_runs)
+        .values(**values)
+        .on_conflict_do_nothing(index_elements=["destination_id", "scheduled_for"])
+        .returning(digest_runs.c.id)
+    )
+    inserted = (await conn.execute(statement)).scalar()
+    return None if inserted is None else int(inserted)
+
+
+async def _window_start(conn: AsyncConnection, dest_id: int) -> int:
+    """The watermark, or past the runs still being delivered (their entries are queued)."""
+    watermark = (
+        await conn.execute(select(destinations.c.watermark).where(destinations.c.id == dest_id))
+    ).scalar_one()
+    pending = (
+        await conn.execute(
+            select(func.max(digest_runs.c.to_seq)).where(
+                digest_runs.c.destination_id == dest_id,
+                digest_runs.c.status == RunStatus.PENDING.value,
+            )
+        )
+    ).scalar()
+    return max(int(watermark), int(pending or 0))
+
+
+async def _reports_after(conn: AsyncConnection, seq: int) -> list[StoredReport]:
+    rows = await conn.execute(
+        select(reports.c.data, reports.c.seq, reports.c.revision)
+        .where(reports.c.seq > seq)
+        .order_by(reports.c.seq)
+    )
+    return [
+        StoredReport(report=Report.model_validate(r.data), seq=int(r.seq), revision=int(r.revision))
+        for r in rows
+    ]
+
+
+async def plan_digest(
+    engine: AsyncEngine,
+    dest: Destination,
+    scheduled_for: datetime,
+    renderer: Renderer,
+    now: datetime,
+) -> PlannedRun:
+    """Create the run for (dest, scheduled_for) and queue its messages, once across replicas."""
+    async with write_transaction(engine) as conn:
+        run_id = await _insert_ignore(
+            conn,
+            {
+                "destination_id": dest.id,
+                "scheduled_for": scheduled_for,
+                "created_at": now,
+                "from_seq": 0,
+                "to_seq": 0,
+                "entries": 0,
+                "messages": 0,
+                "status": RunStatus.PENDING.value,
+            },
+        )
+        if run_id is None:
+            return PlannedRun(run_id=None, created=False)
+        start = await _window_start(conn, dest.id)
+        window = await _reports_after(conn, start)
+        end = max((item.seq for item in window), default=start)
+        digest = build_digest(select_new(window, dest.filter, start), dest.filter, dest.label)
+        messages = []
+        if not digest.is_empty or dest.post_empty:
+            fmt = PLATFORM_FORMAT[dest.platform]
+            messages = renderer.digest(digest, fmt, dest.locale, date=scheduled_for.date())
+        for part, message in enumerate(messages):
+            await conn.execute(
+                outbox.insert().values(
+                    run_id=run_id,
+                    destination_id=dest.id,
+                    part=part,
+                    payload=message.payload,
+                    status=RowStatus.PENDING.value,
+                    attempts=0,
+                    next_attempt_at=now,
+                    created_at=now,
+                )
+            )
+        status = RunStatus.PENDING if messages else RunStatus.EMPTY
+        await conn.execute(
+            update(digest_runs)
+            .where(digest_runs.c.id == run_id)
+            .values(
+                from_seq=start,
+                to_seq=end,
+                entries=digest.total,
+                messages=len(messages),
+                status=status.value,
+                finished_at=None if messages else now,
+            )
+        )
+        if not messages:
+            await _advance_watermark(conn, dest.id, end)
+        return PlannedRun(run_id, True, status, digest.total, len(messages))
+
+
+async def _advance_watermark(conn: AsyncConnection, dest_id: int, seq: int) -> None:
+    await conn.execute(
+        update(destinations)
+        .where(destinations.c.id == dest_id, destinations.c.watermark < seq)
+        .values(watermark=seq)
+    )
+
+
+def _earlier_unfinished() -> Any:
+    earlier = outbox.alias("earlier")
+    return exists().where(
+        earlier.c.destination_id == outbox.c.destination_id,
+        earlier.c.id < outbox.c.id,
+        earlier.c.status.in_(UNFINISHED),
+    )
+
+
+async def claim(
+    engine: AsyncEngine,
+    worker: str,
+    now: datetime,
+    platforms: tuple[Platform, ...],
+    limit: int,
+    lease: timedelta,
+    only_destination: int | None = None,
+) -> list[Claimed]:
+    """Claim due messages: the oldest unfinished one per active destination that may send now."""
+    due = or_(
+        and_(outbox.c.status == RowStatus.PENDING.value, outbox.c.next_attempt_at <= now),
+        and_(outbox.c.status == RowStatus.SENDING.value, outbox.c.lease_until < now),
+    )
+    query = (
+        select(
+            outbox.c.id,
+            outbox.c.run_id,
+            outbox.c.destination_id,
+            outbox.c.part,
+            outbox.c.payload,
+            outbox.c.attempts,
+            destinations.c.platform,
+            destinations.c.target,
+            destinations.c.consecutive_failures,
+        )
+        .join(destinations, destinations.c.id == outbox.c.destination_id)
+        .where(
+            due,
+            destinations.c.active.is_(True),
+            destinations.c.platform.in_([p.value for p in platforms]),
+            or_(destinations.c.next_send_at.is_(None), destinations.c.next_send_at <= now),
+            ~_earlier_unfinished(),
+        )
+        .order_by(outbox.c.id)
+        .limit(limit)
+        .with_for_update(skip_locked=True, of=outbox)
+    )
+    if only_destination is not None:
+        query = query.where(outbox.c.destination_id == only_destination)
+    async with write_transaction(engine) as conn:
+        rows = (await conn.execute(query)).all()
+        if rows:
+            await conn.execute(
+                update(outbox)
+                .where(outbox.c.id.in_([r.id for r in rows]))
+                .values(status=RowStatus.SENDING.value, lease_until=now + lease, claimed_by=worker)
+            )
+    return [
+        Claimed(
+            id=int(r.id),
+            run_id=r.run_id,
+            destination_id=int(r.destination_id),
+            platform=Platform(r.platform),
+            target=str(r.target),
+            part=int(r.part),
+            payload=dict(r.payload),
+            attempts=int(r.attempts),
+            consecutive_failures=int(r.consecutive_failures),
+        )
+        for r in rows
+    ]
+
+
+async def _finish_run_if_done(conn: AsyncConnection, run_id: int | None, now: datetime) -> None:
+    if run_id is None:
+        return
+    statuses = [
+        str(s)
+        for (s,) in await conn.execute(select(outbox.c.status).where(outbox.c.run_id == run_id))
+    ]
+    if any(s in UNFINISHED for s in statuses):
+        return
+    run = (
+        await conn.execute(
+            select(digest_runs.c.destination_id, digest_runs.c.to_seq, digest_runs.c.status).where(
+                digest_runs.c.id == run_id
+            )
+        )
+    ).one()
+    if run.status != RunStatus.PENDING.value:
+        return
+    failed = RowStatus.FAILED.value in statuses
+    await conn.execute(
+        update(digest_runs)
+        .where(digest_runs.c.id == run_id)
+        .values(
+            status=(RunStatus.PARTIAL if failed else RunStatus.DELIVERED).value, finished_at=now
+        )
+    )
+    await _advance_watermark(conn, int(run.destination_id), int(run.to_seq))
+
+
+async def mark_sent(
+    engine: AsyncEngine, row: Claimed, external_id: str | None, now: datetime, pace_until: datetime
+) -> None:
+    async with write_transaction(engine) as conn:
+        await conn.execute(
+            update(outbox)
+            .where(outbox.c.id == row.id)
+            .values(
+                status=RowStatus.SENT.value,
+                external_id=external_id,
+                sent_at=now,
+                attempts=outbox.c.attempts + 1,
+                lease_until=None,
+                last_error=None,
+            )
+        )
+        await conn.execute(
+            update(destinations)
+            .where(destinations.c.id == row.destination_id)
+            .values(consecutive_failures=0, next_send_at=pace_until)
+        )
+        await _finish_run_if_done(conn, row.run_id, now)
+
+
+async def mark_retry(
+    engine: AsyncEngine,
+    row: Claimed,
+    at: datetime,
+    error: str,
+    *,
+    count_failure: bool = False,
+    new_target: str | None = None,
+) -> None:
+    """Back to pending until `at`; the whole destination waits too (Retry-After is per chat)."""
+    dest_values: dict[str, Any] = {"next_send_at": at}
+    if count_failure:
+        dest_values["consecutive_failures"] = destinations.c.consecutive_failures + 1
+    if new_target is not None:
+        dest_values["target"] = new_target
+    async with write_transaction(engine) as conn:
+        await conn.execute(
+            update(outbox)
+            .where(outbox.c.id == row.id)
+            .values(
+                status=RowStatus.PENDING.value,
+                next_attempt_at=at,
+                attempts=outbox.c.attempts + 1,
+                lease_until=None,
+                last_error=error[:2000],
+            )
+        )
+        await conn.execute(
+            update(destinations)
+            .where(destinations.c.id == row.destination_id)
+            .values(**dest_values)
+        )
+
+
+async def mark_failed(engine: AsyncEngine, row: Claimed, error: str, now: datetime) -> None:
+    """This message cannot be delivered (the platform refused it for good); reported in status."""
+    async with write_transaction(engine) as conn:
+        await conn.execute(
+            update(outbox)
+            .where(outbox.c.id == row.id)
+            .values(
+                status=RowStatus.FAILED.value,
+                attempts=outbox.c.attempts + 1,
+                lease_until=None,
+                last_error=error[:2000],
+            )
+        )
+        await _finish_run_if_done(conn, row.run_id, now)
+
+
+async def deactivate(engine: AsyncEngine, destination_id: int, reason: str, now: datetime) -> None:
+    """Stop sending to a destination for good; its queued messages fail with the reason."""
+    async with write_transaction(engine) as conn:
+        await conn.execute(
+            update(destinations)
+            .where(destinations.c.id == destination_id)
+            .values(active=False, deactivated_reason=reason[:2000], updated_at=now)
+        )
+        run_ids = {
+            r
+            for (r,) in await conn.execute(
+                select(outbox.c.run_id).where(
+                    outbox.c.destination_id == destination_id, outbox.c.status.in_(UNFINISHED)
+                )
+            )
+        }
+        await conn.execute(
+            update(outbox)
+            .where(outbox.c.destination_id == destination_id, outbox.c.status.in_(UNFINISHED))
+            .values(
+                status=RowStatus.FAILED.value,
+                lease_until=None,
+                last_error=f"destination deactivated: {reason}"[:2000],
+            )
+        )
+        for run_id in run_ids:
+            await _finish_run_if_done(conn, run_id, now)
+
+
+async def unfinished_count(
+    engine: AsyncEngine, run_id: int | None = None, destination_id: int | None = None
+) -> int:
+    query = select(func.count()).select_from(outbox).where(outbox.c.status.in_(UNFINISHED))
+    if run_id is not None:
+        query = query.where(outbox.c.run_id == run_id)
+    if destination_id is not None:
+        query = query.where(outbox.c.destination_id == destination_id)
+    async with engine.connect() as conn:
+        return int((await conn.execute(query)).scalar_one())

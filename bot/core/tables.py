@@ -1,0 +1,153 @@
+"""The schema, as SQLAlchemy Core tables. Migrations in `bot/migrations/` create the same.
+
+Times are stored as timezone-aware UTC. JSON columns hold pydantic dumps or lists.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    Column,
+    DateTime,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    TypeDecorator,
+    UniqueConstraint,
+)
+from sqlalchemy.engine import Dialect
+
+
+class UtcDateTime(TypeDecorator[datetime]):
+    """Timezone-aware UTC on every backend (SQLite hands back naive values)."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError("naive datetime given to a UTC column")
+        return value.astimezone(UTC)
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+metadata = MetaData()
+
+counters = Table(
+    "counters",
+    metadata,
+    Column("name", String(64), primary_key=True),
+    Column("value", BigInteger, nullable=False),
+)
+
+reports = Table(
+    "reports",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("repo", String(200), nullable=False),
+    Column("number", Integer, nullable=False),
+    Column("title", Text, nullable=False),
+    Column("seq", BigInteger, nullable=False, unique=True),
+    Column("revision", Integer, nullable=False),
+    Column("content_hash", String(64), nullable=False),
+    Column("data", JSON, nullable=False),
+    Column("tags", Text, nullable=False, default=""),
+    Column("source", Text, nullable=False, default=""),
+    Column("merged_at", UtcDateTime(), nullable=True),
+    Column("ingested_at", UtcDateTime(), nullable=False),
+    Column("updated_at", UtcDateTime(), nullable=False),
+    UniqueConstraint("repo", "number", name="uq_reports_repo_number"),
+)
+Index("ix_reports_number", reports.c.number)
+
+destinations = Table(
+    "destinations",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("platform", String(16), nullable=False),
+    Column("target", String(128), nullable=False),
+    Column("name", String(128), nullable=True),
+    Column("origin", String(16), nullable=False),  # "config" or "chat"
+    Column("filters", JSON, nullable=False),
+    Column("schedule", String(128), nullable=False),
+    Column("timezone", String(64), nullable=False),
+    Column("locale", String(8), nullable=False),
+    Column("post_empty", Boolean, nullable=False, default=False),
+    Column("active", Boolean, nullable=False, default=True),
+    Column("deactivated_reason", Text, nullable=True),
+    Column("consecutive_failures", Integer, nullable=False, default=0),
+    Column("watermark", BigInteger, nullable=False, default=0),
+    Column("next_send_at", UtcDateTime(), nullable=True),
+    Column("created_at", UtcDateTime(), nullable=False),
+    Column("updated_at", UtcDateTime(), nullable=False),
+    UniqueConstraint("platform", "target", name="uq_destinations_platform_target"),
+)
+
+digest_runs = Table(
+    "digest_runs",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("destination_id", Integer, ForeignKey("destinations.id"), nullable=False),
+    Column("scheduled_for", UtcDateTime(), nullable=False),
+    Column("created_at", UtcDateTime(), nullable=False),
+    Column("from_seq", BigInteger, nullable=False),
+    Column("to_seq", BigInteger, nullable=False),
+    Column("entries", Integer, nullable=False),
+    Column("messages", Integer, nullable=False),
+    Column("status", String(16), nullable=False),  # pending | delivered | empty | failed
+    Column("finished_at", UtcDateTime(), nullable=True),
+    UniqueConstraint("destination_id", "scheduled_for", name="uq_digest_runs_dest_time"),
+)
+
+outbox = Table(
+    "outbox",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("run_id", Integer, ForeignKey("digest_runs.id"), nullable=True),
+    Column("destination_id", Integer, ForeignKey("destinations.id"), nullable=False),
+    Column("part", Integer, nullable=False),
+    Column("payload", JSON, nullable=False),
+    Column("status", String(16), nullable=False),  # pending | sending | sent | failed
+    Column("attempts", Integer, nullable=False, default=0),
+    Column("next_attempt_at", UtcDateTime(), nullable=False),
+    Column("lease_until", UtcDateTime(), nullable=True),
+    Column("claimed_by", String(64), nullable=True),
+    Column("last_error", Text, nullable=True),
+    Column("external_id", String(128), nullable=True),
+    Column("created_at", UtcDateTime(), nullable=False),
+    Column("sent_at", UtcDateTime(), nullable=True),
+    UniqueConstraint("run_id", "part", name="uq_outbox_run_part"),
+)
+Index("ix_outbox_due", outbox.c.status, outbox.c.next_attempt_at)
+
+processed_events = Table(
+    "processed_events",
+    metadata,
+    Column("key", String(200), primary_key=True),
+    Column("created_at", UtcDateTime(), nullable=False),
+)
+
+source_state = Table(
+    "source_state",
+    metadata,
+    Column("key", Text, primary_key=True),
+    Column("etag", Text, nullable=True),
+    Column("last_modified", Text, nullable=True),
+    Column("content_hash", String(64), nullable=True),
+    Column("last_error", Text, nullable=True),
+    Column("updated_at", UtcDateTime(), nullable=False),
+)

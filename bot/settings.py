@@ -1,0 +1,259 @@
+"""Configuration: `config/bot.yaml` (validated, frozen) plus secrets from the environment.
+
+Unknown keys are rejected with their path (`channels.0.tagz: extra inputs are not permitted`),
+so a typo fails at start instead of silently doing nothing. Secrets never live in the YAML.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any, Self
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+import yaml
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    model_validator,
+)
+
+DEFAULT_CONFIG_PATH = Path("config/bot.yaml")
+DEFAULT_DATABASE_URL = "sqlite:///data/bot.db"
+DEFAULT_SLACK_API_URL = "https://slack.com/api/"
+DEFAULT_TELEGRAM_API_URL = "https://api.telegram.org"
+DEFAULT_HTTP_HOST = "127.0.0.1"
+DEFAULT_HTTP_PORT = 8080
+
+
+class ConfigError(Exception):
+    """The configuration or environment is invalid; the message names the key and the reason."""
+
+
+def _valid_timezone(name: str) -> str:
+    try:
+        ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError) as exc:
+        raise ValueError(
+            f"unknown time zone {name!r} (use an IANA name like Asia/Shanghai)"
+        ) from exc
+    return name
+
+
+def _valid_cron(expr: str) -> str:
+    fields = expr.split()
+    if len(fields) != 5:
+        raise ValueError(
+            f"cron {expr!r} needs 5 fields (minute hour day month day-of-week), got {len(fields)}"
+        )
+    return expr
+
+
+def _lower_tag(tag: str) -> str:
+    cleaned = tag.strip().lower()
+    if not cleaned:
+        raise ValueError("empty tag")
+    return cleaned
+
+
+Timezone = Annotated[str, AfterValidator(_valid_timezone)]
+Cron = Annotated[str, AfterValidator(_valid_cron)]
+Tag = Annotated[str, AfterValidator(_lower_tag)]
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Platform(StrEnum):
+    SLACK = "slack"
+    TELEGRAM = "telegram"
+    CONSOLE = "console"
+
+
+class Locale(StrEnum):
+    ZH = "zh"
+    EN = "en"
+
+
+class Source(_Frozen):
+    """Where reports come from: a directory polled for files, or a URL."""
+
+    dir: Path | None = None
+    url: str | None = None
+    interval_seconds: int = Field(60, ge=5)
+
+    @model_validator(mode="after")
+    def _one_of(self) -> Self:
+        if (self.dir is None) == (self.url is None):
+            raise ValueError("a source needs exactly one of `dir` or `url`")
+        if self.url is not None and not self.url.startswith(("http://", "https://")):
+            raise ValueError(f"source url {self.url!r} must be http(s)")
+        return self
+
+
+class TagRuleConfig(_Frozen):
+    """Labeler-style rule: a key file matching any glob in `paths` gives `tag`."""
+
+    paths: list[str] = Field(min_length=1)
+    tag: Tag
+
+
+class SlackConfig(_Frozen):
+    admins: list[str] = Field(default_factory=list)
+
+
+class TelegramConfig(_Frozen):
+    webhook_url: str | None = None
+
+
+class Channel(_Frozen):
+    """One digest destination and what it wants to read."""
+
+    name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
+    platform: Platform
+    target: str = Field(min_length=1)
+    schedule: Cron = "0 9 * * mon-fri"
+    timezone: Timezone | None = None
+    repos: list[str] = Field(default_factory=list)
+    tags: list[Tag] = Field(default_factory=list)
+    exclude_tags: list[Tag] = Field(default_factory=list)
+    max_items: int = Field(30, ge=1, le=500)
+    locale: Locale = Locale.ZH
+    post_empty: bool = False
+
+
+class BotConfig(_Frozen):
+    timezone: Timezone = "Asia/Shanghai"
+    sources: list[Source] = Field(default_factory=list)
+    tag_rules: list[TagRuleConfig] = Field(default_factory=list)
+    slack: SlackConfig = SlackConfig()
+    telegram: TelegramConfig = TelegramConfig()
+    channels: list[Channel] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _unique_channel_names(self) -> Self:
+        seen: set[str] = set()
+        for channel in self.channels:
+            if channel.name in seen:
+                raise ValueError(f"channel name {channel.name!r} is used twice")
+            seen.add(channel.name)
+        return self
+
+    def channel(self, name: str) -> Channel:
+        for channel in self.channels:
+            if channel.name == name:
+                return channel
+        known = ", ".join(c.name for c in self.channels) or "none configured"
+        raise ConfigError(f"no channel named {name!r} (known: {known})")
+
+    def channel_timezone(self, channel: Channel) -> str:
+        return channel.timezone or self.timezone
+
+
+class Env(_Frozen):
+    """Everything read from the environment. Secrets are SecretStr so they never print."""
+
+    config_path: Path | None = None
+    database_url: str = DEFAULT_DATABASE_URL
+    slack_bot_token: SecretStr | None = None
+    slack_signing_secret: SecretStr | None = None
+    slack_app_token: SecretStr | None = None
+    slack_api_url: str = DEFAULT_SLACK_API_URL
+    telegram_bot_token: SecretStr | None = None
+    telegram_api_url: str = DEFAULT_TELEGRAM_API_URL
+    telegram_webhook_secret: SecretStr | None = None
+    ingest_token: SecretStr | None = None
+    http_host: str = DEFAULT_HTTP_HOST
+    http_port: int = Field(DEFAULT_HTTP_PORT, ge=0, le=65535)
+
+    @property
+    def slack_enabled(self) -> bool:
+        return self.slack_bot_token is not None
+
+    @property
+    def telegram_enabled(self) -> bool:
+        return self.telegram_bot_token is not None
+
+    @classmethod
+    def from_environ(cls, environ: Mapping[str, str] | None = None) -> Env:
+        env = os.environ if environ is None else environ
+
+        def get(name: str) -> str | None:
+            value = env.get(name, "").strip()
+            return value or None
+
+        explicit = get("BOT_CONFIG")
+        config_path = Path(explicit) if explicit else None
+        if config_path is None and DEFAULT_CONFIG_PATH.exists():
+            config_path = DEFAULT_CONFIG_PATH
+        values: dict[str, Any] = {
+            "config_path": config_path,
+            "database_url": get("BOT_DATABASE_URL"),
+            "slack_bot_token": get("SLACK_BOT_TOKEN"),
+            "slack_signing_secret": get("SLACK_SIGNING_SECRET"),
+            "slack_app_token": get("SLACK_APP_TOKEN"),
+            "slack_api_url": get("SLACK_API_URL"),
+            "telegram_bot_token": get("TELEGRAM_BOT_TOKEN"),
+            "telegram_api_url": get("TELEGRAM_API_URL"),
+            "telegram_webhook_secret": get("TELEGRAM_WEBHOOK_SECRET"),
+            "ingest_token": get("BOT_INGEST_TOKEN"),
+            "http_host": get("BOT_HTTP_HOST"),
+            "http_port": get("BOT_HTTP_PORT"),
+        }
+        try:
+            return cls.model_validate({k: v for k, v in values.items() if v is not None})
+        except ValidationError as exc:
+            raise ConfigError(_describe(exc, "environment")) from exc
+
+
+def _describe(exc: ValidationError, where: str) -> str:
+    lines = [f"invalid {where}:"]
+    for error in exc.errors():
+        path = ".".join(str(part) for part in error["loc"]) or "(top level)"
+        lines.append(f"  {path}: {error['msg']}")
+    return "\n".join(lines)
+
+
+def default_config() -> BotConfig:
+    """The embedded default: the sample reports and a console channel that prints the digest."""
+    return BotConfig(
+        sources=[Source(dir=Path("examples/reports"))],
+        tag_rules=[TagRuleConfig(paths=["verl/workers/rollout/**"], tag="rollout")],
+        channels=[
+            Channel(
+                name="console",
+                platform=Platform.CONSOLE,
+                target="stdout",
+                schedule="0 9 * * mon-fri",
+            )
+        ],
+    )
+
+
+def load_config(path: Path | None) -> BotConfig:
+    """Read and validate a config file; None means the built-in defaults."""
+    if path is None:
+        return default_config()
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot read config {path}: {exc.strerror}") from exc
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML: {exc}") from exc
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: the top level must be a mapping of keys")
+    try:
+        return BotConfig.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(_describe(exc, f"config {path}")) from exc

@@ -1,0 +1,147 @@
+"""The HTTP side: health, metrics, the report ingest API, and the platforms' webhooks.
+
+Platform adapters contribute their own routes (`/slack/events`, `/telegram/webhook`); this
+module owns the rest.
+"""
+
+from __future__ import annotations
+
+import hmac
+import logging
+from collections.abc import Callable, Sequence
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import text
+from sqlalchemy.exc import SQLAlchemyError
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.routing import BaseRoute, Route
+
+from bot.core.parse import NotAReportError, parse_json, parse_markdown
+from bot.core.store import IngestOutcome, ReportStore
+from bot.core.tags import TagRule
+from bot.logs import log
+from bot.metrics import Metrics
+
+logger = logging.getLogger("prdigest.web")
+
+Lifespan = Callable[[Starlette], AbstractAsyncContextManager[None]]
+
+MAX_BODY_BYTES = 2 * 1024 * 1024
+MARKDOWN_TYPES = frozenset({"text/markdown", "text/x-markdown", "text/plain"})
+JSON_TYPES = frozenset({"application/json"})
+
+
+class BodyTooLargeError(Exception):
+    pass
+
+
+@dataclass
+class WebDeps:
+    store: ReportStore
+    metrics: Metrics
+    rules: tuple[TagRule, ...]
+    ingest_token: str | None
+    is_ready: Callable[[], bool]
+
+
+def _error(status: int, message: str) -> JSONResponse:
+    return JSONResponse({"error": message}, status_code=status)
+
+
+async def read_capped(request: Request, limit: int = MAX_BODY_BYTES) -> bytes:
+    """The body, refusing as soon as it passes `limit` (never read whole first)."""
+    declared = request.headers.get("content-length", "")
+    if declared.isascii() and declared.isdigit() and len(declared) < 20 and int(declared) > limit:
+        raise BodyTooLargeError
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise BodyTooLargeError
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _authorized(request: Request, token: str) -> bool:
+    header = request.headers.get("authorization", "")
+    scheme, _, given = header.partition(" ")
+    if scheme.lower() != "bearer":
+        return False
+    return hmac.compare_digest(given.strip().encode(), token.encode())
+
+
+def ingest_endpoint(deps: WebDeps) -> Callable[[Request], Any]:
+    async def post_report(request: Request) -> Response:
+        if deps.ingest_token is None:
+            return _error(503, "the ingest API is off: set BOT_INGEST_TOKEN to turn it on")
+        if not _authorized(request, deps.ingest_token):
+            return _error(401, "missing or wrong bearer token")
+        media = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+        if media not in MARKDOWN_TYPES | JSON_TYPES:
+            return _error(415, "send text/markdown or application/json")
+        try:
+            body = await read_capped(request)
+        except BodyTooLargeError:
+            return _error(413, f"report larger than {MAX_BODY_BYTES // (1024 * 1024)} MB")
+        try:
+            decoded = body.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            return _error(400, f"body is not UTF-8 (byte {exc.start})")
+        try:
+            parse = parse_json if media in JSON_TYPES else parse_markdown
+            parsed = parse(decoded, "request body", deps.rules)
+        except NotAReportError as exc:
+            deps.metrics.reports_ingested.labels("failed").inc()
+            return _error(422, exc.reason)
+        result = await deps.store.upsert(parsed.report, source="api")
+        deps.metrics.reports_ingested.labels(result.outcome.value).inc()
+        log(logger, "report.ingested", ref=result.ref, outcome=result.outcome.value, via="api")
+        status = 201 if result.outcome is IngestOutcome.NEW else 200
+        return JSONResponse(
+            {
+                "ref": result.ref,
+                "outcome": result.outcome.value,
+                "seq": result.seq,
+                "revision": result.revision,
+                "warnings": parsed.warnings,
+            },
+            status_code=status,
+        )
+
+    return post_report
+
+
+def build_web(
+    deps: WebDeps,
+    extra_routes: Sequence[BaseRoute] = (),
+    lifespan: Lifespan | None = None,
+) -> Starlette:
+    async def healthz(request: Request) -> Response:
+        return PlainTextResponse("ok")
+
+    async def readyz(request: Request) -> Response:
+        try:
+            async with deps.store.engine.connect() as conn:
+                await conn.execute(text("SELECT 1"))
+        except (SQLAlchemyError, OSError) as exc:
+            return _error(503, f"store unreachable: {type(exc).__name__}")
+        if not deps.is_ready():
+            return _error(503, "scheduler not running")
+        return PlainTextResponse("ready")
+
+    async def metrics(request: Request) -> Response:
+        return Response(deps.metrics.render(), media_type="text/plain; version=0.0.4")
+
+    routes: list[BaseRoute] = [
+        Route("/healthz", healthz, methods=["GET"]),
+        Route("/readyz", readyz, methods=["GET"]),
+        Route("/metrics", metrics, methods=["GET"]),
+        Route("/api/reports", ingest_endpoint(deps), methods=["POST"]),
+        *extra_routes,
+    ]
+    return Starlette(routes=routes, lifespan=lifespan)
