@@ -15,6 +15,7 @@ from apscheduler.triggers.cron import CronTrigger
 _DAY_NAMES = ("sun", "mon", "tue", "wed", "thu", "fri", "sat", "sun")
 _NUMBER = re.compile(r"\d+")
 _ONE_SECOND = timedelta(seconds=1)
+_FOLD_STEP = timedelta(minutes=15)
 
 
 class CronError(ValueError):
@@ -53,19 +54,37 @@ def trigger(expr: str, timezone: str) -> CronTrigger:
         raise CronError(f"cron {expr!r}: {exc}") from exc
 
 
-def next_fire(expr: str, timezone: str, after: datetime) -> datetime | None:
-    fire: datetime | None = trigger(expr, timezone).get_next_fire_time(None, after)
+def _next_from(cron: CronTrigger, moment: datetime) -> datetime | None:
+    """The first fire time ≥ moment. In the repeated hour of a DST fall-back APScheduler 3.11
+    can answer a time *before* `moment`; step past the fold instead of trusting it."""
+    fire: datetime | None = cron.get_next_fire_time(None, moment)
+    probe = moment
+    while fire is not None and fire < moment:
+        probe += _FOLD_STEP
+        fire = cron.get_next_fire_time(None, probe)
     return fire
 
 
-def previous_fire(
-    expr: str, timezone: str, now: datetime, horizon_days: int = 8
-) -> datetime | None:
-    """The latest fire time ≤ now within the horizon (for catch-up after downtime)."""
+def next_fire(expr: str, timezone: str, after: datetime) -> datetime | None:
+    return _next_from(trigger(expr, timezone), after)
+
+
+def _wall(moment: datetime) -> datetime:
+    return moment.replace(tzinfo=None)
+
+
+def previous_fire(expr: str, timezone: str, now: datetime, horizon_days: int = 8) -> datetime | None:
+    """The latest fire time ≤ now within the horizon (for catch-up after downtime).
+
+    On a DST fall-back day APScheduler yields a wall-clock time like 02:30 twice (CEST, then
+    CET); a schedule means it once, so a repeat of the same wall-clock time is skipped.
+    (Passing APScheduler its previous fire time there makes it repeat forever, so it is not.)
+    """
     cron = trigger(expr, timezone)
-    cursor: datetime | None = cron.get_next_fire_time(None, now - timedelta(days=horizon_days))
+    cursor = _next_from(cron, now - timedelta(days=horizon_days))
     latest: datetime | None = None
     while cursor is not None and cursor <= now:
-        latest = cursor
-        cursor = cron.get_next_fire_time(cursor, cursor + _ONE_SECOND)
+        if latest is None or _wall(cursor) != _wall(latest):
+            latest = cursor
+        cursor = _next_from(cron, cursor + _ONE_SECOND)
     return latest
