@@ -10,10 +10,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import signal
 import socket
 import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from functools import partial
 
@@ -146,6 +147,22 @@ class Service:
         return build_web(deps, self.extra_routes, lifespan)
 
 
+class _Server(uvicorn.Server):
+    """uvicorn re-raises SIGTERM after a graceful shutdown (exit status -15); a clean stop
+    should exit 0, so the signals only ask the server to stop."""
+
+    @contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, self.handle_exit, sig, None)
+        try:
+            yield
+        finally:
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                loop.remove_signal_handler(sig)
+
+
 async def serve(service: Service) -> None:
     """Run the web server (and with it the service) until SIGTERM/SIGINT."""
     config = uvicorn.Config(
@@ -157,4 +174,4 @@ async def serve(service: Service) -> None:
         lifespan="on",
         timeout_graceful_shutdown=10,
     )
-    await uvicorn.Server(config).serve()
+    await _Server(config).serve()
