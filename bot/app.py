@@ -13,10 +13,11 @@ import os
 import signal
 import socket
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from functools import partial
+from typing import Protocol
 
 import uvicorn
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
@@ -24,6 +25,7 @@ from starlette.applications import Starlette
 from starlette.routing import BaseRoute
 
 from bot.adapters.console import ConsoleSender
+from bot.answers import Answerer
 from bot.context import Context
 from bot.core.delivery import Clock, Deliverer, Outcome, Sender, utc_clock
 from bot.core.destinations import DestinationStore
@@ -37,6 +39,37 @@ from bot.sources import SourcePoller, make_pollers
 from bot.web import WebDeps, build_web
 
 logger = logging.getLogger("prdigest.app")
+
+
+class Adapter(Protocol):
+    """A chat platform's inbound side (commands, events); outbound goes through the outbox."""
+
+    name: str
+
+    def routes(self) -> list[BaseRoute]:
+        """HTTP routes it serves (webhooks); may be empty (Socket Mode, long polling)."""
+        ...
+
+    async def start(self) -> None: ...
+
+    async def stop(self) -> None: ...
+
+
+AdapterFactory = Callable[["Service"], Adapter]
+
+
+def adapter_factories(ctx: Context) -> list[AdapterFactory]:
+    """The inbound adapters for every platform that has credentials."""
+    factories: list[AdapterFactory] = []
+    if ctx.env.slack_bot_token is not None:
+        from bot.adapters.slack import build_slack_adapter
+
+        factories.append(build_slack_adapter)
+    if ctx.env.telegram_bot_token is not None:
+        from bot.adapters.telegram import build_telegram_adapter
+
+        factories.append(build_telegram_adapter)
+    return factories
 
 
 def worker_id() -> str:
@@ -81,6 +114,8 @@ class Service:
         self.deliverer = Deliverer(
             self.ctx.engine, self.senders, worker_id(), self.clock, self._on_result
         )
+        self.answerer = Answerer(self.ctx.reports, self.destinations, self.ctx.config)
+        self.adapters: list[Adapter] = [make(self) for make in adapter_factories(self.ctx)]
         self.scheduler: AsyncIOScheduler | None = None
         self._delivery_task: asyncio.Task[None] | None = None
 
@@ -113,6 +148,9 @@ class Service:
         )
         for poller in self.pollers:
             await self._poll(poller)
+        for adapter in self.adapters:
+            await adapter.start()
+            log(logger, "adapter.started", adapter=adapter.name)
         polls = [(partial(self._poll, p), p.source.interval_seconds) for p in self.pollers]
         self.scheduler = build_scheduler(self.ctx.config.timezone, self._tick, polls)
         self.scheduler.start()
@@ -124,6 +162,8 @@ class Service:
         self.deliverer.stop()
         if self._delivery_task is not None:
             await self._delivery_task
+        for adapter in reversed(self.adapters):
+            await adapter.stop()
         log(logger, "service.stopped")
 
     def web(self) -> Starlette:
@@ -144,7 +184,8 @@ class Service:
             ),
             is_ready=self.is_ready,
         )
-        return build_web(deps, self.extra_routes, lifespan)
+        routes = [*self.extra_routes, *(r for a in self.adapters for r in a.routes())]
+        return build_web(deps, routes, lifespan)
 
 
 class _Server(uvicorn.Server):

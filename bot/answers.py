@@ -1,0 +1,281 @@
+"""Execute an Invocation for a chat: data in, data out. Adapters render the Answer.
+
+Every platform goes through `Answerer.answer`, so `/pr 7422 risks` in Slack, `/risks 7422` in
+Telegram and `prdigest pr 7422 risks` agree. Who may change a chat's subscription is decided
+here (the adapter supplies how to ask the platform); the wording lives in the labels table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+
+from bot.core.commands import SPECS, Invocation, UsageError, Verb
+from bot.core.destinations import CONFIG, Destination, DestinationStore
+from bot.core.lookup import AmbiguousRefError, ReportNotFoundError, find_report
+from bot.core.render import Format, RenderedMessage, Renderer, Section
+from bot.core.select import Digest, DigestFilter, StoredReport, build_digest, select_new
+from bot.core.status import collect
+from bot.core.store import ReportStore
+from bot.cron import CronError, next_fire
+from bot.settings import BotConfig, Locale, Platform
+
+SEARCH_LIMIT = 10
+TAGS_WINDOW = timedelta(days=30)
+TAGS_SHOWN = 40
+
+
+@dataclass(frozen=True, slots=True)
+class Notice:
+    key: str
+    params: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class SectionAnswer:
+    item: StoredReport
+    section: Section
+
+
+@dataclass(frozen=True, slots=True)
+class DigestAnswer:
+    digest: Digest
+
+
+Reply = Notice | SectionAnswer | DigestAnswer
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    reply: Reply
+    public: bool = False
+    announce: Notice | None = None  # told to the whole chat: a subscription changed
+
+
+@dataclass(frozen=True)
+class Chat:
+    """Who asks, where. `is_admin` asks the platform only when a command needs it."""
+
+    platform: Platform
+    chat_id: str
+    user_id: str
+    is_admin: Callable[[], Awaitable[bool]]
+    locale: Locale = Locale.EN
+    user_name: str = ""
+
+
+def render_reply(
+    renderer: Renderer, reply: Reply, fmt: Format, locale: Locale
+) -> list[RenderedMessage]:
+    match reply:
+        case Notice(key, params):
+            return [renderer.notice(key, fmt, locale, **params)]
+        case SectionAnswer(item, section):
+            return renderer.section(item, section, fmt, locale)
+        case DigestAnswer(digest):
+            return renderer.digest(digest, fmt, locale, date=datetime.now(UTC).date())
+
+
+def help_lines(prefix: str) -> str:
+    """One line per command. Slack's prefix is "/pr " (subcommands), Telegram's is "/"."""
+
+    def name(verb: Verb) -> str:
+        return "" if verb is Verb.PR and prefix.strip() == "/pr" else f"{verb.value} "
+
+    return "\n".join(
+        f"{prefix}{name(spec.verb)}{spec.usage}".rstrip() + f" — {spec.description}"
+        for spec in SPECS.values()
+    )
+
+
+def _filter_summary(flt: DigestFilter) -> str:
+    parts = list(flt.tags) or ["*"]
+    parts += [f"-{tag}" for tag in flt.exclude_tags]
+    parts += [f"repo:{repo}" for repo in flt.repos]
+    return " ".join(parts)
+
+
+class Answerer:
+    def __init__(
+        self,
+        reports: ReportStore,
+        destinations: DestinationStore,
+        config: BotConfig,
+        command_prefix: str = "/",
+    ) -> None:
+        self.reports = reports
+        self.destinations = destinations
+        self.config = config
+        self.prefix = command_prefix
+
+    async def answer(self, inv: Invocation, chat: Chat) -> Answer:
+        spec = SPECS.get(inv.verb)
+        if spec is not None and spec.admin_only and not await chat.is_admin():
+            return Answer(Notice("not_admin"))
+        handler = getattr(self, f"_{inv.verb.value}")
+        answer: Answer = await handler(inv, chat)
+        return answer
+
+    async def answer_text(self, parse: Callable[[], Invocation], chat: Chat) -> Answer:
+        """Parse and answer; bad input becomes a usage notice, never an exception."""
+        try:
+            inv = parse()
+        except UsageError as exc:
+            return Answer(Notice(exc.key, dict(exc.params)))
+        return await self.answer(inv, chat)
+
+    async def _pr(self, inv: Invocation, chat: Chat) -> Answer:
+        assert inv.ref is not None
+        try:
+            item = await find_report(self.reports, inv.ref)
+        except ReportNotFoundError:
+            return Answer(Notice("not_found", {"ref": str(inv.ref)}))
+        except AmbiguousRefError as exc:
+            choices = ", ".join(c.report.ref for c in exc.candidates)
+            return Answer(Notice("ambiguous", {"ref": str(inv.ref), "choices": choices}))
+        return Answer(SectionAnswer(item, inv.section), public=inv.public)
+
+    async def _search(self, inv: Invocation, chat: Chat) -> Answer:
+        found = await self.reports.search(inv.words, SEARCH_LIMIT)
+        words = " ".join(inv.words)
+        if not found:
+            return Answer(Notice("search_empty", {"words": words}))
+        items = "\n".join(f"#{s.report.number} {s.report.title} ({s.report.repo})" for s in found)
+        return Answer(Notice("search_results", {"words": words, "items": items}), inv.public)
+
+    async def _tags(self, inv: Invocation, chat: Chat) -> Answer:
+        counts = await self.reports.tag_counts(datetime.now(UTC) - TAGS_WINDOW)
+        if not counts:
+            return Answer(Notice("no_tags"))
+        items = ", ".join(f"{tag} ({n})" for tag, n in counts[:TAGS_SHOWN])
+        return Answer(Notice("tags_list", {"items": items}), inv.public)
+
+    async def _own(self, chat: Chat) -> Destination | None:
+        return await self.destinations.find(chat.platform, chat.chat_id)
+
+    async def _digest(self, inv: Invocation, chat: Chat) -> Answer:
+        dest = await self._own(chat)
+        if dest is None or not dest.active:
+            return Answer(Notice("no_subscriptions"))
+        window = await self.reports.since(dest.watermark)
+        digest = build_digest(
+            select_new(window, dest.filter, dest.watermark), dest.filter, dest.label
+        )
+        if digest.is_empty:
+            return Answer(Notice("digest_empty"))
+        return Answer(DigestAnswer(digest), inv.public)
+
+    def _config_managed(self, dest: Destination | None) -> Answer | None:
+        if dest is not None and dest.origin == CONFIG:
+            return Answer(Notice("config_managed", {"name": dest.name or dest.target}))
+        return None
+
+    async def _subscribe(self, inv: Invocation, chat: Chat) -> Answer:
+        dest = await self._own(chat)
+        if (refused := self._config_managed(dest)) is not None:
+            return refused
+        old = dest.filter if dest is not None and dest.active else DigestFilter()
+        tags = [t for t in old.tags if t not in inv.exclude_tags]
+        tags += [t for t in inv.add_tags if t not in tags]
+        excludes = [t for t in old.exclude_tags if t not in inv.add_tags]
+        excludes += [t for t in inv.exclude_tags if t not in excludes]
+        repos = list(dict.fromkeys([*old.repos, *inv.repos]))
+        flt = DigestFilter(
+            repos=tuple(repos),
+            tags=tuple(tags),
+            exclude_tags=tuple(excludes),
+            max_items=old.max_items,
+        )
+        saved = await self._save(chat, flt)
+        return self._changed("subscribed", saved, chat)
+
+    async def _save(self, chat: Chat, flt: DigestFilter) -> Destination:
+        saved = await self.destinations.save_chat(
+            chat.platform, chat.chat_id, flt, timezone=self.config.timezone, locale=chat.locale
+        )
+        if not saved.active:
+            await self.destinations.set_active(saved.id, True)
+        return saved
+
+    def _changed(self, key: str, dest: Destination, chat: Chat) -> Answer:
+        summary = _filter_summary(dest.filter)
+        announce = Notice(
+            "subscription_changed", {"user": chat.user_name or chat.user_id, "summary": summary}
+        )
+        return Answer(Notice(key, {"tags": summary}), announce=announce)
+
+    async def _unsubscribe(self, inv: Invocation, chat: Chat) -> Answer:
+        dest = await self._own(chat)
+        if (refused := self._config_managed(dest)) is not None:
+            return refused
+        if dest is None or not dest.active:
+            return Answer(Notice("no_subscriptions"))
+        remaining = tuple(t for t in dest.filter.tags if t not in inv.add_tags)
+        if inv.everything or (not remaining and not dest.filter.repos):
+            await self.destinations.set_active(dest.id, False, "unsubscribed from the chat")
+            announce = Notice("subscription_stopped", {"user": chat.user_name or chat.user_id})
+            return Answer(Notice("all_unsubscribed"), announce=announce)
+        flt = DigestFilter(
+            repos=dest.filter.repos,
+            tags=remaining,
+            exclude_tags=dest.filter.exclude_tags,
+            max_items=dest.filter.max_items,
+        )
+        saved = await self._save(chat, flt)
+        return self._changed("unsubscribed", saved, chat)
+
+    async def _subscriptions(self, inv: Invocation, chat: Chat) -> Answer:
+        dest = await self._own(chat)
+        if dest is None or not dest.active:
+            return Answer(Notice("no_subscriptions"))
+        params = {
+            "tags": _filter_summary(dest.filter),
+            "schedule": dest.schedule,
+            "tz": dest.timezone,
+        }
+        return Answer(Notice("subscriptions", params), inv.public)
+
+    async def _schedule(self, inv: Invocation, chat: Chat) -> Answer:
+        assert inv.schedule is not None
+        dest = await self._own(chat)
+        if (refused := self._config_managed(dest)) is not None:
+            return refused
+        if dest is None or not dest.active:
+            return Answer(Notice("no_subscriptions"))
+        tz = inv.timezone or dest.timezone
+        try:
+            upcoming = next_fire(inv.schedule, tz, datetime.now(UTC))
+        except CronError as exc:
+            return Answer(Notice("bad_schedule", {"reason": str(exc)}))
+        await self.destinations.save_chat(
+            chat.platform,
+            chat.chat_id,
+            dest.filter,
+            schedule=inv.schedule,
+            timezone=tz,
+            locale=dest.locale,
+        )
+        when = upcoming.isoformat(timespec="minutes") if upcoming else "-"
+        params = {"cron": inv.schedule, "tz": tz, "next": when}
+        announce = Notice("schedule_changed", {"user": chat.user_name or chat.user_id, **params})
+        return Answer(Notice("schedule_set", params), announce=announce)
+
+    async def _status(self, inv: Invocation, chat: Chat) -> Answer:
+        dest = await self._own(chat)
+        if dest is None:
+            return Answer(Notice("no_subscriptions"))
+        [state] = await collect(self.destinations.engine, [dest])
+        params = {
+            "state": "active" if state.active else f"off ({state.deactivated_reason})",
+            "last": state.last_digest or "-",
+            "pending": str(state.pending),
+            "failed": str(state.failed),
+        }
+        return Answer(Notice("status", params), inv.public)
+
+    async def _help(self, inv: Invocation, chat: Chat) -> Answer:
+        return Answer(Notice("help", {"commands": help_lines(self.prefix)}))
+
+    async def _start(self, inv: Invocation, chat: Chat) -> Answer:
+        return Answer(Notice("welcome", {"commands": help_lines(self.prefix)}))

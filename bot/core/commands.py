@@ -1,0 +1,265 @@
+"""The one command table, and the parser every platform shares.
+
+Slack's `/pr 7422 risks` and `/pr subscribe rollout`, Telegram's `/risks 7422` and
+`/subscribe rollout -ci`, and mentions like "@prdigest show risks for #7422" or "#7422 的风险"
+all become an `Invocation`. Parsing is pure; `bot/answers.py` executes invocations and returns
+data that the templates turn into words.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass, field
+from enum import StrEnum
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from bot.core.refs import BadRefError, PRRef, parse_ref
+from bot.core.render_sections import Section
+
+
+class Verb(StrEnum):
+    PR = "pr"
+    SEARCH = "search"
+    TAGS = "tags"
+    DIGEST = "digest"
+    SUBSCRIBE = "subscribe"
+    UNSUBSCRIBE = "unsubscribe"
+    SUBSCRIPTIONS = "subscriptions"
+    SCHEDULE = "schedule"
+    STATUS = "status"
+    HELP = "help"
+    START = "start"
+
+
+@dataclass(frozen=True, slots=True)
+class CommandSpec:
+    verb: Verb
+    usage: str  # arguments after the command, e.g. "7422 [section]"
+    description: str  # the command menu's one line (English; Telegram's setMyCommands)
+    admin_only: bool = False
+
+
+COMMAND_TABLE: tuple[CommandSpec, ...] = (
+    CommandSpec(Verb.PR, "7422 [section]", "Show a PR's report: summary, risks, files…"),
+    CommandSpec(Verb.SEARCH, "WORDS", "Find reports by title or tag"),
+    CommandSpec(Verb.TAGS, "", "Known tags, with counts over the last 30 days"),
+    CommandSpec(Verb.DIGEST, "", "This chat's next digest, now"),
+    CommandSpec(
+        Verb.SUBSCRIBE, "TAG... [-TAG...] [repo:owner/name]", "Get digests of these tags", True
+    ),
+    CommandSpec(Verb.UNSUBSCRIBE, "TAG...|all", "Stop some tags, or all digests", True),
+    CommandSpec(Verb.SUBSCRIPTIONS, "", "What this chat is subscribed to"),
+    CommandSpec(Verb.SCHEDULE, '09:00 [TZ] | "0 9 * * mon-fri" [TZ]', "When digests arrive", True),
+    CommandSpec(Verb.STATUS, "", "Delivery status of this chat"),
+    CommandSpec(Verb.HELP, "", "How to use prdigest"),
+)
+SPECS = {spec.verb: spec for spec in COMMAND_TABLE}
+
+# Telegram shortcuts: `/risks 7422` is `/pr 7422 risks`.
+SECTION_SHORTCUTS = {
+    "risks": Section.RISKS,
+    "files": Section.FILES,
+    "related": Section.RELATED,
+    "summary": Section.SUMMARY,
+}
+
+SECTION_WORDS: dict[str, Section] = {
+    **{s.value: s for s in Section},
+    "risk": Section.RISKS, "风险": Section.RISKS, "risk_flags": Section.RISKS,
+    "file": Section.FILES, "文件": Section.FILES, "touch": Section.FILES, "touched": Section.FILES,
+    "关键文件": Section.FILES,
+    "relate": Section.RELATED, "关联": Section.RELATED, "相关": Section.RELATED,
+    "why": Section.MOTIVATION, "动机": Section.MOTIVATION,
+    "implementation": Section.IMPL, "how": Section.IMPL, "实现": Section.IMPL,
+    "comment": Section.COMMENTS, "discussion": Section.COMMENTS, "评论": Section.COMMENTS,
+    "全文": Section.FULL, "完整": Section.FULL, "all": Section.FULL,
+    "摘要": Section.SUMMARY, "概要": Section.SUMMARY,
+}  # fmt: skip
+
+MAX_ARGS = 50
+_TAG = re.compile(r"^[a-z0-9][a-z0-9 ._/+-]{0,63}$")
+_HHMM = re.compile(r"^([01]?\d|2[0-3]):([0-5]\d)$")
+_MENTION_REF = re.compile(r"(?:[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)?#\d+|(?<![\w/])\d{1,10}(?!\w)")
+_WORD = re.compile(r"[a-z_]+|[\u4e00-\u9fff]+")
+
+
+class UsageError(ValueError):
+    """Input the command cannot use. `key` and `params` name a notice in the labels table."""
+
+    def __init__(self, key: str, **params: str) -> None:
+        super().__init__(key)
+        self.key = key
+        self.params = params
+
+
+@dataclass(frozen=True, slots=True)
+class Invocation:
+    verb: Verb
+    ref: PRRef | None = None
+    section: Section = Section.SUMMARY
+    words: tuple[str, ...] = ()
+    add_tags: tuple[str, ...] = ()
+    exclude_tags: tuple[str, ...] = ()
+    repos: tuple[str, ...] = ()
+    everything: bool = False
+    schedule: str | None = None
+    timezone: str | None = None
+    public: bool = False
+    extra: dict[str, str] = field(default_factory=dict)
+
+
+def _split(text: str) -> list[str]:
+    try:
+        args = shlex.split(text)
+    except ValueError:  # an unbalanced quote: fall back to plain words
+        args = text.split()
+    if len(args) > MAX_ARGS:
+        raise UsageError("too_many_args", limit=str(MAX_ARGS))
+    return args
+
+
+def _pr(args: list[str], section: Section | None = None) -> Invocation:
+    public = "public" in args
+    args = [a for a in args if a != "public"]
+    if not args:
+        raise UsageError("usage")
+    try:
+        ref = parse_ref(args[0])
+    except BadRefError:
+        raise UsageError("bad_ref", ref=args[0][:80]) from None
+    if section is None and len(args) > 1:
+        section = SECTION_WORDS.get(args[1].lower())
+        if section is None:
+            raise UsageError("unknown_section", section=args[1][:40])
+    return Invocation(Verb.PR, ref=ref, section=section or Section.SUMMARY, public=public)
+
+
+def _tag(word: str) -> str:
+    tag = word.strip().lower()
+    if not _TAG.match(tag):
+        raise UsageError("bad_tag", tag=word[:64])
+    return tag
+
+
+def _subscribe(args: list[str]) -> Invocation:
+    add: list[str] = []
+    exclude: list[str] = []
+    repos: list[str] = []
+    for arg in args:
+        if arg.lower().startswith("repo:"):
+            repo = arg[5:]
+            if not re.fullmatch(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+", repo):
+                raise UsageError("bad_repo", repo=repo[:100])
+            repos.append(repo)
+        elif arg.startswith("-"):
+            exclude.append(_tag(arg[1:]))
+        else:
+            add.append(_tag(arg.lstrip("+")))
+    if not (add or exclude or repos):
+        raise UsageError("usage_subscribe")
+    return Invocation(
+        Verb.SUBSCRIBE, add_tags=tuple(add), exclude_tags=tuple(exclude), repos=tuple(repos)
+    )
+
+
+def _unsubscribe(args: list[str]) -> Invocation:
+    if not args:
+        raise UsageError("usage_unsubscribe")
+    if [a.lower() for a in args] == ["all"]:
+        return Invocation(Verb.UNSUBSCRIBE, everything=True)
+    return Invocation(Verb.UNSUBSCRIBE, add_tags=tuple(_tag(a.lstrip("+-")) for a in args))
+
+
+def _timezone(name: str) -> str:
+    try:
+        ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise UsageError("bad_timezone", tz=name[:64]) from None
+    return name
+
+
+def _schedule(args: list[str]) -> Invocation:
+    if not args:
+        raise UsageError("usage_schedule")
+    clock = _HHMM.match(args[0])
+    if clock is not None:
+        cron = f"{int(clock[2])} {int(clock[1])} * * *"
+        rest = args[1:]
+        if rest and re.fullmatch(r"[a-z]{3}(-[a-z]{3})?(,[a-z]{3}(-[a-z]{3})?)*", rest[0].lower()):
+            cron = cron[:-1] + rest[0].lower()
+            rest = rest[1:]
+    elif len(args[0].split()) == 5:  # a quoted cron
+        cron, rest = args[0], args[1:]
+    elif len(args) >= 5:
+        cron, rest = " ".join(args[:5]), args[5:]
+    else:
+        raise UsageError("usage_schedule")
+    if len(rest) > 1:
+        raise UsageError("usage_schedule")
+    tz = _timezone(rest[0]) if rest else None
+    return Invocation(Verb.SCHEDULE, schedule=cron, timezone=tz)
+
+
+def parse(verb_text: str, text: str = "") -> Invocation:
+    """A command by name (`risks`, `subscribe`, `pr`...) and its argument text."""
+    name = verb_text.lower().lstrip("/")
+    args = _split(text)
+    if name in SECTION_SHORTCUTS:
+        return _pr(args, SECTION_SHORTCUTS[name])
+    try:
+        verb = Verb(name)
+    except ValueError:
+        raise UsageError("unknown_command", command=verb_text[:40]) from None
+    match verb:
+        case Verb.PR:
+            return parse_pr_text(text)
+        case Verb.SUBSCRIBE:
+            return _subscribe(args)
+        case Verb.UNSUBSCRIBE:
+            return _unsubscribe(args)
+        case Verb.SCHEDULE:
+            return _schedule(args)
+        case Verb.SEARCH:
+            if not args:
+                raise UsageError("usage_search")
+            return Invocation(Verb.SEARCH, words=tuple(args))
+        case _:
+            return Invocation(verb, public="public" in args)
+
+
+def parse_pr_text(text: str) -> Invocation:
+    """Slack's `/pr` text: a PR reference, or a subcommand (`/pr subscribe rollout`)."""
+    args = _split(text)
+    if not args:
+        return Invocation(Verb.HELP)
+    head = args[0].lower()
+    if head in SECTION_SHORTCUTS or (head in Verb.__members__.values() and head != Verb.PR):
+        return parse(head, text.strip()[len(args[0]) :])
+    return _pr(args)
+
+
+def parse_mention(text: str) -> Invocation | None:
+    """Natural language after an @mention: "show risks for #7422", "#7422 的风险",
+    "what files did 7422 touch", "related to 7422". None when no PR is named."""
+    cleaned = re.sub(r"<@[A-Z0-9]+>", " ", text).strip()
+    match = _MENTION_REF.search(cleaned)
+    if match is None:
+        try:
+            return parse_pr_text(cleaned) if cleaned else Invocation(Verb.HELP)
+        except UsageError:
+            return None
+    try:
+        ref = parse_ref(match.group())
+    except BadRefError:
+        return None
+    rest = (cleaned[: match.start()] + " " + cleaned[match.end() :]).lower()
+    section = Section.SUMMARY
+    for word in _WORD.findall(rest):
+        found = SECTION_WORDS.get(word) or next(
+            (s for key, s in SECTION_WORDS.items() if not key.isascii() and key in word), None
+        )
+        if found is not None and word != "all":
+            section = found
+            break
+    return Invocation(Verb.PR, ref=ref, section=section, public=True)
