@@ -73,7 +73,9 @@ def _wall(moment: datetime) -> datetime:
     return moment.replace(tzinfo=None)
 
 
-def previous_fire(expr: str, timezone: str, now: datetime, horizon_days: int = 8) -> datetime | None:
+def previous_fire(
+    expr: str, timezone: str, now: datetime, horizon_days: int = 8
+) -> datetime | None:
     """The latest fire time ≤ now within the horizon (for catch-up after downtime).
 
     On a DST fall-back day APScheduler yields a wall-clock time like 02:30 twice (CEST, then

@@ -58,8 +58,13 @@ class ScriptedSender:
         return [c for c in self.calls if c.target == target]
 
 
-def report(number: int, *, repo: str = "verl-project/verl", tags: list[str] | None = None,
-           summary: str | None = None) -> Report:
+def report(
+    number: int,
+    *,
+    repo: str = "verl-project/verl",
+    tags: list[str] | None = None,
+    summary: str | None = None,
+) -> Report:
     chosen = tags if tags is not None else ["rollout", "fix"]
     return Report(
         repo=repo,
@@ -93,8 +98,12 @@ async def add_reports(store: ReportStore, numbers: range | list[int], **kw: obje
     await store.upsert_many([(report(n, **kw), "") for n in numbers])  # type: ignore[arg-type]
 
 
-async def run_until_idle(deliverer: Deliverer, clock: FakeClock, seconds: int, step: float = 1.0,
-                         ) -> None:
+async def run_until_idle(
+    deliverer: Deliverer,
+    clock: FakeClock,
+    seconds: int,
+    step: float = 1.0,
+) -> None:
     """Advance the fake clock step by step, delivering whatever is due at each step."""
     for _ in range(int(seconds / step)):
         await deliverer.run_once()

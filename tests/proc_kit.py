@@ -42,7 +42,10 @@ class BotProcess:
     async def start(self) -> None:
         self.env.setdefault("BOT_HTTP_PORT", str(free_port()))
         self.proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "bot", *self.args,
+            sys.executable,
+            "-m",
+            "bot",
+            *self.args,
             cwd=self.cwd,
             env=self.env,
             stdout=asyncio.subprocess.PIPE,
@@ -73,7 +76,9 @@ class BotProcess:
         deadline = time.monotonic() + timeout
         while needle not in self.stdout.decode(errors="replace"):
             if time.monotonic() > deadline:
-                raise AssertionError(f"{needle!r} not printed; stderr:\n{self.stderr.decode()[-3000:]}")
+                raise AssertionError(
+                    f"{needle!r} not printed; stderr:\n{self.stderr.decode()[-3000:]}"
+                )
             await asyncio.sleep(0.05)
 
     async def terminate(self, timeout: float = 15.0) -> int:
@@ -108,4 +113,3 @@ def bot_env(base: dict[str, str], **extra: str) -> dict[str, str]:
     env.update(extra)
     env.setdefault("PYTHONUNBUFFERED", "1")
     return {k: v for k, v in env.items() if v is not None}
-

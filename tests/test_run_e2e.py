@@ -70,18 +70,31 @@ async def test_logs_never_print_a_secret(subprocess_env: dict[str, str]) -> None
 def _reports(folder: Path, count: int) -> None:
     folder.mkdir()
     base = json.loads(
-        __import__("bot.core.parse", fromlist=["parse_file"]).parse_file(SEED).report.model_dump_json()
+        __import__("bot.core.parse", fromlist=["parse_file"])
+        .parse_file(SEED)
+        .report.model_dump_json()
     )
     for n in range(1, count + 1):
-        report = {**base, "number": 10_000 + n, "title": f"[rollout] fix: change {n}",
-                  "url": f"https://github.com/verl-project/verl/pull/{10_000 + n}"}
+        report = {
+            **base,
+            "number": 10_000 + n,
+            "title": f"[rollout] fix: change {n}",
+            "url": f"https://github.com/verl-project/verl/pull/{10_000 + n}",
+        }
         (folder / f"r{n}.json").write_text(json.dumps(report, ensure_ascii=False))
 
 
 async def _dry_run_texts(env: dict[str, str]) -> list[str]:
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bot", "digest", "team", "--dry-run",
-        env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        sys.executable,
+        "-m",
+        "bot",
+        "digest",
+        "team",
+        "--dry-run",
+        env=env,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
     )
     out, err = await proc.communicate()
     assert proc.returncode == 0, err.decode()

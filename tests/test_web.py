@@ -18,7 +18,9 @@ AUTH = {"Authorization": f"Bearer {TOKEN}", "Content-Type": "text/markdown; char
 
 @pytest.fixture
 async def client(store: ReportStore) -> AsyncIterator[httpx.AsyncClient]:
-    deps = WebDeps(store=store, metrics=Metrics(), rules=(), ingest_token=TOKEN, is_ready=lambda: True)
+    deps = WebDeps(
+        store=store, metrics=Metrics(), rules=(), ingest_token=TOKEN, is_ready=lambda: True
+    )
     transport = httpx.ASGITransport(app=build_web(deps))
     async with httpx.AsyncClient(transport=transport, base_url="http://bot") as http:
         yield http
@@ -85,7 +87,7 @@ async def test_wrong_content_type_is_415(client: httpx.AsyncClient) -> None:
 
 
 async def test_a_broken_report_is_422_naming_the_reason(client: httpx.AsyncClient) -> None:
-    response = await client.post("/api/reports", content="# notes\n\nnothing".encode(), headers=AUTH)
+    response = await client.post("/api/reports", content=b"# notes\n\nnothing", headers=AUTH)
     assert response.status_code == 422
     assert "PR number" in response.json()["error"]
 
@@ -105,7 +107,9 @@ async def test_health_readiness_and_metrics(client: httpx.AsyncClient) -> None:
 
 
 async def test_not_ready_while_the_scheduler_is_down(store: ReportStore) -> None:
-    deps = WebDeps(store=store, metrics=Metrics(), rules=(), ingest_token=None, is_ready=lambda: False)
+    deps = WebDeps(
+        store=store, metrics=Metrics(), rules=(), ingest_token=None, is_ready=lambda: False
+    )
     transport = httpx.ASGITransport(app=build_web(deps))
     async with httpx.AsyncClient(transport=transport, base_url="http://bot") as http:
         assert (await http.get("/readyz")).status_code == 503

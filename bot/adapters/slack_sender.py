@@ -7,9 +7,9 @@ Slack accepted but whose answer was lost is never silently repeated by the SDK a
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
+from typing import Any
 
 import aiohttp
 from slack_sdk.errors import SlackApiError
