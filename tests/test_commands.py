@@ -241,3 +241,11 @@ def _any_text(key: str) -> str:
     from bot.core.labels import _NOTICES
 
     return "".join(table[key] for table in _NOTICES.values())
+
+
+async def test_an_inbound_event_is_handled_once(store: ReportStore) -> None:
+    from bot.core.dedupe import first_time
+
+    assert await first_time(store.engine, "slack:Ev1")
+    assert not await first_time(store.engine, "slack:Ev1")
+    assert await first_time(store.engine, "telegram:1")

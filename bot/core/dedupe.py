@@ -28,9 +28,10 @@ async def first_time(engine: AsyncEngine, key: str) -> bool:
             insert(processed_events)
             .values(key=key[:200], created_at=utcnow())
             .on_conflict_do_nothing(index_elements=["key"])
+            .returning(processed_events.c.key)
         )
-        result = await conn.execute(statement)
-        return bool(result.rowcount)
+        # rowcount is not reliable for ON CONFLICT DO NOTHING across drivers; RETURNING is.
+        return (await conn.execute(statement)).scalar() is not None
 
 
 async def forget_older_than(engine: AsyncEngine, moment: datetime | None = None) -> None:

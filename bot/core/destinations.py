@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import select, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from bot.core.db import write_transaction
@@ -101,31 +103,29 @@ class DestinationStore:
         self.engine = engine
 
     async def sync_config(self, config: BotConfig) -> list[Destination]:
-        """Insert or update one destination per config channel; returns them."""
+        """Insert or update one destination per config channel; returns them.
+
+        Replicas start at the same time: the insert is ON CONFLICT DO NOTHING, then updated."""
         now = utcnow()
         async with write_transaction(self.engine) as conn:
             for channel in config.channels:
                 values = _channel_values(config, channel)
-                existing = await self._row(conn, channel.platform, channel.target)
-                if existing is None:
-                    await conn.execute(
-                        destinations.insert().values(
-                            platform=channel.platform.value,
-                            target=channel.target,
-                            active=True,
-                            consecutive_failures=0,
-                            watermark=0,
-                            created_at=now,
-                            updated_at=now,
-                            **values,
-                        )
+                fresh = {
+                    "active": True,
+                    "consecutive_failures": 0,
+                    "watermark": 0,
+                    "created_at": now,
+                    "updated_at": now,
+                }
+                await _insert_ignore(conn, channel.platform, channel.target, {**values, **fresh})
+                await conn.execute(
+                    update(destinations)
+                    .where(
+                        destinations.c.platform == channel.platform.value,
+                        destinations.c.target == channel.target,
                     )
-                else:
-                    await conn.execute(
-                        update(destinations)
-                        .where(destinations.c.id == existing.id)
-                        .values(updated_at=now, **values)
-                    )
+                    .values(updated_at=now, **values)
+                )
         return [d for d in await self.all() if d.origin == CONFIG]
 
     async def _row(self, conn: AsyncConnection, platform: Platform, target: str) -> Any:
@@ -176,32 +176,31 @@ class DestinationStore:
         """Create or change a chat's own subscription (and reactivate it)."""
         now = utcnow()
         async with write_transaction(self.engine) as conn:
-            existing = await self._row(conn, platform, target)
             values: dict[str, Any] = {"filters": filter_to_json(flt), "updated_at": now}
             if schedule is not None:
                 values["schedule"] = schedule
                 values["timezone"] = timezone
-            if existing is None:
+            created = {
+                "name": None,
+                "origin": CHAT,
+                "schedule": schedule or DEFAULT_CHAT_SCHEDULE,
+                "timezone": timezone,
+                "locale": locale.value,
+                "post_empty": False,
+                "active": True,
+                "consecutive_failures": 0,
+                "watermark": await _current_seq(conn),
+                "created_at": now,
+                **values,
+            }
+            if not await _insert_ignore(conn, platform, target, created):
                 await conn.execute(
-                    destinations.insert().values(
-                        platform=platform.value,
-                        target=target,
-                        name=None,
-                        origin=CHAT,
-                        schedule=schedule or DEFAULT_CHAT_SCHEDULE,
-                        timezone=timezone,
-                        locale=locale.value,
-                        post_empty=False,
-                        active=True,
-                        consecutive_failures=0,
-                        watermark=await _current_seq(conn),
-                        created_at=now,
-                        **{k: v for k, v in values.items() if k not in ("schedule", "timezone")},
+                    update(destinations)
+                    .where(
+                        destinations.c.platform == platform.value,
+                        destinations.c.target == target,
                     )
-                )
-            else:
-                await conn.execute(
-                    update(destinations).where(destinations.c.id == existing.id).values(**values)
+                    .values(**values)
                 )
         found = await self.find(platform, target)
         assert found is not None
@@ -238,3 +237,18 @@ async def _current_seq(conn: AsyncConnection) -> int:
         await conn.execute(select(counters.c.value).where(counters.c.name == "report_seq"))
     ).scalar()
     return int(value or 0)
+
+
+async def _insert_ignore(
+    conn: AsyncConnection, platform: Platform, target: str, values: dict[str, Any]
+) -> bool:
+    """Insert the destination unless (platform, target) exists; True if inserted."""
+    insert = pg_insert if conn.dialect.name == "postgresql" else sqlite_insert
+    statement = (
+        insert(destinations)
+        .values(platform=platform.value, target=target, **values)
+        .on_conflict_do_nothing(index_elements=["platform", "target"])
+        .returning(destinations.c.id)
+    )
+    # rowcount is not reliable for ON CONFLICT DO NOTHING across drivers; RETURNING is.
+    return (await conn.execute(statement)).scalar() is not None

@@ -1,0 +1,209 @@
+"""What a channel's next digest holds: pure functions over stored reports, no I/O.
+
+A digest run asks the store for reports ingested after the channel's watermark, keeps those
+the channel wants (`matches`), and builds the tag view (`build_digest`): each PR once, under
+its first tag in the channel's `tags` order (else its own first tag, untagged under "other"),
+must-read first, then impact high → low, then merge time; at most `max_items` entries, the
+rest counted as "+N more"; and a rollup for the header.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from bot.core.report import ImpactLevel, RecommendationLevel, Report
+from bot.settings import Channel
+
+OTHER_TAG = "other"
+TOP_FLAGS = 5
+
+_IMPACT_RANK = {ImpactLevel.HIGH: 0, ImpactLevel.MEDIUM: 1, ImpactLevel.LOW: 2, None: 3}
+
+
+@dataclass(frozen=True, slots=True)
+class StoredReport:
+    """A report as the store returns it.
+
+    The lowercase tags, the distinct risk flags and the sort key are worked out once here: a
+    digest run filters and ranks the same items for every channel."""
+
+    report: Report
+    seq: int  # ingest sequence (monotonic): "new since watermark" means seq > watermark
+    revision: int = 1  # 1 = first version; >1 = updated since first ingested
+    tag_set: frozenset[str] = field(init=False, repr=False, compare=False)
+    flags: tuple[str, ...] = field(init=False, repr=False, compare=False)
+    rank: tuple[int, int, datetime, int] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        stripped = (flag.strip() for flag in self.report.risk_flags)
+        object.__setattr__(self, "tag_set", frozenset(tag.lower() for tag in self.report.tags))
+        object.__setattr__(self, "flags", tuple(dict.fromkeys(f for f in stripped if f)))
+        object.__setattr__(self, "rank", _importance(self.report, self.seq))
+
+
+@dataclass(frozen=True, slots=True)
+class DigestFilter:
+    """The part of a channel's config that decides what its digest holds."""
+
+    repos: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    exclude_tags: tuple[str, ...] = ()
+    max_items: int = 30
+
+    def __post_init__(self) -> None:
+        # tags compare lowercase (as the parser and the config store them)
+        object.__setattr__(self, "tags", tuple(tag.lower() for tag in self.tags))
+        object.__setattr__(self, "exclude_tags", tuple(tag.lower() for tag in self.exclude_tags))
+
+    @classmethod
+    def from_channel(cls, channel: Channel) -> DigestFilter:
+        return cls(
+            repos=tuple(channel.repos),
+            tags=tuple(channel.tags),
+            exclude_tags=tuple(channel.exclude_tags),
+            max_items=channel.max_items,
+        )
+
+
+def _wanted(items: Iterable[StoredReport], flt: DigestFilter, watermark: int) -> list[StoredReport]:
+    # one comprehension, no call per item: a digest run filters every item for every channel
+    repos, tags, excluded = flt.repos, flt.tags, flt.exclude_tags
+    return [
+        item
+        for item in items
+        if item.seq > watermark
+        and (not repos or item.report.repo in repos)
+        and (not tags or not item.tag_set.isdisjoint(tags))
+        and (not excluded or item.tag_set.isdisjoint(excluded))
+    ]
+
+
+def matches(item: StoredReport, flt: DigestFilter) -> bool:
+    """Whether the channel wants this report: repo listed (or none listed), any wanted tag
+    (or none listed), and no excluded tag. Tags compare case-insensitively."""
+    return bool(_wanted((item,), flt, item.seq - 1))
+
+
+def select_new(
+    items: Iterable[StoredReport], flt: DigestFilter, watermark: int
+) -> list[StoredReport]:
+    """Reports ingested after `watermark` that the channel wants, in ingest order."""
+    chosen = _wanted(items, flt, watermark)
+    chosen.sort(key=lambda item: item.seq)
+    return chosen
+
+
+@dataclass(frozen=True, slots=True)
+class DigestEntry:
+    """One PR in the digest, under the tag it is shown with."""
+
+    item: StoredReport
+    tag: str
+
+    @property
+    def report(self) -> Report:
+        return self.item.report
+
+    @property
+    def updated(self) -> bool:
+        return self.item.revision > 1
+
+
+@dataclass(frozen=True, slots=True)
+class TagGroup:
+    tag: str
+    entries: tuple[DigestEntry, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Digest:
+    title: str  # the repo name if the channel follows one repo, else the channel name
+    groups: tuple[TagGroup, ...]
+    total: int
+    shown: int
+    more: int  # total - shown, posted as "+N more"
+    high_impact: int
+    top_flags: tuple[tuple[str, int], ...]  # most frequent risk flags: count desc, first seen
+    max_seq: int  # highest seq among all selected items (the next watermark); 0 if empty
+
+    @property
+    def is_empty(self) -> bool:
+        return self.total == 0
+
+
+def should_post(digest: Digest, post_empty: bool) -> bool:
+    """An empty window posts nothing unless the channel asked for it (`post_empty`)."""
+    return post_empty or not digest.is_empty
+
+
+def default_title(flt: DigestFilter, channel_name: str) -> str:
+    """The digest title: the repo when the channel follows exactly one, else the channel."""
+    return flt.repos[0] if len(flt.repos) == 1 else channel_name
+
+
+def group_tag(report: Report, wanted: Sequence[str]) -> str:
+    """The tag a PR is shown under: its first tag in the channel's order, else its own first."""
+    own = [tag.lower() for tag in report.tags]
+    for tag in wanted:
+        if tag in own:
+            return tag
+    return own[0] if own else OTHER_TAG
+
+
+def _importance(report: Report, seq: int) -> tuple[int, int, datetime, int]:
+    """Sort key: must-read first, then impact high → low, then merge time (undated last)."""
+    merged = report.merged_at
+    if merged is None:
+        merged = datetime.max
+    elif merged.tzinfo is not None:  # compare aware and naive times on one (UTC) clock
+        merged = merged.astimezone(UTC).replace(tzinfo=None)
+    must_read = 0 if report.recommendation_level is RecommendationLevel.MUST_READ else 1
+    return (must_read, _IMPACT_RANK[report.impact_level], merged, seq)
+
+
+def _top_flags(items: Sequence[StoredReport]) -> tuple[tuple[str, int], ...]:
+    """Flags by the number of PRs that carry them; ties keep the order first seen."""
+    counts: dict[str, int] = {}
+    for item in items:
+        for flag in item.flags:
+            counts[flag] = counts.get(flag, 0) + 1
+    ranked = sorted(counts.items(), key=lambda pair: -pair[1])  # stable: first seen first
+    return tuple(ranked[:TOP_FLAGS])
+
+
+def _group_order(tags_in_use: dict[str, list[DigestEntry]], wanted: Sequence[str]) -> list[str]:
+    """Channel tags in config order, then other tags by size (ties: first seen), "other" last."""
+    first = [tag for tag in wanted if tag in tags_in_use]
+    rest = [tag for tag in tags_in_use if tag not in first and tag != OTHER_TAG]
+    rest.sort(key=lambda tag: -len(tags_in_use[tag]))
+    last = [OTHER_TAG] if OTHER_TAG in tags_in_use and OTHER_TAG not in first else []
+    return first + rest + last
+
+
+def build_digest(items: Sequence[StoredReport], flt: DigestFilter, title: str) -> Digest:
+    """The tag view of `items` (the output of `select_new`), capped at `flt.max_items`.
+
+    The cap keeps the most important entries (must-read, high impact) across all groups; the
+    rollup (`total`, `high_impact`, `top_flags`) counts every item, shown or not.
+    """
+    ranked = sorted(items, key=lambda item: item.rank)
+    shown = ranked[: max(flt.max_items, 0)]
+    wanted = flt.tags
+    by_tag: dict[str, list[DigestEntry]] = {}
+    for item in shown:
+        tag = group_tag(item.report, wanted)
+        by_tag.setdefault(tag, []).append(DigestEntry(item, tag))
+    groups = tuple(TagGroup(tag, tuple(by_tag[tag])) for tag in _group_order(by_tag, wanted))
+    high = sum(1 for item in items if item.report.impact_level is ImpactLevel.HIGH)
+    return Digest(
+        title=title,
+        groups=groups,
+        total=len(items),
+        shown=len(shown),
+        more=len(items) - len(shown),
+        high_impact=high,
+        top_flags=_top_flags(items),
+        max_seq=max((item.seq for item in items), default=0),
+    )

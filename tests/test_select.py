@@ -1,0 +1,256 @@
+"""Digest selection: what is new for a channel, how it is grouped, ordered, capped and rolled up."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta, timezone
+
+import pytest
+
+from bot.core.report import ImpactLevel, RecommendationLevel, Report
+from bot.core.select import (
+    Digest,
+    DigestFilter,
+    StoredReport,
+    build_digest,
+    default_title,
+    matches,
+    select_new,
+    should_post,
+)
+from bot.settings import Channel, Platform
+
+BASE_TIME = datetime(2026, 8, 17, 12, 0)
+
+
+def stored(
+    number: int,
+    *,
+    tags: tuple[str, ...] = (),
+    repo: str = "verl-project/verl",
+    impact: ImpactLevel | None = None,
+    must_read: bool = False,
+    merged_hours: float | None = 0,
+    flags: tuple[str, ...] = (),
+    seq: int | None = None,
+    revision: int = 1,
+) -> StoredReport:
+    merged = None if merged_hours is None else BASE_TIME + timedelta(hours=merged_hours)
+    level = RecommendationLevel.MUST_READ if must_read else RecommendationLevel.READ
+    report = Report(
+        repo=repo,
+        number=number,
+        title=f"PR {number}",
+        merged_at=merged,
+        impact_level=impact,
+        recommendation_level=level,
+        risk_flags=list(flags),
+        tags=list(tags),
+    )
+    return StoredReport(report=report, seq=number if seq is None else seq, revision=revision)
+
+
+def numbers(digest: Digest) -> list[list[int]]:
+    return [[entry.report.number for entry in group.entries] for group in digest.groups]
+
+
+def tags_of(digest: Digest) -> list[str]:
+    return [group.tag for group in digest.groups]
+
+
+def test_filter_is_built_from_the_channel_config() -> None:
+    channel = Channel(
+        name="verl-daily",
+        platform=Platform.SLACK,
+        target="C1",
+        repos=["verl-project/verl"],
+        tags=["Rollout", "sglang"],
+        exclude_tags=["ci"],
+        max_items=12,
+    )
+
+    flt = DigestFilter.from_channel(channel)
+
+    assert flt == DigestFilter(("verl-project/verl",), ("rollout", "sglang"), ("ci",), 12)
+
+
+def test_only_listed_repos_match_when_repos_are_set() -> None:
+    flt = DigestFilter(repos=("verl-project/verl",))
+
+    assert matches(stored(1), flt)
+    assert not matches(stored(2, repo="vllm-project/vllm"), flt)
+    assert matches(stored(3, repo="vllm-project/vllm"), DigestFilter())
+
+
+def test_any_wanted_tag_matches_and_any_excluded_tag_rejects() -> None:
+    flt = DigestFilter(tags=("rollout", "sglang"), exclude_tags=("ci",))
+
+    assert matches(stored(1, tags=("fix", "sglang")), flt)
+    assert not matches(stored(2, tags=("fix",)), flt)
+    assert not matches(stored(3, tags=("rollout", "ci")), flt)
+    assert not matches(stored(4), flt)
+
+
+def test_exclude_tags_alone_keep_untagged_reports() -> None:
+    flt = DigestFilter(exclude_tags=("doc",))
+
+    assert matches(stored(1), flt)
+    assert not matches(stored(2, tags=("doc",)), flt)
+
+
+def test_tags_compare_case_insensitively() -> None:
+    flt = DigestFilter(tags=("Rollout",), exclude_tags=("CI",))
+
+    assert matches(stored(1, tags=("ROLLOUT",)), flt)
+    assert not matches(stored(2, tags=("rollout", "Ci")), flt)
+
+
+def test_only_reports_after_the_watermark_are_new_in_ingest_order() -> None:
+    items = [stored(7, seq=7), stored(3, seq=3), stored(5, seq=5), stored(9, seq=9, tags=("ci",))]
+
+    chosen = select_new(items, DigestFilter(exclude_tags=("ci",)), watermark=3)
+
+    assert [item.seq for item in chosen] == [5, 7]
+
+
+def test_a_late_report_with_an_old_merge_time_is_still_new_by_ingest_sequence() -> None:
+    late = stored(1, seq=10, merged_hours=-240)
+
+    assert select_new([late], DigestFilter(), watermark=9) == [late]
+
+
+def test_each_pr_appears_once_under_its_first_tag_in_the_channel_order() -> None:
+    flt = DigestFilter(tags=("rollout", "sglang"))
+    items = [stored(1, tags=("sglang", "rollout", "fix")), stored(2, tags=("fix", "sglang"))]
+
+    digest = build_digest(items, flt, "verl")
+
+    assert tags_of(digest) == ["rollout", "sglang"]
+    assert numbers(digest) == [[1], [2]]
+
+
+def test_without_channel_tags_a_pr_goes_under_its_own_first_tag_and_untagged_under_other() -> None:
+    items = [stored(1, tags=("ckpt", "feat")), stored(2), stored(3, tags=("vllm",))]
+
+    digest = build_digest(items, DigestFilter(), "verl")
+
+    assert sorted(tags_of(digest)[:-1]) == ["ckpt", "vllm"]
+    assert tags_of(digest)[-1] == "other"
+    assert numbers(digest)[-1] == [2]
+
+
+def test_channel_tags_come_first_then_bigger_groups_then_other() -> None:
+    flt = DigestFilter(tags=("sglang", "rollout"), exclude_tags=())
+    items = [
+        stored(1, tags=("rollout",)),
+        stored(2, tags=("sglang",)),
+        stored(3, tags=("fix",)),
+        stored(4, tags=("ckpt",)),
+        stored(5, tags=("ckpt",)),
+        stored(6),
+    ]
+
+    digest = build_digest(items, flt, "verl")
+
+    assert tags_of(digest) == ["sglang", "rollout", "ckpt", "fix", "other"]
+
+
+def test_inside_a_group_must_read_then_impact_high_to_low_then_merge_time() -> None:
+    items = [
+        stored(1, tags=("rollout",), impact=ImpactLevel.LOW, merged_hours=1),
+        stored(2, tags=("rollout",), impact=ImpactLevel.HIGH, merged_hours=5),
+        stored(3, tags=("rollout",), impact=None, must_read=True, merged_hours=9),
+        stored(4, tags=("rollout",), impact=ImpactLevel.HIGH, merged_hours=2),
+        stored(5, tags=("rollout",), impact=ImpactLevel.MEDIUM, merged_hours=0),
+        stored(6, tags=("rollout",), impact=None, merged_hours=None),
+        stored(7, tags=("rollout",), impact=None, merged_hours=3),
+    ]
+
+    digest = build_digest(items, DigestFilter(), "verl")
+
+    assert numbers(digest) == [[3, 4, 2, 5, 1, 7, 6]]
+
+
+def test_merge_times_with_and_without_time_zone_order_on_one_clock() -> None:
+    east = timezone(timedelta(hours=8))
+    early = stored(1, tags=("a",))
+    late = stored(2, tags=("a",))
+    early = StoredReport(
+        early.report.model_copy(update={"merged_at": datetime(2026, 8, 17, 18, 0, tzinfo=east)}),
+        1,
+    )
+    late = StoredReport(
+        late.report.model_copy(update={"merged_at": datetime(2026, 8, 17, 11, 0, tzinfo=UTC)}),
+        2,
+    )
+
+    digest = build_digest([late, early], DigestFilter(), "verl")
+
+    assert numbers(digest) == [[1, 2]]
+
+
+def test_max_items_keeps_the_most_important_and_counts_the_rest_as_more() -> None:
+    items = [stored(n, tags=("a",)) for n in range(1, 6)]
+    items.append(stored(9, tags=("b",), impact=ImpactLevel.HIGH))
+
+    digest = build_digest(items, DigestFilter(max_items=3), "verl")
+
+    assert (digest.total, digest.shown, digest.more) == (6, 3, 3)
+    assert sorted(n for group in numbers(digest) for n in group) == [1, 2, 9]
+
+
+def test_rollup_counts_every_selected_pr_not_only_the_shown_ones() -> None:
+    items = [
+        stored(1, impact=ImpactLevel.HIGH, flags=("x", "y")),
+        stored(2, impact=ImpactLevel.HIGH, flags=("y",)),
+        stored(3, impact=ImpactLevel.LOW, flags=("y", "z", "z")),
+    ]
+
+    digest = build_digest(items, DigestFilter(max_items=1), "verl")
+
+    assert digest.high_impact == 2
+    assert digest.top_flags == (("y", 3), ("x", 1), ("z", 1))
+
+
+def test_top_flags_keep_five_by_count_then_first_seen() -> None:
+    items = [
+        stored(1, flags=("a", "b", "c", "d", "e", "f")),
+        stored(2, flags=("f", "e")),
+        stored(3, flags=("f",)),
+    ]
+
+    digest = build_digest(items, DigestFilter(), "verl")
+
+    assert digest.top_flags == (("f", 3), ("e", 2), ("a", 1), ("b", 1), ("c", 1))
+
+
+def test_max_seq_is_the_next_watermark() -> None:
+    items = select_new([stored(1, seq=4), stored(2, seq=11), stored(3, seq=8)], DigestFilter(), 0)
+
+    assert build_digest(items, DigestFilter(max_items=1), "verl").max_seq == 11
+
+
+def test_an_empty_window_posts_nothing_unless_the_channel_asks() -> None:
+    digest = build_digest(select_new([stored(1, seq=1)], DigestFilter(), 1), DigestFilter(), "v")
+
+    assert digest.is_empty
+    assert (digest.total, digest.shown, digest.more, digest.max_seq) == (0, 0, 0, 0)
+    assert digest.groups == ()
+    assert not should_post(digest, post_empty=False)
+    assert should_post(digest, post_empty=True)
+
+
+def test_updated_mark_follows_the_revision() -> None:
+    digest = build_digest([stored(1, revision=2), stored(2)], DigestFilter(), "verl")
+
+    marks = {entry.report.number: entry.updated for g in digest.groups for entry in g.entries}
+    assert marks == {1: True, 2: False}
+
+
+@pytest.mark.parametrize(
+    ("repos", "expected"),
+    [(("verl-project/verl",), "verl-project/verl"), ((), "daily"), (("a/b", "c/d"), "daily")],
+)
+def test_title_is_the_repo_when_the_channel_follows_one(
+    repos: tuple[str, ...], expected: str
+) -> None:
+    assert default_title(DigestFilter(repos=repos), "daily") == expected
