@@ -51,21 +51,36 @@ class JsonFormatter(logging.Formatter):
         fields = getattr(record, "fields", None)
         if isinstance(fields, dict):
             line.update(fields)
-        elif getattr(record, "event", None) is None and record.args:
-            line["message"] = record.getMessage()
         if record.exc_info:
             line["error"] = self.formatException(record.exc_info)
         return redact(json.dumps(line, ensure_ascii=False, default=str))
 
 
-def setup_logging(level: str = "INFO", secrets: Iterable[str] = ()) -> None:
+class TextFormatter(JsonFormatter):
+    """For a person at a terminal: `10:57:42 info  digest.planned destination=console`."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        line = json.loads(super().format(record))
+        head = f"{line.pop('ts')[11:19]} {line.pop('level'):7} {line.pop('event')}"
+        line.pop("logger", None)
+        error = line.pop("error", None)
+        rest = " ".join(f"{k}={v}" for k, v in line.items())
+        text = f"{head} {rest}".rstrip() + (f"\n{error}" if error else "")
+        return redact(text)
+
+
+def setup_logging(
+    level: str = "INFO", secrets: Iterable[str] = (), log_format: str | None = None
+) -> None:
+    """JSON lines, or readable text when stderr is a terminal (BOT_LOG_FORMAT overrides)."""
     redact.add(secrets)
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(JsonFormatter())
+    chosen = log_format or ("text" if sys.stderr.isatty() else "json")
+    handler.setFormatter(TextFormatter() if chosen == "text" else JsonFormatter())
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level)
-    for noisy in ("httpx", "httpcore", "aiosqlite", "apscheduler", "uvicorn.access"):
+    for noisy in ("httpx", "httpcore", "aiosqlite", "apscheduler", "uvicorn.access", "alembic"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
 
 

@@ -14,6 +14,12 @@ from bot.logs import setup_logging
 
 def _configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--log-level", default=os.environ.get("BOT_LOG_LEVEL", "INFO"))
+    parser.add_argument(
+        "--log-format",
+        choices=["json", "text"],
+        default=os.environ.get("BOT_LOG_FORMAT") or None,
+        help="default: text on a terminal, JSON lines otherwise (env BOT_LOG_FORMAT)",
+    )
 
 
 async def _handle(args: argparse.Namespace) -> int:
@@ -30,7 +36,7 @@ async def _handle(args: argparse.Namespace) -> int:
         )
         if s is not None
     ]
-    setup_logging(args.log_level.upper(), secrets)
+    setup_logging(args.log_level.upper(), secrets, args.log_format)
     found = problems(env, config)
     if found:
         raise CliError("\n  " + "\n  ".join(found))
