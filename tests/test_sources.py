@@ -1,4 +1,4 @@
-"""Polled sources: a directory and a URL (with ETag / If-Modified-Since), bad input reported once."""
+"""Polled sources: a directory and a URL (ETag, If-Modified-Since); bad input reported once."""
 
 from __future__ import annotations
 

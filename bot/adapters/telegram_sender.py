@@ -1,7 +1,9 @@
 """Telegram delivery: one `sendMessage` per outbox row, errors mapped to outcomes.
 
 Calls the Bot API directly with httpx (PTB's Bot would rebuild objects from our ready-made
-payload for nothing). Pacing constants are Telegram's published flood limits.
+payload for nothing). Pacing constants are Telegram's published flood limits. Command replies
+(sent by the adapter, not the outbox) share the sender's `ChatPacer`, so a reply and a digest
+message never reach one chat closer than the limits allow.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Any
 
 import httpx
 
+from bot.adapters.telegram_pace import ChatPacer
 from bot.core.delivery import Blocked, Gone, Moved, Outcome, Rejected, RetryAfter, Sent, Transient
 from bot.settings import Platform
 
@@ -20,6 +23,7 @@ TELEGRAM_PER_CHAT_INTERVAL = 1.0  # ≤ 1 message per second per chat
 TELEGRAM_PER_GROUP_INTERVAL = 3.0  # ≤ 20 messages per minute per group
 TELEGRAM_MAX_PER_SECOND = 28.0  # ≤ 30 per second overall, with a little headroom
 SEND_TIMEOUT = httpx.Timeout(15.0, connect=5.0)
+DEFAULT_RETRY_AFTER = 5.0
 _TAG = re.compile(r"<[^>]*>")
 
 
@@ -32,22 +36,33 @@ class TelegramSender:
     platform = Platform.TELEGRAM
     max_per_second = TELEGRAM_MAX_PER_SECOND
 
-    def __init__(self, token: str, api_url: str) -> None:
+    def __init__(self, token: str, api_url: str, pacer: ChatPacer | None = None) -> None:
         self.base = f"{api_url.rstrip('/')}/bot{token}"
         self.client = httpx.AsyncClient(timeout=SEND_TIMEOUT)
+        self.pacer = pacer or ChatPacer()
 
     def interval_for(self, target: str) -> float:
         return TELEGRAM_PER_GROUP_INTERVAL if target.startswith("-") else TELEGRAM_PER_CHAT_INTERVAL
 
     async def send(self, target: str, payload: Mapping[str, object]) -> Outcome:
+        """An outbox row: rescheduled (not sent) while the chat just got a command reply."""
+        wait = self.pacer.wait_for(target)
+        if wait > 0:
+            return RetryAfter(wait, "paced: this chat just received a message")
+        self.pacer.record(target)
+        return await self.deliver(target, payload)
+
+    async def deliver(self, target: str, payload: Mapping[str, object]) -> Outcome:
+        """Send now (the caller took care of pacing), with one plain-text retry."""
         args: dict[str, Any] = {"chat_id": target, **payload}
         outcome = await self._call("sendMessage", args)
         if isinstance(outcome, Rejected) and "can't parse entities" in outcome.reason:
-            # One plain-text retry; if that fails too the row is failed and reported.
+            # One plain-text retry; if the platform refuses that too, the row is failed and
+            # reported. A 429 or a network error on the retry keeps the row pending instead.
             plain = {k: v for k, v in args.items() if k != "parse_mode"}
             plain["text"] = html_to_plain(str(args.get("text", "")))
             retried = await self._call("sendMessage", plain)
-            return retried if isinstance(retried, Sent) else outcome
+            return outcome if isinstance(retried, Rejected) else retried
         return outcome
 
     async def _call(self, method: str, args: dict[str, Any]) -> Outcome:
@@ -59,20 +74,35 @@ class TelegramSender:
             body = response.json()
         except ValueError:
             return Transient(f"HTTP {response.status_code} without JSON")
+        if not isinstance(body, dict):
+            return Transient(f"HTTP {response.status_code} without a JSON object")
         if body.get("ok"):
             result = body.get("result") or {}
             return Sent(str(result.get("message_id")) if isinstance(result, dict) else None)
-        return _error(response.status_code, body)
+        outcome = _error(response.status_code, body)
+        if isinstance(outcome, RetryAfter):
+            self.pacer.hold(str(args.get("chat_id", "")), outcome.seconds)
+        return outcome
 
     async def close(self) -> None:
         await self.client.aclose()
 
 
+def _retry_after(parameters: dict[str, Any]) -> float:
+    """`parameters.retry_after` in seconds; a missing or odd value gets the default wait."""
+    value = parameters.get("retry_after")
+    if isinstance(value, int | float) and not isinstance(value, bool) and 0 < value < 10**7:
+        return float(value)
+    return DEFAULT_RETRY_AFTER
+
+
 def _error(status: int, body: dict[str, Any]) -> Outcome:
     description = str(body.get("description", f"HTTP {status}"))
-    parameters = body.get("parameters") or {}
+    parameters = body.get("parameters")
+    if not isinstance(parameters, dict):
+        parameters = {}
     if status == 429:
-        return RetryAfter(float(parameters.get("retry_after", 5)), description)
+        return RetryAfter(_retry_after(parameters), description)
     if "migrate_to_chat_id" in parameters:
         return Moved(str(parameters["migrate_to_chat_id"]))
     if status == 403:
