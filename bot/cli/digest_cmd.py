@@ -78,8 +78,10 @@ async def _deliver(ctx: Context, dest: Destination, deadline: float) -> int:
         print(f"{dest.label}: nothing new; watermark advanced")
         return 0
     left = await _drain(deliverer, ctx, dest, deadline)
-    print(f"{dest.label}: {run.messages - left}/{run.messages} messages delivered, "
-          f"{run.entries} entries")
+    print(
+        f"{dest.label}: {run.messages - left}/{run.messages} messages delivered, "
+        f"{run.entries} entries"
+    )
     if left:
         print(
             f"{left} message(s) still queued (rate limit or outage); `prdigest run` or the next "
