@@ -12,7 +12,6 @@ import asyncio
 import contextlib
 import logging
 import random
-import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -22,6 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.core import outbox
 from bot.core.outbox import Claimed
+from bot.core.pacing import make_pace
 from bot.logs import log
 from bot.settings import Platform
 
@@ -106,23 +106,6 @@ def utc_clock() -> datetime:
     return datetime.now(UTC)
 
 
-class PlatformPace:
-    """At most `rate` sends per second for one platform, in this process."""
-
-    def __init__(self, rate: float) -> None:
-        self.interval = 1.0 / rate if rate > 0 else 0.0
-        self.next_at = 0.0
-        self.lock = asyncio.Lock()
-
-    async def wait(self) -> None:
-        async with self.lock:
-            now = time.monotonic()
-            delay = self.next_at - now
-            self.next_at = max(now, self.next_at) + self.interval
-        if delay > 0:
-            await asyncio.sleep(delay)
-
-
 def backoff(attempts: int, rng: random.Random) -> float:
     """Exponential backoff with full jitter, bounded."""
     ceiling = min(BACKOFF_MAX_SECONDS, BACKOFF_BASE_SECONDS * 2 ** min(attempts, 16))
@@ -145,7 +128,7 @@ class Deliverer:
         self.worker = worker
         self.clock = clock
         self.on_result = on_result
-        self.paces = {p: PlatformPace(s.max_per_second) for p, s in self.senders.items()}
+        self.paces = {p: make_pace(engine, p, s.max_per_second) for p, s in self.senders.items()}
         self.rng = random.Random()
         self._stopping = asyncio.Event()
 

@@ -151,3 +151,10 @@ source_state = Table(
     Column("last_error", Text, nullable=True),
     Column("updated_at", UtcDateTime(), nullable=False),
 )
+
+pace_slots = Table(
+    "pace_slots",
+    metadata,
+    Column("platform", String(16), primary_key=True),
+    Column("next_at", UtcDateTime(), nullable=False),
+)

@@ -1,0 +1,80 @@
+"""Per-platform send pacing: in the process, or shared by every replica through PostgreSQL.
+
+Telegram allows about 30 messages per second per bot, whatever the number of replicas. One
+process paces itself in memory; replicas on PostgreSQL take their send slots from one row per
+platform (`pace_slots`), so together they never exceed the rate. The slot is computed from the
+database's clock, so replicas whose clocks differ still agree.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Protocol
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from bot.settings import Platform
+
+
+class Pace(Protocol):
+    async def wait(self) -> None:
+        """Return when this process may send the next message on the platform."""
+        ...
+
+
+class LocalPace:
+    """At most `rate` sends per second for one platform, in this process."""
+
+    def __init__(self, rate: float) -> None:
+        self.interval = 1.0 / rate if rate > 0 else 0.0
+        self.next_at = 0.0
+        self.lock = asyncio.Lock()
+
+    async def wait(self) -> None:
+        async with self.lock:
+            now = time.monotonic()
+            delay = self.next_at - now
+            self.next_at = max(now, self.next_at) + self.interval
+        if delay > 0:
+            await asyncio.sleep(delay)
+
+
+_TAKE_SLOT = text(
+    """
+    INSERT INTO pace_slots (platform, next_at)
+    VALUES (:platform, clock_timestamp() + make_interval(secs => :gap))
+    ON CONFLICT (platform) DO UPDATE
+      SET next_at = GREATEST(pace_slots.next_at, clock_timestamp()) + make_interval(secs => :gap)
+    RETURNING EXTRACT(EPOCH FROM (pace_slots.next_at - make_interval(secs => :gap)
+                                  - clock_timestamp()))
+    """
+)
+
+
+class SharedPace:
+    """At most `rate` sends per second for one platform across all replicas (PostgreSQL)."""
+
+    def __init__(self, engine: AsyncEngine, platform: Platform, rate: float) -> None:
+        self.engine = engine
+        self.platform = platform
+        self.interval = 1.0 / rate if rate > 0 else 0.0
+
+    async def wait(self) -> None:
+        if self.interval == 0.0:
+            return
+        async with self.engine.begin() as conn:
+            delay = (
+                await conn.execute(
+                    _TAKE_SLOT, {"platform": self.platform.value, "gap": self.interval}
+                )
+            ).scalar()
+        if delay is not None and float(delay) > 0:
+            await asyncio.sleep(float(delay))
+
+
+def make_pace(engine: AsyncEngine, platform: Platform, rate: float) -> Pace:
+    if engine.dialect.name == "postgresql":
+        return SharedPace(engine, platform, rate)
+    return LocalPace(rate)
