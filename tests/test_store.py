@@ -131,3 +131,17 @@ def test_sqlite_file_and_directory_are_created_on_first_use(tmp_path: Path) -> N
 
     asyncio.run(go())
     assert (tmp_path / "nested" / "bot.db").exists()
+
+
+async def test_one_batch_naming_a_report_twice_stores_both_versions_in_order(
+    store: ReportStore,
+) -> None:
+    first, second = _seed(), _seed().model_copy(update={"summary": "second"})
+    results = await store.upsert_many([(first, "a"), (second, "b"), (second, "b")])
+    assert [r.outcome for r in results] == [
+        IngestOutcome.NEW,
+        IngestOutcome.UPDATED,
+        IngestOutcome.UNCHANGED,
+    ]
+    [found] = await store.find(7422)
+    assert (found.report.summary, found.revision) == ("second", 2)

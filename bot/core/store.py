@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import func, or_, select, update
+from sqlalchemy import bindparam, func, or_, select, tuple_, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from bot.core.db import write_transaction
@@ -24,6 +24,7 @@ from bot.core.select import StoredReport
 from bot.core.tables import counters, reports
 
 SEQ_COUNTER = "report_seq"
+LOOKUP_CHUNK = 400
 
 
 class IngestOutcome(StrEnum):
@@ -57,14 +58,65 @@ async def _lock_counter(conn: AsyncConnection) -> None:
     )
 
 
-async def _next_seq(conn: AsyncConnection) -> int:
+async def _take_seqs(conn: AsyncConnection, count: int) -> list[int]:
+    """`count` consecutive sequence numbers (the counter row is already locked)."""
     result = await conn.execute(
         update(counters)
         .where(counters.c.name == SEQ_COUNTER)
-        .values(value=counters.c.value + 1)
+        .values(value=counters.c.value + count)
         .returning(counters.c.value)
     )
-    return int(result.scalar_one())
+    last = int(result.scalar_one())
+    return list(range(last - count + 1, last + 1))
+
+
+def _unique_key_batches(
+    items: Sequence[tuple[Report, str]],
+) -> list[list[tuple[Report, str]]]:
+    """Split so that no batch names the same (repo, number) twice (a later copy sees the
+    earlier one's write)."""
+    batches: list[list[tuple[Report, str]]] = [[]]
+    seen: set[tuple[str, int]] = set()
+    for report, source in items:
+        key = (report.repo, report.number)
+        if key in seen:
+            batches.append([])
+            seen = set()
+        seen.add(key)
+        batches[-1].append((report, source))
+    return [b for b in batches if b]
+
+
+async def _existing(
+    conn: AsyncConnection, keys: list[tuple[str, int]]
+) -> dict[tuple[str, int], Any]:
+    found: dict[tuple[str, int], Any] = {}
+    for start in range(0, len(keys), LOOKUP_CHUNK):
+        chunk = keys[start : start + LOOKUP_CHUNK]
+        rows = await conn.execute(
+            select(
+                reports.c.id,
+                reports.c.repo,
+                reports.c.number,
+                reports.c.content_hash,
+                reports.c.revision,
+                reports.c.seq,
+            ).where(tuple_(reports.c.repo, reports.c.number).in_(chunk))
+        )
+        found.update({(row.repo, int(row.number)): row for row in rows})
+    return found
+
+
+def _values(report: Report, digest: str, source: str, now: datetime) -> dict[str, Any]:
+    return {
+        "title": report.title,
+        "content_hash": digest,
+        "data": report.model_dump(mode="json"),
+        "tags": " ".join(report.tags),
+        "source": source,
+        "merged_at": _aware(report.merged_at),
+        "updated_at": now,
+    }
 
 
 class ReportStore:
@@ -78,48 +130,66 @@ class ReportStore:
 
     async def upsert_many(self, items: Sequence[tuple[Report, str]]) -> list[IngestResult]:
         """Store reports in one transaction: new, updated in place (revision+1, new seq), or
-        unchanged (nothing written)."""
+        unchanged (nothing written). Set-based: one lookup, one seq grab, two bulk writes."""
+        results: list[IngestResult] = []
         async with write_transaction(self.engine) as conn:
             await _lock_counter(conn)
-            return [await self._upsert_one(conn, report, source) for report, source in items]
+            for batch in _unique_key_batches(items):
+                results.extend(await self._upsert_batch(conn, batch))
+        return results
 
-    async def _upsert_one(self, conn: AsyncConnection, report: Report, source: str) -> IngestResult:
-        digest = content_hash(report)
-        existing = (
-            await conn.execute(
-                select(
-                    reports.c.id, reports.c.content_hash, reports.c.revision, reports.c.seq
-                ).where(reports.c.repo == report.repo, reports.c.number == report.number)
-            )
-        ).first()
-        if existing is not None and existing.content_hash == digest:
-            return IngestResult(
-                report.ref, IngestOutcome.UNCHANGED, int(existing.seq), int(existing.revision)
-            )
+    async def _upsert_batch(
+        self, conn: AsyncConnection, batch: list[tuple[Report, str]]
+    ) -> list[IngestResult]:
         now = utcnow()
-        seq = await _next_seq(conn)
-        values = {
-            "title": report.title,
-            "seq": seq,
-            "content_hash": digest,
-            "data": report.model_dump(mode="json"),
-            "tags": " ".join(report.tags),
-            "source": source,
-            "merged_at": _aware(report.merged_at),
-            "updated_at": now,
-        }
-        if existing is None:
-            await conn.execute(
-                reports.insert().values(
-                    repo=report.repo, number=report.number, revision=1, ingested_at=now, **values
-                )
-            )
-            return IngestResult(report.ref, IngestOutcome.NEW, seq, 1)
-        revision = int(existing.revision) + 1
-        await conn.execute(
-            update(reports).where(reports.c.id == existing.id).values(revision=revision, **values)
+        existing = await _existing(conn, [(r.repo, r.number) for r, _ in batch])
+        digests = [content_hash(report) for report, _ in batch]
+        changed = [
+            i
+            for i, (report, _) in enumerate(batch)
+            if (row := existing.get((report.repo, report.number))) is None
+            or row.content_hash != digests[i]
+        ]
+        seqs = (
+            dict(zip(changed, await _take_seqs(conn, len(changed)), strict=True)) if changed else {}
         )
-        return IngestResult(report.ref, IngestOutcome.UPDATED, seq, revision)
+        inserts: list[dict[str, Any]] = []
+        updates: list[dict[str, Any]] = []
+        results: list[IngestResult] = []
+        for i, (report, source) in enumerate(batch):
+            row = existing.get((report.repo, report.number))
+            if i not in seqs:
+                assert row is not None  # unchanged means it exists
+                results.append(
+                    IngestResult(
+                        report.ref, IngestOutcome.UNCHANGED, int(row.seq), int(row.revision)
+                    )
+                )
+                continue
+            values = {**_values(report, digests[i], source, now), "seq": seqs[i]}
+            if row is None:
+                inserts.append(
+                    {
+                        "repo": report.repo,
+                        "number": report.number,
+                        "revision": 1,
+                        "ingested_at": now,
+                        **values,
+                    }
+                )
+                results.append(IngestResult(report.ref, IngestOutcome.NEW, seqs[i], 1))
+            else:
+                revision = int(row.revision) + 1
+                updates.append({"row_id": row.id, "revision": revision, **values})
+                results.append(IngestResult(report.ref, IngestOutcome.UPDATED, seqs[i], revision))
+        if inserts:
+            await conn.execute(reports.insert(), inserts)
+        if updates:
+            await conn.execute(
+                update(reports).where(reports.c.id == bindparam("row_id")),
+                updates,
+            )
+        return results
 
     async def find(self, number: int, repo: str | None = None) -> list[StoredReport]:
         query = select(reports.c.data, reports.c.seq, reports.c.revision).where(
