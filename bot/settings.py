@@ -10,7 +10,7 @@ import os
 from collections.abc import Mapping
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any, Self
+from typing import Annotated, Self
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import yaml
@@ -189,34 +189,39 @@ class Env(_Frozen):
             value = env.get(name, "").strip()
             return value or None
 
+        # BOT_CONFIG unset: config/bot.yaml if it exists; set but empty: the built-in defaults.
         explicit = get("BOT_CONFIG")
         config_path = Path(explicit) if explicit else None
-        if config_path is None and DEFAULT_CONFIG_PATH.exists():
+        if "BOT_CONFIG" not in env and DEFAULT_CONFIG_PATH.exists():
             config_path = DEFAULT_CONFIG_PATH
-        values: dict[str, Any] = {
-            "config_path": config_path,
-            "database_url": get("BOT_DATABASE_URL"),
-            "slack_bot_token": get("SLACK_BOT_TOKEN"),
-            "slack_signing_secret": get("SLACK_SIGNING_SECRET"),
-            "slack_app_token": get("SLACK_APP_TOKEN"),
-            "slack_api_url": get("SLACK_API_URL"),
-            "telegram_bot_token": get("TELEGRAM_BOT_TOKEN"),
-            "telegram_api_url": get("TELEGRAM_API_URL"),
-            "telegram_webhook_secret": get("TELEGRAM_WEBHOOK_SECRET"),
-            "ingest_token": get("BOT_INGEST_TOKEN"),
-            "http_host": get("BOT_HTTP_HOST"),
-            "http_port": get("BOT_HTTP_PORT"),
+        read: dict[str, tuple[str, str | None]] = {
+            "database_url": ("BOT_DATABASE_URL", get("BOT_DATABASE_URL")),
+            "slack_bot_token": ("SLACK_BOT_TOKEN", get("SLACK_BOT_TOKEN")),
+            "slack_signing_secret": ("SLACK_SIGNING_SECRET", get("SLACK_SIGNING_SECRET")),
+            "slack_app_token": ("SLACK_APP_TOKEN", get("SLACK_APP_TOKEN")),
+            "slack_api_url": ("SLACK_API_URL", get("SLACK_API_URL")),
+            "telegram_bot_token": ("TELEGRAM_BOT_TOKEN", get("TELEGRAM_BOT_TOKEN")),
+            "telegram_api_url": ("TELEGRAM_API_URL", get("TELEGRAM_API_URL")),
+            "telegram_webhook_secret": ("TELEGRAM_WEBHOOK_SECRET", get("TELEGRAM_WEBHOOK_SECRET")),
+            "ingest_token": ("BOT_INGEST_TOKEN", get("BOT_INGEST_TOKEN")),
+            "http_host": ("BOT_HTTP_HOST", get("BOT_HTTP_HOST")),
+            "http_port": ("BOT_HTTP_PORT", get("BOT_HTTP_PORT")),
         }
+        values = {field: value for field, (_, value) in read.items() if value is not None}
         try:
-            return cls.model_validate({k: v for k, v in values.items() if v is not None})
+            return cls.model_validate({"config_path": config_path, **values})
         except ValidationError as exc:
-            raise ConfigError(_describe(exc, "environment")) from exc
+            names = {field: name for field, (name, _) in read.items()}
+            raise ConfigError(_describe(exc, "environment", names)) from exc
 
 
-def _describe(exc: ValidationError, where: str) -> str:
+def _describe(exc: ValidationError, where: str, names: Mapping[str, str] | None = None) -> str:
     lines = [f"invalid {where}:"]
     for error in exc.errors():
-        path = ".".join(str(part) for part in error["loc"]) or "(top level)"
+        loc = [str(part) for part in error["loc"]]
+        if names and loc and loc[0] in names:
+            loc[0] = names[loc[0]]
+        path = ".".join(loc) or "(top level)"
         lines.append(f"  {path}: {error['msg']}")
     return "\n".join(lines)
 

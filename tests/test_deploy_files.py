@@ -149,7 +149,7 @@ def program_env_names() -> set[str]:
 def program_secret_names() -> set[str]:
     """The variables whose Env field is a SecretStr."""
     source = inspect.getsource(Env.from_environ)
-    field_to_env = dict(re.findall(r'"(\w+)": get\("([A-Z][A-Z0-9_]*)"\)', source))
+    field_to_env = dict(re.findall(r'"(\w+)": \("([A-Z][A-Z0-9_]*)", get\(', source))
     secrets = {
         env_name
         for field, env_name in field_to_env.items()
