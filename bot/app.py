@@ -16,6 +16,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
+from datetime import timedelta
 from functools import partial
 from typing import Protocol
 
@@ -112,7 +113,12 @@ class Service:
         self.ticker = DigestTicker(self.ctx.engine, self.destinations, self.renderer, self.clock)
         self.senders = build_senders(self.ctx)
         self.deliverer = Deliverer(
-            self.ctx.engine, self.senders, worker_id(), self.clock, self._on_result
+            self.ctx.engine,
+            self.senders,
+            worker_id(),
+            self.clock,
+            self._on_result,
+            lease=timedelta(seconds=self.ctx.config.delivery.lease_seconds),
         )
         self.answerer = Answerer(self.ctx.reports, self.destinations, self.ctx.config)
         self.adapters: list[Adapter] = [make(self) for make in adapter_factories(self.ctx)]
@@ -152,7 +158,9 @@ class Service:
             await adapter.start()
             log(logger, "adapter.started", adapter=adapter.name)
         polls = [(partial(self._poll, p), p.source.interval_seconds) for p in self.pollers]
-        self.scheduler = build_scheduler(self.ctx.config.timezone, self._tick, polls)
+        self.scheduler = build_scheduler(
+            self.ctx.config.timezone, self._tick, polls, self.ctx.config.delivery.tick_seconds
+        )
         self.scheduler.start()
         self._delivery_task = asyncio.create_task(self.deliverer.run_forever())
 

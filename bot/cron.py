@@ -36,13 +36,16 @@ def _weekday_names(field: str) -> str:
 
 
 def trigger(expr: str, timezone: str) -> CronTrigger:
-    """A CronTrigger for `minute hour day month day-of-week` in `timezone`."""
+    """A CronTrigger for `minute hour day month day-of-week` in `timezone`; a sixth, leading
+    field is seconds (`*/20 * * * * *`), for tests and demos."""
     fields = expr.split()
-    if len(fields) != 5:
+    if len(fields) not in (5, 6):
         raise CronError(f"cron {expr!r} needs 5 fields (minute hour day month day-of-week)")
+    second = fields.pop(0) if len(fields) == 6 else "0"
     minute, hour, day, month, dow = fields
     try:
         return CronTrigger(
+            second=second,
             minute=minute,
             hour=hour,
             day=day,

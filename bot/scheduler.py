@@ -1,7 +1,8 @@
 """The one AsyncIOScheduler of the process: source polls and the digest tick.
 
 Digest schedules live in the database (config channels and chat subscriptions alike), so
-instead of one APScheduler job per destination there is one tick job: every TICK_SECONDS it asks,
+instead of one APScheduler job per destination there is one tick job: every `delivery.tick_seconds`
+(15 s by default) it asks,
 for each active destination, "what is the latest fire time of its cron up to now?" and, if no
 run exists for that time yet, plans one. That gives, with no extra machinery:
 - catch-up: a process that was down at 09:00 fires once on start; three missed days coalesce
@@ -32,7 +33,6 @@ from bot.logs import log
 
 logger = logging.getLogger("prdigest.scheduler")
 
-TICK_SECONDS = 15
 CATCH_UP_HORIZON_DAYS = 8  # a weekly schedule missed once still catches up
 
 
@@ -98,7 +98,9 @@ class DigestTicker:
 Job = Callable[[], Awaitable[object]]
 
 
-def build_scheduler(timezone: str, tick: Job, polls: Sequence[tuple[Job, int]]) -> AsyncIOScheduler:
+def build_scheduler(
+    timezone: str, tick: Job, polls: Sequence[tuple[Job, int]], tick_seconds: float = 15.0
+) -> AsyncIOScheduler:
     """Jobs: each source's poll (every `interval` seconds) and the digest tick (first run at
     once). The caller polls the sources once before starting, so the first digest sees them."""
     scheduler = AsyncIOScheduler(timezone=timezone)
@@ -115,11 +117,11 @@ def build_scheduler(timezone: str, tick: Job, polls: Sequence[tuple[Job, int]]) 
     scheduler.add_job(
         tick,
         "interval",
-        seconds=TICK_SECONDS,
+        seconds=tick_seconds,
         id="digest-tick",
         next_run_time=datetime.now().astimezone(),
         coalesce=True,
         max_instances=1,
-        misfire_grace_time=TICK_SECONDS * 4,
+        misfire_grace_time=max(60, int(tick_seconds * 4)),
     )
     return scheduler

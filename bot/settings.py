@@ -48,7 +48,7 @@ def _valid_timezone(name: str) -> str:
 
 def _valid_cron(expr: str) -> str:
     fields = expr.split()
-    if len(fields) != 5:
+    if len(fields) not in (5, 6):
         raise ValueError(
             f"cron {expr!r} needs 5 fields (minute hour day month day-of-week), got {len(fields)}"
         )
@@ -113,6 +113,13 @@ class TelegramConfig(_Frozen):
     webhook_url: str | None = None
 
 
+class DeliveryConfig(_Frozen):
+    """How the service schedules and sends; the defaults suit production."""
+
+    tick_seconds: float = Field(15.0, ge=0.2, le=300)  # how often due digests are looked for
+    lease_seconds: float = Field(60.0, ge=1, le=3600)  # a claimed message's lease
+
+
 class Channel(_Frozen):
     """One digest destination and what it wants to read."""
 
@@ -136,6 +143,7 @@ class BotConfig(_Frozen):
     slack: SlackConfig = SlackConfig()
     telegram: TelegramConfig = TelegramConfig()
     channels: list[Channel] = Field(default_factory=list)
+    delivery: DeliveryConfig = DeliveryConfig()
 
     @model_validator(mode="after")
     def _unique_channel_names(self) -> Self:

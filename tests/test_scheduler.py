@@ -96,3 +96,8 @@ async def test_a_second_replica_ticking_the_same_time_plans_nothing(store: Repor
     other = DigestTicker(store.engine, DestinationStore(store.engine), Renderer(), clock)
     assert [r.created for r in await one.tick()] == [True]
     assert await other.tick() == []
+
+
+def test_a_six_field_cron_counts_seconds() -> None:
+    after = datetime(2026, 9, 1, 9, 0, 1, tzinfo=UTC)
+    assert next_fire("*/20 * * * * *", "UTC", after) == datetime(2026, 9, 1, 9, 0, 20, tzinfo=UTC)

@@ -122,12 +122,14 @@ class Deliverer:
         worker: str,
         clock: Clock = utc_clock,
         on_result: Callable[[Claimed, Outcome], None] | None = None,
+        lease: timedelta = LEASE,
     ) -> None:
         self.engine = engine
         self.senders = dict(senders)
         self.worker = worker
         self.clock = clock
         self.on_result = on_result
+        self.lease = lease
         self.paces = {p: make_pace(engine, p, s.max_per_second) for p, s in self.senders.items()}
         self.rng = random.Random()
         self._stopping = asyncio.Event()
@@ -144,7 +146,7 @@ class Deliverer:
             self.clock(),
             tuple(self.senders),
             CLAIM_BATCH,
-            LEASE,
+            self.lease,
             only_destination,
         )
         await asyncio.gather(*(self._deliver(row) for row in rows))
