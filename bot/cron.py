@@ -16,6 +16,8 @@ _DAY_NAMES = ("sun", "mon", "tue", "wed", "thu", "fri", "sat", "sun")
 _NUMBER = re.compile(r"\d+")
 _ONE_SECOND = timedelta(seconds=1)
 _FOLD_STEP = timedelta(minutes=15)
+_FIRST_WINDOW = timedelta(minutes=1)
+_FOLD_SPAN = timedelta(hours=2)
 
 
 class CronError(ValueError):
@@ -81,15 +83,34 @@ def previous_fire(
 ) -> datetime | None:
     """The latest fire time ≤ now within the horizon (for catch-up after downtime).
 
+    APScheduler only looks forward, so look back in growing windows (1 min, 4 min, … up to the
+    horizon) and walk forward inside the first window that holds a fire time: a few steps
+    whether the schedule fires every 3 seconds or once a week.
     On a DST fall-back day APScheduler yields a wall-clock time like 02:30 twice (CEST, then
     CET); a schedule means it once, so a repeat of the same wall-clock time is skipped.
-    (Passing APScheduler its previous fire time there makes it repeat forever, so it is not.)
     """
     cron = trigger(expr, timezone)
-    cursor = _next_from(cron, now - timedelta(days=horizon_days))
+    horizon = timedelta(days=horizon_days)
+    window = _FIRST_WINDOW
+    while True:
+        window = min(window, horizon)
+        cursor = _next_from(cron, now - window)
+        if cursor is not None and cursor <= now:
+            break
+        if window >= horizon:
+            return None
+        window *= 4
+    if _offset_changed(cursor, _FOLD_SPAN):
+        # A DST change just before: the same wall-clock time may have fired an hour earlier.
+        cursor = _next_from(cron, cursor - _FOLD_SPAN) or cursor
     latest: datetime | None = None
     while cursor is not None and cursor <= now:
         if latest is None or _wall(cursor) != _wall(latest):
             latest = cursor
         cursor = _next_from(cron, cursor + _ONE_SECOND)
     return latest
+
+
+def _offset_changed(moment: datetime, span: timedelta) -> bool:
+    before = (moment - span).astimezone(moment.tzinfo)
+    return before.utcoffset() != moment.utcoffset()

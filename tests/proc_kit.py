@@ -82,10 +82,18 @@ class BotProcess:
             await asyncio.sleep(0.05)
 
     async def terminate(self, timeout: float = 15.0) -> int:
+        """SIGTERM and wait; a process that does not stop in time is killed and reported."""
         assert self.proc is not None
         if self.proc.returncode is None:
             self.proc.send_signal(signal.SIGTERM)
-        code = await asyncio.wait_for(self.proc.wait(), timeout)
+        try:
+            code = await asyncio.wait_for(self.proc.wait(), timeout)
+        except TimeoutError:
+            await self.kill()
+            tail = "\n".join(self.stderr.decode(errors="replace").splitlines()[-20:])
+            raise AssertionError(
+                f"no exit {timeout}s after SIGTERM; stderr tail:\n{tail}"
+            ) from None
         await asyncio.gather(*self._readers)
         return code
 

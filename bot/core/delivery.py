@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.core import outbox
@@ -153,11 +154,21 @@ class Deliverer:
         return len(rows)
 
     async def run_forever(self) -> None:
+        """Deliver until stopped. A database outage is logged and retried with backoff; it
+        never ends the loop (nothing would be delivered, silently, until a restart)."""
+        failures = 0
         while not self._stopping.is_set():
-            handled = await self.run_once()
+            try:
+                handled = await self.run_once()
+                failures = 0
+            except (SQLAlchemyError, OSError) as exc:
+                failures += 1
+                handled = 0
+                log(logger, "delivery.store_error", logging.ERROR, error=str(exc)[:500])
             if handled == 0:
+                pause = IDLE_POLL_SECONDS if failures == 0 else min(30.0, 2.0**failures)
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._stopping.wait(), IDLE_POLL_SECONDS)
+                    await asyncio.wait_for(self._stopping.wait(), pause)
 
     async def _deliver(self, row: Claimed) -> None:
         sender = self.senders[row.platform]
