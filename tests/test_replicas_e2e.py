@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 from collections import Counter
 from datetime import timedelta
 from pathlib import Path
@@ -79,7 +80,7 @@ async def test_three_replicas_deliver_each_scheduled_digest_exactly_once(
         times = [r.scheduled_for for r in runs[target]]  # type: ignore[attr-defined]
         assert len(times) >= TIMES, f"{target}: only {len(times)} digests"
         assert len(set(times)) == len(times)
-        gaps = {b - a for a, b in zip(times[1:], times[2:], strict=False)}
+        gaps = {b - a for a, b in itertools.pairwise(times)}
         assert gaps == {timedelta(seconds=EVERY)}, f"{target}: a scheduled time was skipped"
         delivered = [r for r in runs[target] if r.status == "delivered"]  # type: ignore[attr-defined]
         assert posted[target] == len(delivered), f"{target}: posts ≠ delivered digests"
