@@ -85,3 +85,56 @@ async def test_three_replicas_deliver_each_scheduled_digest_exactly_once(
         delivered = [r for r in runs[target] if r.status == "delivered"]  # type: ignore[attr-defined]
         assert posted[target] == len(delivered), f"{target}: posts ≠ delivered digests"
         assert len(delivered) >= len(times) - 2, "at most the last runs still in flight at stop"
+
+
+async def test_killing_the_sending_replica_hands_its_digest_to_another(
+    database_url: str, subprocess_env: dict[str, str], tmp_path: Path
+) -> None:
+    if not database_url.startswith("postgresql"):
+        pytest.skip("replicas need PostgreSQL")
+    from tests.test_run_e2e import _dry_run_texts, _reports
+
+    reports = tmp_path / "reports"
+    _reports(reports, 120)
+    config = tmp_path / "bot.yaml"
+    config.write_text(
+        "delivery: {tick_seconds: 0.5, lease_seconds: 3}\n"
+        f"sources: [{{dir: '{reports}'}}]\n"
+        "channels:\n  - {name: team, platform: slack, target: C0TEST1, max_items: 500,"
+        " schedule: '0 0 * * *', timezone: UTC, locale: en}\n",
+        encoding="utf-8",
+    )
+    async with FakeSlack() as fake:
+        env = {
+            **subprocess_env,
+            "BOT_DATABASE_URL": database_url,
+            "BOT_CONFIG": str(config),
+            "SLACK_BOT_TOKEN": fake.bot_token,
+            "SLACK_SIGNING_SECRET": "replica-test-secret",
+            "SLACK_API_URL": fake.api_url,
+        }
+        ingest = BotProcess(dict(env), args=["ingest", "-q", str(reports)])
+        await ingest.start()
+        assert await ingest.wait() == 0
+        expected = await _dry_run_texts(env)
+        assert len(expected) >= 5
+        replicas = [BotProcess(dict(env)) for _ in range(2)]
+        for bot in replicas:
+            await bot.start()
+        try:
+            while len(fake.posted) < 2:
+                await asyncio.sleep(0.02)
+            sender = next(b for b in replicas if b"message.sent" in bytes(b.stderr))
+            await sender.kill()
+            survivor = next(b for b in replicas if b is not sender)
+            deadline = asyncio.get_running_loop().time() + 60
+            while len({m.text for m in fake.posted}) < len(expected):
+                assert asyncio.get_running_loop().time() < deadline, "the rest never arrived"
+                await asyncio.sleep(0.1)
+        finally:
+            for bot in replicas:
+                await bot.kill()
+        posted = [m.text for m in fake.posted]
+    assert b"message.sent" in bytes(survivor.stderr), "the survivor sent the rest"
+    assert set(posted) == set(expected)
+    assert len(posted) - len(set(posted)) <= 1, "at most the one send in flight is repeated"
