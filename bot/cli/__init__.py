@@ -7,7 +7,16 @@ import asyncio
 import sys
 from collections.abc import Sequence
 
-from bot.cli import config_cmd, digest_cmd, ingest_cmd, pr_cmd, run_cmd, status_cmd, tags_cmd
+from bot.cli import (
+    config_cmd,
+    digest_cmd,
+    ingest_cmd,
+    pr_cmd,
+    reactivate_cmd,
+    run_cmd,
+    status_cmd,
+    tags_cmd,
+)
 from bot.cli.common import CliError, Command
 from bot.core.db import DatabaseURLError
 from bot.settings import ConfigError
@@ -19,6 +28,7 @@ COMMANDS: tuple[Command, ...] = (
     tags_cmd.COMMAND,
     run_cmd.COMMAND,
     status_cmd.COMMAND,
+    reactivate_cmd.COMMAND,
     config_cmd.CHECK_CONFIG,
     config_cmd.SCHEMA,
     config_cmd.MIGRATE,

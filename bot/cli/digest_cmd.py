@@ -71,9 +71,10 @@ async def _deliver(ctx: Context, dest: Destination, deadline: float) -> int:
     if resumed:
         print(f"{resumed} message(s) of an earlier digest still queued", file=sys.stderr)
         return 1
-    run = await plan_digest(ctx.engine, dest, utcnow().replace(microsecond=0), Renderer(), utcnow())
+    now = utcnow()  # a manual run is its own scheduled time
+    run = await plan_digest(ctx.engine, dest, now, Renderer(), now)
     if not run.created:
-        raise CliError(f"a digest for {dest.label} was already run this second")
+        raise CliError(f"a digest for {dest.label} was run at the same instant")
     if run.messages == 0:
         print(f"{dest.label}: nothing new; watermark advanced")
         return 0

@@ -17,7 +17,12 @@ def _configure(parser: argparse.ArgumentParser) -> None:
 
 
 def _text(item: DestinationStatus) -> str:
-    state = "active" if item.active else f"DEACTIVATED ({item.deactivated_reason})"
+    state = (
+        "active"
+        if item.active
+        else f"DEACTIVATED ({item.deactivated_reason}); after fixing it: "
+        f"prdigest reactivate {item.destination}"
+    )
     last = f"{item.last_digest} {item.last_digest_status}" if item.last_digest else "never"
     line = (
         f"{item.destination:24} {item.platform}:{item.target}  {state}\n"
