@@ -12,7 +12,7 @@ from tests.conftest import ROOT
 
 
 @pytest.fixture(autouse=True)
-def _console_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def console_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     out = tmp_path / "digest.txt"
     config = tmp_path / "bot.yaml"
     config.write_text(
@@ -26,7 +26,7 @@ def _console_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def test_dry_run_prints_and_changes_nothing(
-    capsys: pytest.CaptureFixture[str], _console_config: Path
+    capsys: pytest.CaptureFixture[str], console_out: Path
 ) -> None:
     main(["ingest", "-q", str(ROOT / "examples" / "reports")])
     capsys.readouterr()
@@ -37,16 +37,16 @@ def test_dry_run_prints_and_changes_nothing(
     assert main(["digest", "team", "--dry-run", "--format", "telegram"]) == 0
     payloads = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert payloads and all(p["parse_mode"] == "HTML" for p in payloads)
-    assert not _console_config.exists()
+    assert not console_out.exists()
 
 
 def test_digest_delivers_then_has_nothing_new(
-    capsys: pytest.CaptureFixture[str], _console_config: Path
+    capsys: pytest.CaptureFixture[str], console_out: Path
 ) -> None:
     main(["ingest", "-q", str(ROOT / "examples" / "reports")])
     assert main(["digest", "team"]) == 0
     assert "1/1 messages delivered" in capsys.readouterr().out
-    assert "#7422" in _console_config.read_text(encoding="utf-8")
+    assert "#7422" in console_out.read_text(encoding="utf-8")
     assert main(["digest", "team"]) == 0
     assert "nothing new" in capsys.readouterr().out
     assert main(["status", "--format", "json"]) == 0
