@@ -1,7 +1,8 @@
 """`make bench` (= `python -m bench [--quick]`): run every benchmark, rewrite docs/benchmarks.md.
 
-Each figure stands beside its floor measured in the same run. The raw figures also go to
-$BENCH_JSON (default bench/results.json, not committed).
+Each figure stands beside its floor or peer measured in the same run. The raw figures also go to
+$BENCH_JSON (default bench/results.json, not committed). `--quick` takes a few minutes instead
+of about twenty; `--only NAME` runs one benchmark (the doc then shows only that one).
 """
 
 from __future__ import annotations
@@ -10,22 +11,29 @@ import argparse
 import json
 import os
 import platform
+import shutil
 import sqlite3
 import sys
+import tempfile
 import time
+import traceback
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench import ingest, render
+from bench import fanout, ingest, latency, memory, render
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "benchmarks.md"
 
-BENCHMARKS: dict[str, Callable[[bool], dict[str, Any]]] = {
-    "ingest": ingest.run,
-    "render": render.run,
+Benchmark = Callable[[bool, Path], dict[str, Any]]
+BENCHMARKS: dict[str, Benchmark] = {
+    "ingest": lambda quick, work: ingest.run(quick),
+    "render": lambda quick, work: render.run(quick),
+    "memory": memory.run,  # builds the 100,000-report store the latency benchmark reuses
+    "command_latency": latency.run,
+    "fanout": lambda quick, work: fanout.run(quick),
 }
 
 
@@ -36,6 +44,7 @@ def machine() -> dict[str, str]:
         "python": platform.python_version(),
         "platform": platform.platform(terse=True),
         "sqlite": sqlite3.sqlite_version,
+        "postgresql": "not used (every benchmark runs on SQLite)",
     }
 
 
@@ -81,41 +90,112 @@ def _render_section(figures: dict[str, Any]) -> list[str]:
     ]
 
 
+def _verdict(ok: bool | None) -> str:
+    return "—" if ok is None else ("yes" if ok else "**no**")
+
+
+def summary_rows(results: dict[str, Any]) -> list[str]:
+    """One line per headline figure: measured, beside what, aim, met."""
+    rows: list[tuple[str, str, str, bool | None]] = []
+    if (f := results.get("command_latency")) and "error" not in f:
+        rows.append(("`/pr` ack p50 ÷ bare bolt", f"{f['p50_ratio']:.2f}×", "—", None))
+        rows.append(
+            ("`/pr` ack p99 ÷ bare bolt", f"{f['p99_ratio']:.2f}×", "≤ 1.2×", f["p99_ratio"] <= 1.2)
+        )
+    if (f := results.get("fanout")) and "error" not in f:
+        ptb = f.get("ptb_rate_ratio")
+        rows += [
+            ("fan-out rate ÷ allowed", f"{f['rate_ratio']:.3f}", "≥ 0.95", f["rate_ratio"] >= 0.95),
+            ("fan-out 429s provoked", str(f["violations"]), "0", f["violations"] == 0),
+            ("fan-out lost / duplicated", f"{f['lost']} / {f['duplicates']}", "0 / 0",
+             f["lost"] == 0 and f["duplicates"] == 0),  # fmt: skip
+            ("PTB AIORateLimiter rate ÷ allowed", "skipped" if ptb is None else f"{ptb:.3f}",
+             "(peer)", None),  # fmt: skip
+        ]
+    if (f := results.get("ingest")) and "error" not in f:
+        rows.append(("ingest ÷ markdown-it", f"{f['ratio']:.2f}", "≥ 0.5", f["ratio"] >= 0.5))
+    if (f := results.get("render")) and "error" not in f:
+        rows.append(("render ÷ send time", f"{f['share']:.1%}", "≤ 5%", f["share"] <= 0.05))
+    if (f := results.get("memory")) and "error" not in f:
+        rows.append(
+            (f"peak RSS, {f['reports']:,} reports", f"{f['rss_mb']:,.0f} MB", "≤ 200 MB",
+             f["rss_mb"] <= 200)  # fmt: skip
+        )
+    lines = ["| figure | measured | aim | met |", "|---|---:|---:|:---:|"]
+    lines += [f"| {name} | {value} | {aim} | {_verdict(ok)} |" for name, value, aim, ok in rows]
+    return [*lines, ""]
+
+
+SECTIONS: dict[str, Callable[[dict[str, Any]], list[str]]] = {
+    "command_latency": latency.section,
+    "fanout": fanout.section,
+    "ingest": _ingest_section,
+    "render": _render_section,
+    "memory": memory.section,
+}
+
+
 def write_doc(results: dict[str, Any], info: dict[str, str], command: str) -> None:
     lines = [
         "# Benchmarks",
         "",
         f"Measured {info['date']} on {info['cpus']} CPUs, Python {info['python']}, "
-        f"SQLite {info['sqlite']} ({info['platform']}).",
+        f"SQLite {info['sqlite']}, PostgreSQL {info['postgresql']} ({info['platform']}).",
         "",
         f"Reproduce: `{command}` (rewrites this file; raw figures in `$BENCH_JSON`, "
-        "default `bench/results.json`).",
+        "default `bench/results.json`). Every benchmark runs on this one machine: servers, "
+        "clients and the fake Slack/Telegram APIs share its CPUs.",
         "",
+        *summary_rows(results),
     ]
-    if "ingest" in results:
-        lines += _ingest_section(results["ingest"])
-    if "render" in results:
-        lines += _render_section(results["render"])
+    for name, section in SECTIONS.items():
+        figures = results.get(name)
+        if figures is None:
+            continue
+        if "error" in figures:
+            lines += [f"## {name}: failed", "", "```", figures["error"], "```", ""]
+            continue
+        lines += section(figures)
     DOC.parent.mkdir(exist_ok=True)
     DOC.write_text("\n".join(lines), encoding="utf-8")
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
-    parser.add_argument("--quick", action="store_true", help="about a minute in all")
-    parser.add_argument("--only", choices=sorted(BENCHMARKS), action="append")
-    args = parser.parse_args()
+def run_all(names: list[str], quick: bool, work: Path) -> dict[str, Any]:
     results: dict[str, Any] = {}
-    for name in args.only or BENCHMARKS:
+    for name in names:
         started = time.perf_counter()
         print(f"bench {name}…", file=sys.stderr, flush=True)
-        results[name] = BENCHMARKS[name](args.quick)
-        print(f"bench {name}: {time.perf_counter() - started:.1f}s", file=sys.stderr)
+        try:
+            results[name] = BENCHMARKS[name](quick, work)
+        except Exception:  # one broken benchmark must not lose the others' figures
+            results[name] = {"error": traceback.format_exc(limit=8)}
+            print(results[name]["error"], file=sys.stderr)
+        print(f"bench {name}: {time.perf_counter() - started:.1f}s", file=sys.stderr, flush=True)
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="a few minutes in all")
+    parser.add_argument("--only", choices=sorted(BENCHMARKS), action="append")
+    args = parser.parse_args()
+    names = [name for name in BENCHMARKS if not args.only or name in args.only]
+    work = Path(tempfile.mkdtemp(prefix="prdigest-bench-"))
+    try:
+        results = run_all(names, args.quick, work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    info = machine()
     out = Path(os.environ.get("BENCH_JSON", ROOT / "bench" / "results.json"))
-    out.write_text(json.dumps({"machine": machine(), **results}, indent=2), encoding="utf-8")
+    out.write_text(json.dumps({"machine": info, **results}, indent=2), encoding="utf-8")
     command = "make bench QUICK=1" if args.quick else "make bench"
-    write_doc(results, machine(), command)
+    if args.only:
+        flags = ["--quick"] if args.quick else []
+        command = " ".join(["python -m bench", *flags, *(f"--only {n}" for n in args.only)])
+    write_doc(results, info, command)
     print(f"wrote {DOC.relative_to(ROOT)} and {out}", file=sys.stderr)
+    if any("error" in figures for figures in results.values()):
+        raise SystemExit(1)
 
 
 if __name__ == "__main__":

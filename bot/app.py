@@ -32,9 +32,10 @@ from bot.core.delivery import Clock, Deliverer, Outcome, Sender, utc_clock
 from bot.core.destinations import DestinationStore
 from bot.core.outbox import Claimed, unfinished_count
 from bot.core.render import Renderer
+from bot.cron import CronError, next_fire
 from bot.logs import log
 from bot.metrics import Metrics
-from bot.scheduler import DigestTicker, build_scheduler
+from bot.scheduler import DigestTicker, build_scheduler, last_scheduled
 from bot.settings import Platform
 from bot.sources import SourcePoller, make_pollers
 from bot.web import WebDeps, build_web
@@ -141,6 +142,24 @@ class Service:
         if result.failures:
             self.metrics.reports_ingested.labels("failed").inc(len(result.failures))
 
+    async def _announce_schedules(self) -> None:
+        """One line per destination: when it last got a digest and when the next one is due,
+        so a restart that has nothing to catch up on does not look like silence."""
+        now = self.clock()
+        for dest in await self.destinations.all(active_only=True):
+            try:
+                upcoming = next_fire(dest.schedule, dest.timezone, now)
+            except CronError:
+                upcoming = None
+            last = await last_scheduled(self.ctx.engine, dest.id)
+            log(
+                logger,
+                "destination.schedule",
+                destination=dest.label,
+                last_digest=last.isoformat() if last else None,
+                next_digest=upcoming.isoformat() if upcoming else None,
+            )
+
     def is_ready(self) -> bool:
         return self.scheduler is not None and self.scheduler.running
 
@@ -154,6 +173,7 @@ class Service:
         )
         for poller in self.pollers:
             await self._poll(poller)
+        await self._announce_schedules()
         for adapter in self.adapters:
             await adapter.start()
             log(logger, "adapter.started", adapter=adapter.name)
