@@ -158,3 +158,11 @@ pace_slots = Table(
     Column("platform", String(16), primary_key=True),
     Column("next_at", UtcDateTime(), nullable=False),
 )
+
+leases = Table(
+    "leases",
+    metadata,
+    Column("name", String(64), primary_key=True),
+    Column("holder", String(128), nullable=False),
+    Column("expires_at", UtcDateTime(), nullable=False),
+)
