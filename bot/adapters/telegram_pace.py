@@ -1,0 +1,72 @@
+"""When each Telegram chat may get its next message, shared by digests and command replies.
+
+The outbox paces its own rows, but command replies are sent directly: without one shared
+account of what each chat received, a reply and a digest message could reach a chat within the
+same second, or push a group past 20 messages a minute, and Telegram would answer 429. Digest
+sends ask `wait_for` and are rescheduled when a chat is busy; replies wait for their turn.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import Callable
+
+# A little more than Telegram's 1 message/s per chat: our clock starts before the request
+# reaches the API, and two requests can arrive closer together than they left.
+PER_CHAT_SECONDS = 1.1
+GROUP_WINDOW_SECONDS = 61.0  # 20 messages per minute per group, with a second of headroom
+GROUP_MAX_IN_WINDOW = 20
+
+
+def is_group(chat_id: str) -> bool:
+    """Groups, supergroups and channels have negative ids; private chats positive ones."""
+    return chat_id.startswith("-")
+
+
+class ChatPacer:
+    """Per-chat send times, group windows and 429 holds for one bot, in this process."""
+
+    def __init__(
+        self, clock: Callable[[], float] = time.monotonic, time_scale: float = 1.0
+    ) -> None:
+        self.clock = clock
+        # Tests run against a fake whose flood windows are shrunk by the same factor.
+        self.per_chat = PER_CHAT_SECONDS * time_scale
+        self.group_window = GROUP_WINDOW_SECONDS * time_scale
+        self._last: dict[str, float] = {}
+        self._windows: dict[str, deque[float]] = {}
+        self._held_until: dict[str, float] = {}
+
+    def wait_for(self, chat_id: str) -> float:
+        """Seconds until a message to `chat_id` stays within the limits (0: now)."""
+        now = self.clock()
+        waits = [self._held_until.get(chat_id, 0.0) - now]
+        last = self._last.get(chat_id)
+        if last is not None:
+            waits.append(last + self.per_chat - now)
+        window = self._window(chat_id, now)
+        if window is not None and len(window) >= GROUP_MAX_IN_WINDOW:
+            waits.append(window[0] + self.group_window - now)
+        return max(0.0, *waits)
+
+    def record(self, chat_id: str) -> None:
+        """A message to `chat_id` leaves now."""
+        now = self.clock()
+        self._last[chat_id] = now
+        window = self._window(chat_id, now)
+        if window is not None:
+            window.append(now)
+
+    def hold(self, chat_id: str, seconds: float) -> None:
+        """Telegram said "retry after `seconds`" for this chat: nothing goes there before."""
+        until = self.clock() + seconds
+        self._held_until[chat_id] = max(self._held_until.get(chat_id, 0.0), until)
+
+    def _window(self, chat_id: str, now: float) -> deque[float] | None:
+        if not is_group(chat_id):
+            return None
+        window = self._windows.setdefault(chat_id, deque())
+        while window and window[0] <= now - self.group_window:
+            window.popleft()
+        return window
