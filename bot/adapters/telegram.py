@@ -28,6 +28,7 @@ from telegram.error import Conflict, InvalidToken, TelegramError
 from telegram.ext import Application
 
 from bot.adapters.telegram_handlers import TelegramHandlers
+from bot.adapters.telegram_polling import PollingLeader
 from bot.adapters.telegram_reply import Replier
 from bot.adapters.telegram_sender import TelegramSender
 from bot.adapters.telegram_updates import (
@@ -106,6 +107,8 @@ class TelegramAdapter:
         self.webhook = webhook
         handlers.register(app)
         self._reconnect_task: asyncio.Task[None] | None = None
+        self._leader: PollingLeader | None = None
+        self._leader_task: asyncio.Task[None] | None = None
         self._conflicts = 0
         self._conflict_logged_at = float("-inf")
 
@@ -140,10 +143,18 @@ class TelegramAdapter:
                 allowed_updates=ALLOWED_UPDATES,
             )
         else:
-            assert self.app.updater is not None
-            await self.app.updater.start_polling(  # deletes any webhook first
-                allowed_updates=ALLOWED_UPDATES, error_callback=self._polling_error
+            updater = self.app.updater
+            assert updater is not None
+            self._leader = PollingLeader(
+                self.engine,
+                lambda: updater.start_polling(  # deletes any webhook first
+                    allowed_updates=ALLOWED_UPDATES, error_callback=self._polling_error
+                ),
+                updater.stop,
+                lambda: updater.running,
             )
+            await self._leader.step()
+            self._leader_task = asyncio.create_task(self._leader.run())
         await self.app.start()
         log(logger, "telegram.connected", mode=self.mode, bot=bot.username)
 
@@ -186,6 +197,8 @@ class TelegramAdapter:
     async def stop(self) -> None:
         if self._reconnect_task is not None:
             self._reconnect_task.cancel()
+        if self._leader_task is not None:
+            self._leader_task.cancel()
         self.replier.stop()  # a reply waiting for its turn must not hold up the shutdown
         updater = self.app.updater
         if updater is not None and updater.running:
@@ -193,6 +206,8 @@ class TelegramAdapter:
         if self.app.running:
             await self.app.stop()  # finishes the updates being handled
         await self.app.shutdown()
+        if self._leader is not None:
+            await self._leader.release()
 
 
 def _webhook(service: Service) -> Webhook | None:
