@@ -138,3 +138,57 @@ async def test_killing_the_sending_replica_hands_its_digest_to_another(
     assert b"message.sent" in bytes(survivor.stderr), "the survivor sent the rest"
     assert set(posted) == set(expected)
     assert len(posted) - len(set(posted)) <= 1, "at most the one send in flight is repeated"
+
+
+async def test_two_replicas_never_exceed_telegrams_global_rate(
+    database_url: str, subprocess_env: dict[str, str], tmp_path: Path
+) -> None:
+    if not database_url.startswith("postgresql"):
+        pytest.skip("replicas need PostgreSQL")
+    from tests.fakes.telegram_api import FakeTelegram
+
+    chats = [1_000 + n for n in range(300)]
+    lines = [
+        "delivery: {tick_seconds: 0.5}",
+        "telegram: {webhook_url: 'https://bot.example.com/telegram/webhook'}",
+        "channels:",
+    ]
+    lines += [
+        f"  - {{name: c{chat}, platform: telegram, target: '{chat}', locale: en,"
+        " schedule: '0 0 * * *', timezone: UTC}"
+        for chat in chats
+    ]
+    config = tmp_path / "bot.yaml"
+    config.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    async with FakeTelegram() as fake:
+        for chat in chats:
+            fake.add_chat(chat)
+        env = {
+            **subprocess_env,
+            "BOT_DATABASE_URL": database_url,
+            "BOT_CONFIG": str(config),
+            "TELEGRAM_BOT_TOKEN": fake.token,
+            "TELEGRAM_API_URL": fake.url,
+            "TELEGRAM_WEBHOOK_SECRET": "replica-webhook-secret",
+            "PTB_TIMEDELTA": "true",
+        }
+        ingest = BotProcess(dict(env), args=["ingest", "-q", "examples/reports"])
+        await ingest.start()
+        assert await ingest.wait() == 0
+        replicas = [BotProcess(dict(env)) for _ in range(2)]
+        for bot in replicas:
+            await bot.start()
+        try:
+            deadline = asyncio.get_running_loop().time() + 90
+            while len({m.chat_id for m in fake.sent}) < len(chats):
+                assert asyncio.get_running_loop().time() < deadline, "not every chat got its digest"
+                await asyncio.sleep(0.2)
+            await asyncio.sleep(1.0)
+        finally:
+            for bot in replicas:
+                await bot.terminate()
+        per_chat = Counter(m.chat_id for m in fake.sent)
+        assert set(per_chat.values()) == {1}, "each chat got its digest once"
+        assert fake.flood_429s == 0
+        assert fake.violations == []
+    assert all(b"message.sent" in bytes(bot.stderr) for bot in replicas), "both replicas sent"
