@@ -104,23 +104,21 @@ def summary_rows(results: dict[str, Any]) -> list[str]:
         )
     if (f := results.get("fanout")) and "error" not in f:
         ptb = f.get("ptb_rate_ratio")
+        clean = f["lost"] == 0 and f["duplicates"] == 0
+        ptb_shown = "skipped" if ptb is None else f"{ptb:.3f}"
         rows += [
             ("fan-out rate ÷ allowed", f"{f['rate_ratio']:.3f}", "≥ 0.95", f["rate_ratio"] >= 0.95),
             ("fan-out 429s provoked", str(f["violations"]), "0", f["violations"] == 0),
-            ("fan-out lost / duplicated", f"{f['lost']} / {f['duplicates']}", "0 / 0",
-             f["lost"] == 0 and f["duplicates"] == 0),  # fmt: skip
-            ("PTB AIORateLimiter rate ÷ allowed", "skipped" if ptb is None else f"{ptb:.3f}",
-             "(peer)", None),  # fmt: skip
+            ("fan-out lost / duplicated", f"{f['lost']} / {f['duplicates']}", "0 / 0", clean),
+            ("PTB `AIORateLimiter` rate ÷ allowed", ptb_shown, "(peer)", None),
         ]
     if (f := results.get("ingest")) and "error" not in f:
         rows.append(("ingest ÷ markdown-it", f"{f['ratio']:.2f}", "≥ 0.5", f["ratio"] >= 0.5))
     if (f := results.get("render")) and "error" not in f:
         rows.append(("render ÷ send time", f"{f['share']:.1%}", "≤ 5%", f["share"] <= 0.05))
     if (f := results.get("memory")) and "error" not in f:
-        rows.append(
-            (f"peak RSS, {f['reports']:,} reports", f"{f['rss_mb']:,.0f} MB", "≤ 200 MB",
-             f["rss_mb"] <= 200)  # fmt: skip
-        )
+        name = f"peak RSS, {f['reports']:,} reports"
+        rows.append((name, f"{f['rss_mb']:,.0f} MB", "≤ 200 MB", f["rss_mb"] <= 200))
     lines = ["| figure | measured | aim | met |", "|---|---:|---:|:---:|"]
     lines += [f"| {name} | {value} | {aim} | {_verdict(ok)} |" for name, value, aim, ok in rows]
     return [*lines, ""]
