@@ -6,6 +6,7 @@ import os
 import sys
 import uuid
 from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
@@ -57,10 +58,10 @@ def _database_params() -> list[object]:
     return ["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)]
 
 
-@pytest.fixture(params=_database_params())
-async def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
+@asynccontextmanager
+async def _fresh_database(kind: str, tmp_path: Path) -> AsyncIterator[str]:
     """A fresh, migrated database: a SQLite file, or a private schema on the test PostgreSQL."""
-    if request.param == "sqlite":
+    if kind == "sqlite":
         yield f"sqlite:///{tmp_path / 'bot.db'}"
         return
     base = postgres_url()
@@ -80,6 +81,20 @@ async def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncI
         async with admin.begin() as conn:
             await conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
         await admin.dispose()
+
+
+@pytest.fixture(params=_database_params())
+async def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
+    """Each test using it runs twice: on SQLite and on PostgreSQL."""
+    async with _fresh_database(request.param, tmp_path) as url:
+        yield url
+
+
+@pytest.fixture(params=[pytest.param("postgresql", marks=pytest.mark.postgres)])
+async def postgres_database_url(tmp_path: Path) -> AsyncIterator[str]:
+    """For what only PostgreSQL does (replicas): a private schema, or a skip saying how."""
+    async with _fresh_database("postgresql", tmp_path) as url:
+        yield url
 
 
 @pytest.fixture

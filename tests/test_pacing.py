@@ -6,11 +6,8 @@ import asyncio
 import sys
 import time
 
-import pytest
-
 from bot.core.db import create_engine, migrate
 from bot.core.pacing import LocalPace, SharedPace, make_pace
-from bot.core.store import ReportStore
 from bot.settings import Platform
 from tests.conftest import ROOT
 
@@ -35,12 +32,9 @@ async def test_one_process_never_exceeds_the_rate() -> None:
     assert _max_in_any_second(times) <= RATE + 1
 
 
-async def test_replicas_share_one_rate_through_postgresql(
-    store: ReportStore, database_url: str
-) -> None:
-    if not database_url.startswith("postgresql"):
-        pytest.skip("shared pacing is for replicas on PostgreSQL; SQLite runs one process")
-    engines = [create_engine(database_url) for _ in range(3)]
+async def test_replicas_share_one_rate_through_postgresql(postgres_database_url: str) -> None:
+    engines = [create_engine(postgres_database_url) for _ in range(3)]
+    await migrate(engines[0])
     try:
         paces = [make_pace(engine, Platform.TELEGRAM, RATE) for engine in engines]
         assert all(isinstance(p, SharedPace) for p in paces)

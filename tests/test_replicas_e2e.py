@@ -51,14 +51,12 @@ async def _runs(url: str) -> dict[str, list[object]]:
 
 
 async def test_three_replicas_deliver_each_scheduled_digest_exactly_once(
-    database_url: str, subprocess_env: dict[str, str], tmp_path: Path
+    postgres_database_url: str, subprocess_env: dict[str, str], tmp_path: Path
 ) -> None:
-    if not database_url.startswith("postgresql"):
-        pytest.skip("replicas need PostgreSQL")
     async with FakeSlack() as fake:
         env = {
             **subprocess_env,
-            "BOT_DATABASE_URL": database_url,
+            "BOT_DATABASE_URL": postgres_database_url,
             "BOT_CONFIG": str(_config(tmp_path)),
             "SLACK_BOT_TOKEN": fake.bot_token,
             "SLACK_SIGNING_SECRET": "replica-test-secret",
@@ -75,7 +73,7 @@ async def test_three_replicas_deliver_each_scheduled_digest_exactly_once(
             codes = [await bot.terminate() for bot in replicas]
         posted = Counter(m.channel for m in fake.posted if m.method == "chat.postMessage")
     assert codes == [0, 0, 0]
-    runs = await _runs(database_url)
+    runs = await _runs(postgres_database_url)
     for target in CHANNELS:
         times = [r.scheduled_for for r in runs[target]]  # type: ignore[attr-defined]
         assert len(times) >= TIMES, f"{target}: only {len(times)} digests"
@@ -88,10 +86,8 @@ async def test_three_replicas_deliver_each_scheduled_digest_exactly_once(
 
 
 async def test_killing_the_sending_replica_hands_its_digest_to_another(
-    database_url: str, subprocess_env: dict[str, str], tmp_path: Path
+    postgres_database_url: str, subprocess_env: dict[str, str], tmp_path: Path
 ) -> None:
-    if not database_url.startswith("postgresql"):
-        pytest.skip("replicas need PostgreSQL")
     from tests.test_run_e2e import _dry_run_texts, _reports
 
     reports = tmp_path / "reports"
@@ -107,7 +103,7 @@ async def test_killing_the_sending_replica_hands_its_digest_to_another(
     async with FakeSlack() as fake:
         env = {
             **subprocess_env,
-            "BOT_DATABASE_URL": database_url,
+            "BOT_DATABASE_URL": postgres_database_url,
             "BOT_CONFIG": str(config),
             "SLACK_BOT_TOKEN": fake.bot_token,
             "SLACK_SIGNING_SECRET": "replica-test-secret",
@@ -141,10 +137,8 @@ async def test_killing_the_sending_replica_hands_its_digest_to_another(
 
 
 async def test_two_replicas_never_exceed_telegrams_global_rate(
-    database_url: str, subprocess_env: dict[str, str], tmp_path: Path
+    postgres_database_url: str, subprocess_env: dict[str, str], tmp_path: Path
 ) -> None:
-    if not database_url.startswith("postgresql"):
-        pytest.skip("replicas need PostgreSQL")
     from tests.fakes.telegram_api import FakeTelegram
 
     chats = [1_000 + n for n in range(300)]
@@ -165,7 +159,7 @@ async def test_two_replicas_never_exceed_telegrams_global_rate(
             fake.add_chat(chat)
         env = {
             **subprocess_env,
-            "BOT_DATABASE_URL": database_url,
+            "BOT_DATABASE_URL": postgres_database_url,
             "BOT_CONFIG": str(config),
             "TELEGRAM_BOT_TOKEN": fake.token,
             "TELEGRAM_API_URL": fake.url,
