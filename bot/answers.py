@@ -15,7 +15,14 @@ from bot.core.commands import SPECS, Invocation, UsageError, Verb
 from bot.core.destinations import CONFIG, Destination, DestinationStore
 from bot.core.lookup import AmbiguousRefError, ReportNotFoundError, find_report
 from bot.core.render import Format, RenderedMessage, Renderer, Section
-from bot.core.select import Digest, DigestFilter, StoredReport, build_digest, select_new
+from bot.core.select import (
+    Digest,
+    DigestFilter,
+    StoredReport,
+    build_digest,
+    default_title,
+    select_new,
+)
 from bot.core.status import collect
 from bot.core.store import ReportStore
 from bot.cron import CronError, next_fire
@@ -160,7 +167,9 @@ class Answerer:
             return Answer(Notice("no_subscriptions"))
         window = await self.reports.since(dest.watermark)
         digest = build_digest(
-            select_new(window, dest.filter, dest.watermark), dest.filter, dest.label
+            select_new(window, dest.filter, dest.watermark),
+            dest.filter,
+            default_title(dest.filter, dest.label),
         )
         if digest.is_empty:
             return Answer(Notice("digest_empty"))

@@ -14,7 +14,7 @@ from bot.core.delivery import Deliverer
 from bot.core.destinations import Destination, DestinationStore
 from bot.core.outbox import PLATFORM_FORMAT, plan_digest, unfinished_count
 from bot.core.render import Format, Renderer
-from bot.core.select import DigestFilter, build_digest, select_new
+from bot.core.select import DigestFilter, build_digest, default_title, select_new
 from bot.core.store import utcnow
 from bot.settings import Channel
 
@@ -39,7 +39,7 @@ async def _dry_run(ctx: Context, channel: Channel, fmt: Format) -> int:
     watermark = existing.watermark if existing else 0
     flt = DigestFilter.from_channel(channel)
     window = await ctx.reports.since(watermark)
-    digest = build_digest(select_new(window, flt, watermark), flt, channel.name)
+    digest = build_digest(select_new(window, flt, watermark), flt, default_title(flt, channel.name))
     if digest.is_empty and not channel.post_empty:
         print(f"nothing new for {channel.name} since seq {watermark}", file=sys.stderr)
         return 0

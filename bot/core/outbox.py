@@ -24,7 +24,7 @@ from bot.core.db import write_transaction
 from bot.core.destinations import Destination
 from bot.core.render import Format, Renderer
 from bot.core.report import Report
-from bot.core.select import StoredReport, build_digest, select_new
+from bot.core.select import StoredReport, build_digest, default_title, select_new
 from bot.core.tables import destinations, digest_runs, outbox, reports
 from bot.settings import Platform
 
@@ -141,7 +141,11 @@ async def plan_digest(
         start = await _window_start(conn, dest.id)
         window = await _reports_after(conn, start)
         end = max((item.seq for item in window), default=start)
-        digest = build_digest(select_new(window, dest.filter, start), dest.filter, dest.label)
+        digest = build_digest(
+            select_new(window, dest.filter, start),
+            dest.filter,
+            default_title(dest.filter, dest.label),
+        )
         messages = []
         if not digest.is_empty or dest.post_empty:
             fmt = PLATFORM_FORMAT[dest.platform]
