@@ -237,3 +237,23 @@ async def test_expired_lease_is_taken_over(store: ReportStore) -> None:
     clock.advance(61)
     again = await claim(store.engine, "other", clock(), (Platform.CONSOLE,), 10, lease)
     assert [r.id for r in again] == [taken[0].id]
+
+
+async def test_a_huge_backlog_is_capped_to_the_newest_reports(
+    store: ReportStore, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    import bot.core.outbox
+
+    monkeypatch.setattr(bot.core.outbox, "WINDOW_LIMIT", 3)
+    clock = FakeClock()
+    [dest] = await setup_destinations(store.engine, channel("a", "A"))
+    await add_reports(store, range(1, 6))
+    run = await plan_digest(store.engine, dest, clock(), RENDERER, clock())
+    assert run.entries == 3
+    sender = ScriptedSender(clock)
+    await run_until_idle(_deliverer(store, sender, clock), clock, 5)
+    text = "".join(str(c.payload["text"]) for c in sender.calls)
+    assert "one-liner 5" in text and "one-liner 1" not in text
+    assert "digest.window_capped" in caplog.text
+    refreshed = await DestinationStore(store.engine).get(dest.id)
+    assert refreshed is not None and refreshed.watermark == await store.max_seq()

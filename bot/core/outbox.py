@@ -10,6 +10,7 @@ run has reached a final state, so a restart resumes the rendered rows and never 
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
@@ -23,9 +24,10 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from bot.core.db import write_transaction
 from bot.core.destinations import Destination
 from bot.core.render import Format, Renderer
-from bot.core.report import Report
-from bot.core.select import StoredReport, build_digest, default_title, select_new
-from bot.core.tables import destinations, digest_runs, outbox, reports
+from bot.core.select import build_digest, default_title, select_new
+from bot.core.store import WINDOW_LIMIT, count_after, reports_after
+from bot.core.tables import destinations, digest_runs, outbox
+from bot.logs import log
 from bot.settings import Platform
 
 
@@ -43,6 +45,7 @@ class RunStatus(StrEnum):
     EMPTY = "empty"
 
 
+logger = logging.getLogger("prdigest.outbox")
 UNFINISHED = (RowStatus.PENDING.value, RowStatus.SENDING.value)
 PLATFORM_FORMAT = {
     Platform.SLACK: Format.SLACK,
@@ -102,18 +105,6 @@ async def _window_start(conn: AsyncConnection, dest_id: int) -> int:
     return max(int(watermark), int(pending or 0))
 
 
-async def _reports_after(conn: AsyncConnection, seq: int) -> list[StoredReport]:
-    rows = await conn.execute(
-        select(reports.c.data, reports.c.seq, reports.c.revision)
-        .where(reports.c.seq > seq)
-        .order_by(reports.c.seq)
-    )
-    return [
-        StoredReport(report=Report.model_validate(r.data), seq=int(r.seq), revision=int(r.revision))
-        for r in rows
-    ]
-
-
 async def plan_digest(
     engine: AsyncEngine,
     dest: Destination,
@@ -139,7 +130,16 @@ async def plan_digest(
         if run_id is None:
             return PlannedRun(run_id=None, created=False)
         start = await _window_start(conn, dest.id)
-        window = await _reports_after(conn, start)
+        window = await reports_after(conn, start, WINDOW_LIMIT)
+        if len(window) == WINDOW_LIMIT:
+            skipped = await count_after(conn, start) - WINDOW_LIMIT
+            log(
+                logger,
+                "digest.window_capped",
+                logging.WARNING,
+                destination=dest.label,
+                skipped=skipped,
+            )
         end = max((item.seq for item in window), default=start)
         digest = build_digest(
             select_new(window, dest.filter, start),

@@ -25,6 +25,7 @@ from bot.core.tables import counters, reports
 
 SEQ_COUNTER = "report_seq"
 LOOKUP_CHUNK = 400
+WINDOW_LIMIT = 2000  # reports one digest run looks at, newest first
 
 
 class IngestOutcome(StrEnum):
@@ -119,6 +120,30 @@ def _values(report: Report, digest: str, source: str, now: datetime) -> dict[str
     }
 
 
+async def reports_after(
+    conn: AsyncConnection, watermark: int, limit: int = WINDOW_LIMIT
+) -> list[StoredReport]:
+    """The newest `limit` reports with seq > watermark, oldest first.
+
+    A digest window is normally a day of reports; after a long outage, or for a brand-new
+    channel over a large store, it could be the whole history. Capping it keeps a run's memory
+    bounded (a digest shows `max_items` entries anyway); what falls outside is logged."""
+    rows = (
+        await conn.execute(
+            select(reports.c.data, reports.c.seq, reports.c.revision)
+            .where(reports.c.seq > watermark)
+            .order_by(reports.c.seq.desc())
+            .limit(limit)
+        )
+    ).all()
+    return [_stored(row) for row in reversed(rows)]
+
+
+async def count_after(conn: AsyncConnection, watermark: int) -> int:
+    query = select(func.count()).select_from(reports).where(reports.c.seq > watermark)
+    return int((await conn.execute(query)).scalar_one())
+
+
 class ReportStore:
     """Queries and writes on the `reports` table."""
 
@@ -201,18 +226,10 @@ class ReportStore:
             rows = (await conn.execute(query.order_by(reports.c.repo))).all()
         return [_stored(row) for row in rows]
 
-    async def since(self, watermark: int, limit: int | None = None) -> list[StoredReport]:
-        """Reports with seq > watermark, oldest first."""
-        query = (
-            select(reports.c.data, reports.c.seq, reports.c.revision)
-            .where(reports.c.seq > watermark)
-            .order_by(reports.c.seq)
-        )
-        if limit is not None:
-            query = query.limit(limit)
+    async def since(self, watermark: int, limit: int = WINDOW_LIMIT) -> list[StoredReport]:
+        """The newest `limit` reports with seq > watermark, oldest first."""
         async with self.engine.connect() as conn:
-            rows = (await conn.execute(query)).all()
-        return [_stored(row) for row in rows]
+            return await reports_after(conn, watermark, limit)
 
     async def max_seq(self) -> int:
         async with self.engine.connect() as conn:

@@ -133,6 +133,7 @@ outbox = Table(
     UniqueConstraint("run_id", "part", name="uq_outbox_run_part"),
 )
 Index("ix_outbox_due", outbox.c.status, outbox.c.next_attempt_at)
+Index("ix_outbox_destination_status", outbox.c.destination_id, outbox.c.status)
 
 processed_events = Table(
     "processed_events",
