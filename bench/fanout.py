@@ -131,6 +131,7 @@ def figures(fake: FakeTelegram, expected: Sequence[Message], scale: float, wall:
         "allowed_per_s": round(allowed, 1),
         "rate_ratio": round(achieved / allowed, 3),
         "violations": fake.flood_429s,
+        "violations_by_rule": dict(Counter(str(e.rule) for e in fake.violations)),
         "early_retries": len(fake.early_retries),
         "lost": sum((want - got).values()),
         "duplicates": sum((got - want).values()),

@@ -31,7 +31,7 @@ from bench.faults_kit import Server, SignedSlack  # noqa: E402
 from bot.core.db import create_engine, migrate  # noqa: E402
 from bot.core.parse import parse_file  # noqa: E402
 from bot.core.report import Report  # noqa: E402
-from bot.core.store import ReportStore  # noqa: E402
+from bot.core.store import WINDOW_LIMIT, ReportStore  # noqa: E402
 from tests.fakes.slack_api import FakeSlack  # noqa: E402
 
 TEMPLATES = 400  # distinct generated reports; the store cycles through them
@@ -197,7 +197,8 @@ def section(figures: dict[str, Any]) -> list[str]:
         "",
         "| moment | peak RSS (MB) |",
         "|---|---:|",
-        f"| first start, after the catch-up digest of all {figures['reports']:,} reports "
+        f"| first start, after the catch-up digest (a new channel: the newest "
+        f"{WINDOW_LIMIT:,} of {figures['reports']:,} reports) "
         f"({figures['first_digest_seconds']:.0f} s after start) "
         f"| {figures['rss_mb_after_digest']:,.0f} |",
         f"| … and {figures['lookups']} `/pr` lookups | {figures['rss_mb']:,.0f} |",

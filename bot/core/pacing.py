@@ -33,12 +33,14 @@ class LocalPace:
         self.lock = asyncio.Lock()
 
     async def wait(self) -> None:
+        # Waiters queue on the lock and each next slot counts from when the previous send was
+        # really let go: a busy event loop that wakes a sleeper late must not make it "catch up"
+        # with a burst (the platform counts arrivals, not our plan).
         async with self.lock:
-            now = time.monotonic()
-            delay = self.next_at - now
-            self.next_at = max(now, self.next_at) + self.interval
-        if delay > 0:
-            await asyncio.sleep(delay)
+            delay = self.next_at - time.monotonic()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            self.next_at = time.monotonic() + self.interval
 
 
 _TAKE_SLOT = text(
