@@ -62,21 +62,25 @@ class SharedPace:
         self.engine = engine
         self.platform = platform
         self.interval = 1.0 / rate if rate > 0 else 0.0
+        self.lock = asyncio.Lock()
 
     async def wait(self) -> None:
         if self.interval == 0.0:
             return
-        async with self.engine.begin() as conn:
-            delay = (
-                await conn.execute(
-                    _TAKE_SLOT, {"platform": self.platform.value, "gap": self.interval}
-                )
-            ).scalar()
-        if delay is not None and float(delay) > 0:
-            await asyncio.sleep(float(delay))
+        # One reservation at a time per process: slots booked far ahead by many tasks would all
+        # fire together after a stall, a burst the platform counts against us.
+        async with self.lock:
+            params = {"platform": self.platform.value, "gap": self.interval}
+            async with self.engine.begin() as conn:
+                delay = (await conn.execute(_TAKE_SLOT, params)).scalar()
+            if delay is not None and float(delay) > 0:
+                await asyncio.sleep(float(delay))
+
+
+SHARED_HEADROOM = 0.95  # slots planned in the database arrive with more jitter (round trips)
 
 
 def make_pace(engine: AsyncEngine, platform: Platform, rate: float) -> Pace:
     if engine.dialect.name == "postgresql":
-        return SharedPace(engine, platform, rate)
+        return SharedPace(engine, platform, rate * SHARED_HEADROOM)
     return LocalPace(rate)
