@@ -77,7 +77,7 @@ class SharedPace:
                 await asyncio.sleep(float(delay))
 
 
-SHARED_HEADROOM = 0.95  # slots planned in the database arrive with more jitter (round trips)
+SHARED_HEADROOM = 0.85  # slots planned in the database arrive with more jitter (round trips)
 
 
 def make_pace(engine: AsyncEngine, platform: Platform, rate: float) -> Pace:
