@@ -189,7 +189,7 @@ def run(quick: bool = False) -> dict[str, Any]:
 def _row(name: str, f: dict[str, Any]) -> str:
     return (
         f"| {name} | {f['messages']:,} | {f['seconds']:.0f} | {f['achieved_per_s']:.1f} "
-        f"| {f['rate_ratio']:.3f} | {f['violations']} | {f['lost']} | {f['duplicates']} |"
+        f"| {f['rate_ratio']:.3f} | {f['violations']:,} | {f['lost']:,} | {f['duplicates']:,} |"
     )
 
 

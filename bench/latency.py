@@ -292,7 +292,7 @@ def section(figures: dict[str, Any]) -> list[str]:
         "`httpx.AsyncClient` each, signed requests, each with its own `response_url`) time "
         "the HTTP response, which is Slack's ack. prdigest answers every command after the ack "
         "through `response_url` on the fake Slack, which runs in a third process "
-        f"({figures.get('answered')} answers for its {figures['bot_commands']:,} commands, "
+        f"({figures.get('answered') or 0:,} answers for its {figures['bot_commands']:,} commands, "
         "warm-up included); that work shares the CPUs with the acks, while the peer does "
         f"nothing after acking. The two servers take turns, {figures['rounds']} rounds each; "
         "a round starts once every earlier command has been answered. The store is SQLite.",

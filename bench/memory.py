@@ -197,9 +197,9 @@ def section(figures: dict[str, Any]) -> list[str]:
         "",
         "| moment | peak RSS (MB) |",
         "|---|---:|",
-        f"| first start, after the catch-up digest (a new channel: the newest "
-        f"{WINDOW_LIMIT:,} of {figures['reports']:,} reports) "
-        f"({figures['first_digest_seconds']:.0f} s after start) "
+        f"| first start, after a new channel's catch-up digest (the newest "
+        f"{WINDOW_LIMIT:,} of {figures['reports']:,} reports; "
+        f"{figures['first_digest_seconds']:.0f} s after start) "
         f"| {figures['rss_mb_after_digest']:,.0f} |",
         f"| … and {figures['lookups']} `/pr` lookups | {figures['rss_mb']:,.0f} |",
         f"| second start (digest delivered, nothing new) and {figures['lookups']} `/pr` "
@@ -207,7 +207,8 @@ def section(figures: dict[str, Any]) -> list[str]:
         "",
         f"**Peak RSS {figures['rss_mb']:,.0f} MB** (aim ≤ {figures['aim_mb']} MB): VmHWM of the "
         "`prdigest run` process, SQLite store, one console channel (new, so its first digest "
-        "covers every stored report), Slack enabled against the fake for the `/pr` commands. "
+        f"covers the newest {WINDOW_LIMIT:,} stored reports, the cap of a digest window), "
+        "Slack enabled against the fake for the `/pr` commands. "
         f"The store is filled in {figures['store_build_seconds']:.0f} s from "
         f"{TEMPLATES} reports generated like the ingest benchmark's, varied in repo, number "
         "and title.",
