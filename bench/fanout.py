@@ -36,7 +36,7 @@ from bench.fanout_setup import NEW_REPORTS, PLAN_SAMPLE, Message, prepare  # noq
 from bot.adapters.telegram_pace import ChatPacer  # noqa: E402
 from bot.adapters.telegram_sender import TELEGRAM_MAX_PER_SECOND, TelegramSender  # noqa: E402
 from bot.core.delivery import Deliverer  # noqa: E402
-from bot.core.outbox import unfinished_count  # noqa: E402
+from bot.core.ledger import unfinished_count  # noqa: E402
 from bot.settings import Platform  # noqa: E402
 from tests.fakes.telegram_api import FakeTelegram, FloodLimits  # noqa: E402
 

@@ -18,7 +18,8 @@ from typing import Any
 from bench.render import REPOS, TAGS, make_reports
 from bot.core.db import create_engine, migrate, write_transaction
 from bot.core.destinations import Destination, DestinationStore, filter_to_json
-from bot.core.outbox import RowStatus, RunStatus, plan_digest
+from bot.core.ledger import RowStatus, RunStatus
+from bot.core.outbox import plan_digest
 from bot.core.render import Format, Renderer
 from bot.core.select import DigestFilter, StoredReport, build_digest, select_new
 from bot.core.store import ReportStore
@@ -153,7 +154,7 @@ async def queued_messages(engine: Any) -> list[Message]:
 async def ensure_outbox_index(engine: Any) -> bool:
     """Add an index on outbox(destination_id, status) if the schema lacks one; True if added.
 
-    `outbox.claim` skips rows that have an unfinished earlier row for the same destination;
+    `ledger.claim` skips rows that have an unfinished earlier row for the same destination;
     without this index SQLite answers that from ix_outbox_due, scanning every queued row for
     every candidate: one claim took 1.6 s with 1,909 queued messages, and grows with the square.
     """

@@ -30,7 +30,7 @@ from bot.answers import Answerer
 from bot.context import Context
 from bot.core.delivery import Clock, Deliverer, Outcome, Sender, utc_clock
 from bot.core.destinations import DestinationStore
-from bot.core.outbox import Claimed, unfinished_count
+from bot.core.ledger import Claimed, unfinished_count
 from bot.core.render import Renderer
 from bot.cron import CronError, next_fire
 from bot.logs import log

@@ -30,7 +30,8 @@ from bot.adapters.telegram_pace import ChatPacer
 from bot.adapters.telegram_sender import TelegramSender
 from bot.core.delivery import Deliverer
 from bot.core.destinations import Destination
-from bot.core.outbox import plan_digest, unfinished_count
+from bot.core.ledger import unfinished_count
+from bot.core.outbox import plan_digest
 from bot.core.render import Renderer
 from bot.core.store import ReportStore
 from bot.core.tables import destinations, outbox

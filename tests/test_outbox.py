@@ -10,7 +10,8 @@ from sqlalchemy import func, select
 
 from bot.core.delivery import Blocked, Deliverer, Gone, Moved, Rejected, RetryAfter, Transient
 from bot.core.destinations import DestinationStore
-from bot.core.outbox import RunStatus, plan_digest, unfinished_count
+from bot.core.ledger import RunStatus, unfinished_count
+from bot.core.outbox import plan_digest
 from bot.core.render import Renderer
 from bot.core.store import ReportStore
 from bot.core.tables import digest_runs, outbox
@@ -222,7 +223,7 @@ async def test_an_empty_window_posts_only_when_asked(store: ReportStore, post_em
 
 
 async def test_expired_lease_is_taken_over(store: ReportStore) -> None:
-    from bot.core.outbox import claim
+    from bot.core.ledger import claim
 
     clock = FakeClock()
     [dest] = await setup_destinations(store.engine, channel("a", "A"))

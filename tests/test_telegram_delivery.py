@@ -19,7 +19,8 @@ from bot.adapters.telegram_pace import ChatPacer
 from bot.adapters.telegram_sender import TelegramSender
 from bot.core.delivery import Deliverer, RetryAfter, Sent, utc_clock
 from bot.core.destinations import Destination, DestinationStore
-from bot.core.outbox import plan_digest, unfinished_count
+from bot.core.ledger import unfinished_count
+from bot.core.outbox import plan_digest
 from bot.core.render import Renderer
 from bot.core.select import DigestFilter
 from bot.core.status import collect

@@ -12,7 +12,8 @@ from bot.cli.common import CliError, Command, print_json_lines
 from bot.context import Context, open_context
 from bot.core.delivery import Deliverer
 from bot.core.destinations import Destination, DestinationStore
-from bot.core.outbox import PLATFORM_FORMAT, plan_digest, unfinished_count
+from bot.core.ledger import unfinished_count
+from bot.core.outbox import PLATFORM_FORMAT, plan_digest
 from bot.core.render import Format, Renderer
 from bot.core.select import DigestFilter, build_digest, default_title, select_new
 from bot.core.store import utcnow

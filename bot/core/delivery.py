@@ -20,8 +20,8 @@ from typing import Protocol
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bot.core import outbox
-from bot.core.outbox import Claimed
+from bot.core import ledger
+from bot.core.ledger import Claimed
 from bot.core.pacing import make_pace
 from bot.logs import log
 from bot.settings import Platform
@@ -141,7 +141,7 @@ class Deliverer:
 
     async def run_once(self, only_destination: int | None = None) -> int:
         """Claim what is due now and deliver it; the number of rows handled."""
-        rows = await outbox.claim(
+        rows = await ledger.claim(
             self.engine,
             self.worker,
             self.clock(),
@@ -184,33 +184,33 @@ class Deliverer:
         match outcome:
             case Sent(external_id):
                 pace = now + timedelta(seconds=sender.interval_for(row.target))
-                await outbox.mark_sent(self.engine, row, external_id, now, pace)
+                await ledger.mark_sent(self.engine, row, external_id, now, pace)
                 log(logger, "message.sent", part=row.part, external_id=external_id, **fields)
             case RetryAfter(seconds, reason):
                 wait = min(timedelta(seconds=max(seconds, 1.0)), MAX_RETRY_AFTER)
-                await outbox.mark_retry(self.engine, row, now + wait, reason)
+                await ledger.mark_retry(self.engine, row, now + wait, reason)
                 log(logger, "message.retry_after", seconds=wait.total_seconds(), **fields)
             case Transient(reason):
                 wait = timedelta(seconds=backoff(row.attempts, self.rng))
-                await outbox.mark_retry(self.engine, row, now + wait, reason)
+                await ledger.mark_retry(self.engine, row, now + wait, reason)
                 log(logger, "message.transient", logging.WARNING, reason=reason, **fields)
             case Blocked(reason):
                 await self._blocked(row, reason, now)
             case Gone(reason):
-                await outbox.deactivate(self.engine, row.destination_id, reason, now)
+                await ledger.deactivate(self.engine, row.destination_id, reason, now)
                 log(logger, "destination.deactivated", logging.WARNING, reason=reason, **fields)
             case Moved(new_target):
-                await outbox.mark_retry(self.engine, row, now, "moved", new_target=new_target)
+                await ledger.mark_retry(self.engine, row, now, "moved", new_target=new_target)
                 log(logger, "destination.moved", new_target=new_target, **fields)
             case Rejected(reason):
-                await outbox.mark_failed(self.engine, row, reason, now)
+                await ledger.mark_failed(self.engine, row, reason, now)
                 log(logger, "message.failed", logging.ERROR, reason=reason, **fields)
 
     async def _blocked(self, row: Claimed, reason: str, now: datetime) -> None:
         if row.consecutive_failures + 1 >= BLOCKED_LIMIT:
-            await outbox.deactivate(self.engine, row.destination_id, reason, now)
+            await ledger.deactivate(self.engine, row.destination_id, reason, now)
             log(logger, "destination.deactivated", logging.WARNING, reason=reason, row=row.id)
             return
         wait = timedelta(seconds=backoff(row.attempts, self.rng))
-        await outbox.mark_retry(self.engine, row, now + wait, reason, count_failure=True)
+        await ledger.mark_retry(self.engine, row, now + wait, reason, count_failure=True)
         log(logger, "message.blocked", logging.WARNING, reason=reason, row=row.id)
