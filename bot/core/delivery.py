@@ -30,7 +30,9 @@ logger = logging.getLogger("prdigest.delivery")
 
 LEASE = timedelta(seconds=60)
 CLAIM_BATCH = 50
+REFILL_AT = CLAIM_BATCH // 2  # claim the next batch once this few rows are still unsent
 IDLE_POLL_SECONDS = 0.5
+SHORT_CLAIM_PAUSE_SECONDS = 0.1  # a claim came back short while sends are still in flight
 MAX_RETRY_AFTER = timedelta(hours=1)
 BACKOFF_BASE_SECONDS = 2.0
 BACKOFF_MAX_SECONDS = 600.0
@@ -141,42 +143,84 @@ class Deliverer:
 
     async def run_once(self, only_destination: int | None = None) -> int:
         """Claim what is due now and deliver it; the number of rows handled."""
+        rows, send_by = await self._claim(only_destination)
+        await asyncio.gather(*(self._deliver(row, send_by) for row in rows))
+        return len(rows)
+
+    async def run_forever(self) -> None:
+        """Deliver until stopped, claiming the next rows while earlier ones are still paced or
+        in flight: the pace never waits for the database between batches (a claim takes tens
+        of milliseconds on a long queue; waiting for it after every batch cost 8% of the
+        platform rate). A database outage is logged and retried with backoff; it never ends
+        the loop (nothing would be delivered, silently, until a restart)."""
+        in_flight: set[asyncio.Task[None]] = set()
+        failures = 0
+        try:
+            while not self._stopping.is_set():
+                pause = 0.0
+                if len(in_flight) <= REFILL_AT:
+                    claimed, failures = await self._refill(in_flight, failures)
+                    if failures:
+                        pause = min(30.0, 2.0**failures)
+                    elif claimed < CLAIM_BATCH:  # nothing more is due yet
+                        pause = SHORT_CLAIM_PAUSE_SECONDS if in_flight else IDLE_POLL_SECONDS
+                await self._wait(in_flight, pause)
+        finally:
+            if in_flight:  # claimed rows not yet sent give themselves back (see _deliver)
+                await asyncio.gather(*in_flight)
+
+    async def _claim(self, only_destination: int | None = None) -> tuple[list[Claimed], datetime]:
+        """Due rows, and the time by which each must have left (half its lease), so a row
+        that waited too long for its turn is never sent after another replica may take it."""
+        now = self.clock()
         rows = await ledger.claim(
             self.engine,
             self.worker,
-            self.clock(),
+            now,
             tuple(self.senders),
             CLAIM_BATCH,
             self.lease,
             only_destination,
         )
-        await asyncio.gather(*(self._deliver(row) for row in rows))
-        return len(rows)
+        return rows, now + self.lease / 2
 
-    async def run_forever(self) -> None:
-        """Deliver until stopped. A database outage is logged and retried with backoff; it
-        never ends the loop (nothing would be delivered, silently, until a restart)."""
-        failures = 0
-        while not self._stopping.is_set():
-            try:
-                handled = await self.run_once()
-                failures = 0
-            except (SQLAlchemyError, OSError) as exc:
-                failures += 1
-                handled = 0
-                log(logger, "delivery.store_error", logging.ERROR, error=str(exc)[:500])
-            if handled == 0:
-                pause = IDLE_POLL_SECONDS if failures == 0 else min(30.0, 2.0**failures)
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._stopping.wait(), pause)
+    async def _refill(self, in_flight: set[asyncio.Task[None]], failures: int) -> tuple[int, int]:
+        """Claim a batch and start its sends; (rows claimed, consecutive store failures)."""
+        try:
+            rows, send_by = await self._claim()
+        except (SQLAlchemyError, OSError) as exc:
+            log(logger, "delivery.store_error", logging.ERROR, error=str(exc)[:500])
+            return 0, failures + 1
+        for row in rows:
+            task = asyncio.create_task(self._deliver(row, send_by))
+            in_flight.add(task)
+            task.add_done_callback(in_flight.discard)
+        return len(rows), 0
 
-    async def _deliver(self, row: Claimed) -> None:
+    async def _wait(self, in_flight: set[asyncio.Task[None]], pause: float) -> None:
+        if len(in_flight) > REFILL_AT:
+            await asyncio.wait(set(in_flight), return_when=asyncio.FIRST_COMPLETED)
+        elif pause > 0:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stopping.wait(), pause)
+
+    async def _deliver(self, row: Claimed, send_by: datetime) -> None:
         sender = self.senders[row.platform]
-        await self.paces[row.platform].wait()
+        turn = await self.paces[row.platform].wait(self._stopping)
+        if not turn or self.clock() > send_by:
+            await self._give_back(row)
+            return
         outcome = await sender.send(row.target, row.payload)
         await self._record(row, sender, outcome)
         if self.on_result is not None:
             self.on_result(row, outcome)
+
+    async def _give_back(self, row: Claimed) -> None:
+        """Unsent: stopping, or the row waited past half its lease. Pending again at once."""
+        try:
+            await ledger.release(self.engine, row, self.worker)
+        except (SQLAlchemyError, OSError) as exc:  # the lease runs out and frees it anyway
+            log(logger, "delivery.store_error", logging.ERROR, error=str(exc)[:500])
 
     async def _record(self, row: Claimed, sender: Sender, outcome: Outcome) -> None:
         now = self.clock()

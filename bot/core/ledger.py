@@ -10,7 +10,7 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import and_, exists, func, or_, select, update
+from sqlalchemy import exists, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from bot.core.db import write_transaction
@@ -65,20 +65,9 @@ def _earlier_unfinished() -> Any:
     )
 
 
-async def claim(
-    engine: AsyncEngine,
-    worker: str,
-    now: datetime,
-    platforms: tuple[Platform, ...],
-    limit: int,
-    lease: timedelta,
-    only_destination: int | None = None,
-) -> list[Claimed]:
-    """Claim due messages: the oldest unfinished one per active destination that may send now."""
-    due = or_(
-        and_(outbox.c.status == RowStatus.PENDING.value, outbox.c.next_attempt_at <= now),
-        and_(outbox.c.status == RowStatus.SENDING.value, outbox.c.lease_until < now),
-    )
+def _claimable(platforms: tuple[Platform, ...], now: datetime, only_destination: int | None) -> Any:
+    """The columns a claim returns, for rows of active destinations that may send now and
+    whose earlier messages are all final."""
     query = (
         select(
             outbox.c.id,
@@ -93,20 +82,44 @@ async def claim(
         )
         .join(destinations, destinations.c.id == outbox.c.destination_id)
         .where(
-            due,
             destinations.c.active.is_(True),
             destinations.c.platform.in_([p.value for p in platforms]),
             or_(destinations.c.next_send_at.is_(None), destinations.c.next_send_at <= now),
             ~_earlier_unfinished(),
         )
-        .order_by(outbox.c.id)
-        .limit(limit)
         .with_for_update(skip_locked=True, of=outbox)
     )
     if only_destination is not None:
         query = query.where(outbox.c.destination_id == only_destination)
+    return query
+
+
+async def claim(
+    engine: AsyncEngine,
+    worker: str,
+    now: datetime,
+    platforms: tuple[Platform, ...],
+    limit: int,
+    lease: timedelta,
+    only_destination: int | None = None,
+) -> list[Claimed]:
+    """Claim due messages: the oldest unfinished one per active destination that may send now.
+
+    Two index walks, never an OR: rows whose lease ran out (a dead sender's, few), then
+    pending rows in (next_attempt_at, id) order along `ix_outbox_due`, which stops after
+    `limit` matches. One OR of both made the database collect and sort every due row first
+    (100 ms per claim at 19,000 queued messages; this takes a few)."""
+    base = _claimable(platforms, now, only_destination)
+    expired = base.where(
+        outbox.c.status == RowStatus.SENDING.value, outbox.c.lease_until < now
+    ).order_by(outbox.c.lease_until, outbox.c.id)
+    pending = base.where(
+        outbox.c.status == RowStatus.PENDING.value, outbox.c.next_attempt_at <= now
+    ).order_by(outbox.c.next_attempt_at, outbox.c.id)
     async with write_transaction(engine) as conn:
-        rows = (await conn.execute(query)).all()
+        rows = list((await conn.execute(expired.limit(limit))).all())
+        if len(rows) < limit:
+            rows += (await conn.execute(pending.limit(limit - len(rows)))).all()
         if rows:
             await conn.execute(
                 update(outbox)
@@ -127,6 +140,21 @@ async def claim(
         )
         for r in rows
     ]
+
+
+async def release(engine: AsyncEngine, row: Claimed, worker: str) -> None:
+    """Give back a row this worker claimed but did not send: pending again, no attempt
+    counted. A row another worker took over after our lease ran out stays theirs."""
+    async with write_transaction(engine) as conn:
+        await conn.execute(
+            update(outbox)
+            .where(
+                outbox.c.id == row.id,
+                outbox.c.status == RowStatus.SENDING.value,
+                outbox.c.claimed_by == worker,
+            )
+            .values(status=RowStatus.PENDING.value, lease_until=None)
+        )
 
 
 async def _finish_run_if_done(conn: AsyncConnection, run_id: int | None, now: datetime) -> None:

@@ -19,8 +19,10 @@ from bot.settings import Platform
 
 
 class Pace(Protocol):
-    async def wait(self) -> None:
-        """Return when this process may send the next message on the platform."""
+    async def wait(self, stopping: asyncio.Event | None = None) -> bool:
+        """True when this process may send the next message on the platform; False, without
+        taking a slot, for a waiter whose turn comes after `stopping` was set (a queue of
+        claimed rows must not hold up shutdown by waiting out its slots)."""
         ...
 
 
@@ -32,15 +34,18 @@ class LocalPace:
         self.next_at = 0.0
         self.lock = asyncio.Lock()
 
-    async def wait(self) -> None:
+    async def wait(self, stopping: asyncio.Event | None = None) -> bool:
         # Waiters queue on the lock and each next slot counts from when the previous send was
         # really let go: a busy event loop that wakes a sleeper late must not make it "catch up"
         # with a burst (the platform counts arrivals, not our plan).
         async with self.lock:
+            if stopping is not None and stopping.is_set():
+                return False
             delay = self.next_at - time.monotonic()
             if delay > 0:
                 await asyncio.sleep(delay)
             self.next_at = time.monotonic() + self.interval
+            return True
 
 
 _TAKE_SLOT = text(
@@ -64,17 +69,20 @@ class SharedPace:
         self.interval = 1.0 / rate if rate > 0 else 0.0
         self.lock = asyncio.Lock()
 
-    async def wait(self) -> None:
+    async def wait(self, stopping: asyncio.Event | None = None) -> bool:
         if self.interval == 0.0:
-            return
+            return not (stopping is not None and stopping.is_set())
         # One reservation at a time per process: slots booked far ahead by many tasks would all
         # fire together after a stall, a burst the platform counts against us.
         async with self.lock:
+            if stopping is not None and stopping.is_set():
+                return False
             params = {"platform": self.platform.value, "gap": self.interval}
             async with self.engine.begin() as conn:
                 delay = (await conn.execute(_TAKE_SLOT, params)).scalar()
             if delay is not None and float(delay) > 0:
                 await asyncio.sleep(float(delay))
+            return True
 
 
 SHARED_HEADROOM = 0.85  # slots planned in the database arrive with more jitter (round trips)

@@ -132,7 +132,7 @@ outbox = Table(
     Column("sent_at", UtcDateTime(), nullable=True),
     UniqueConstraint("run_id", "part", name="uq_outbox_run_part"),
 )
-Index("ix_outbox_due", outbox.c.status, outbox.c.next_attempt_at)
+Index("ix_outbox_due", outbox.c.status, outbox.c.next_attempt_at, outbox.c.id)
 Index("ix_outbox_destination_status", outbox.c.destination_id, outbox.c.status)
 
 processed_events = Table(
