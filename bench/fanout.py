@@ -1,7 +1,8 @@
 """Fan-out: 10,000 Telegram chat subscriptions get the digest of 500 new reports.
 
 The bot's own delivery layer (`Deliverer` + `TelegramSender`, outbox on SQLite) sends every
-message to the strict fake Bot API (`tests/fakes/telegram_api.FakeTelegram`), which enforces
+message to the strict fake Bot API (`tests/fakes/telegram_api.FakeTelegram`, in a process of its
+own: `bench/fanout_fake.py`), which enforces
 Telegram's flood limits (1 message/s per chat, 20/min per group, 30/s overall) and answers 429
 past them. Time is scaled: the fake's windows and the sender's pacing are both multiplied by
 `TIME_SCALE`, so the allowed overall rate is 30 / TIME_SCALE messages per second and the run is
@@ -32,13 +33,13 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from bench.fanout_fake import RemoteFake, text_digest  # noqa: E402
 from bench.fanout_setup import NEW_REPORTS, PLAN_SAMPLE, Message, prepare  # noqa: E402
 from bot.adapters.telegram_pace import ChatPacer  # noqa: E402
 from bot.adapters.telegram_sender import TELEGRAM_MAX_PER_SECOND, TelegramSender  # noqa: E402
 from bot.core.delivery import Deliverer  # noqa: E402
 from bot.core.ledger import unfinished_count  # noqa: E402
 from bot.settings import Platform  # noqa: E402
-from tests.fakes.telegram_api import FakeTelegram, FloodLimits  # noqa: E402
 
 TOKEN = "123456:BENCH-fanout-token"
 TIME_SCALE = 0.5  # every flood window ×0.5: 60 messages/s allowed overall
@@ -50,11 +51,10 @@ AIM_RATE_RATIO = 0.95
 CONTROL_CHATS = 1_000  # the full run adds these at real time (scale 1): ~70 s
 
 
-def fake_telegram(messages: Sequence[Message], scale: float) -> FakeTelegram:
-    fake = FakeTelegram(TOKEN, flood=FloodLimits(time_scale=scale))
-    for chat in {m.chat_id for m in messages}:
-        fake.add_chat(chat, "private" if chat > 0 else "supergroup")
-    return fake
+def fake_telegram(messages: Sequence[Message], scale: float, folder: Path) -> RemoteFake:
+    """The strict fake Bot API in its own process, knowing every chat of the fan-out."""
+    chats = sorted({m.chat_id for m in messages})
+    return RemoteFake(TOKEN, chats, scale, folder)
 
 
 def scaled_sender(api_url: str, scale: float) -> TelegramSender:
@@ -66,7 +66,7 @@ def scaled_sender(api_url: str, scale: float) -> TelegramSender:
     return sender
 
 
-async def deliver_with_outbox(engine: Any, fake: FakeTelegram, scale: float) -> float:
+async def deliver_with_outbox(engine: Any, fake: RemoteFake, scale: float) -> float:
     """Run the Deliverer until the outbox is empty; wall seconds."""
     sender = scaled_sender(fake.url, scale)
     deliverer = Deliverer(engine, {Platform.TELEGRAM: sender}, "bench-fanout")
@@ -84,7 +84,7 @@ async def deliver_with_outbox(engine: Any, fake: FakeTelegram, scale: float) -> 
     return time.perf_counter() - started
 
 
-async def deliver_with_ptb(messages: Sequence[Message], fake: FakeTelegram, scale: float) -> float:
+async def deliver_with_ptb(messages: Sequence[Message], fake: RemoteFake, scale: float) -> float:
     """The same messages through PTB's ExtBot + AIORateLimiter; wall seconds."""
     from telegram.error import TelegramError
     from telegram.ext import AIORateLimiter, ExtBot
@@ -118,9 +118,9 @@ async def deliver_with_ptb(messages: Sequence[Message], fake: FakeTelegram, scal
     return time.perf_counter() - started
 
 
-def figures(fake: FakeTelegram, expected: Sequence[Message], scale: float, wall: float) -> dict:
+def figures(fake: RemoteFake, expected: Sequence[Message], scale: float, wall: float) -> dict:
     """Rate over the span of accepted sends, 429s, lost and duplicated (chat, text) pairs."""
-    want = Counter((m.chat_id, m.text) for m in expected)
+    want = Counter((m.chat_id, text_digest(m.text)) for m in expected)
     got = Counter((m.chat_id, m.text) for m in fake.sent)
     times = sorted(m.time for m in fake.sent)
     span = times[-1] - times[0] if len(times) > 1 else 0.0
@@ -134,8 +134,8 @@ def figures(fake: FakeTelegram, expected: Sequence[Message], scale: float, wall:
         "allowed_per_s": round(allowed, 1),
         "rate_ratio": round(achieved / allowed, 3),
         "violations": fake.flood_429s,
-        "violations_by_rule": dict(Counter(str(e.rule) for e in fake.violations)),
-        "early_retries": len(fake.early_retries),
+        "violations_by_rule": fake.violations_by_rule,
+        "early_retries": fake.early_retries,
         "lost": sum((want - got).values()),
         "duplicates": sum((got - want).values()),
     }
@@ -146,9 +146,9 @@ async def outbox_run(chats: int, scale: float) -> tuple[dict[str, Any], list[Mes
     with tempfile.TemporaryDirectory() as tmp:
         engine, messages, notes = await prepare(Path(tmp), chats)
         try:
-            async with fake_telegram(messages, scale) as fake:
+            async with fake_telegram(messages, scale, Path(tmp)) as fake:
                 wall = await deliver_with_outbox(engine, fake, scale)
-                return {**notes, **figures(fake, messages, scale, wall)}, messages
+            return {**notes, **figures(fake, messages, scale, wall)}, messages
         finally:
             await engine.dispose()
 
@@ -177,8 +177,9 @@ async def ptb_figures(messages: Sequence[Message], scale: float) -> dict[str, An
         import aiolimiter  # noqa: F401  (PTB's AIORateLimiter is built on it)
     except ImportError:
         return {"skipped": "aiolimiter is not installed (python-telegram-bot[rate-limiter])"}
-    async with fake_telegram(messages, scale) as fake:
-        wall = await deliver_with_ptb(messages, fake, scale)
+    with tempfile.TemporaryDirectory() as tmp:
+        async with fake_telegram(messages, scale, Path(tmp)) as fake:
+            wall = await deliver_with_ptb(messages, fake, scale)
         return figures(fake, messages, scale, wall)
 
 
