@@ -26,6 +26,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
+from bot.adapters.ack_gate import AckGate
 from bot.adapters.slack_client import BotIdentity, interactive_client
 from bot.adapters.slack_listeners import SlackListeners
 from bot.adapters.slack_users import SlackUsers
@@ -115,7 +116,10 @@ class SlackAdapter:
             logger=logging.getLogger("prdigest.slack.bolt"),
         )
         self.users = SlackUsers(self.client, settings.admins)
-        self.listeners = SlackListeners(answerer, renderer, destinations, self.users, engine)
+        self.gate = AckGate()
+        self.listeners = SlackListeners(
+            answerer, renderer, destinations, self.users, engine, self.gate
+        )
         self.listeners.register(self.app)
         self._signature = (
             None if settings.socket_mode else SlackSignature(settings.signing_secret or "", clock)
@@ -152,7 +156,12 @@ class SlackAdapter:
             self._warm_up.cancel()
 
     async def handle_events(self, request: Request) -> Response:
-        """Events, slash commands and interactivity: verify, then hand to bolt."""
+        """Events, slash commands and interactivity: verify, then hand to bolt. Answers the
+        listeners start wait until no request is left to acknowledge (see `ack_gate`)."""
+        with self.gate.acking():
+            return await self._handle_events(request)
+
+    async def _handle_events(self, request: Request) -> Response:
         assert self._signature is not None
         try:
             body = await read_capped(request, MAX_SLACK_BODY_BYTES)

@@ -18,6 +18,7 @@ from slack_bolt.async_app import AsyncApp
 from slack_bolt.response import BoltResponse
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from bot.adapters.ack_gate import AckGate
 from bot.adapters.slack_replies import Respond, clean_text, post_all, respond_all
 from bot.adapters.slack_users import SlackUsers
 from bot.answers import Answer, Answerer, Chat, Notice, render_reply
@@ -55,7 +56,9 @@ class SlackListeners:
         destinations: DestinationStore,
         users: SlackUsers,
         engine: AsyncEngine,
+        gate: AckGate | None = None,
     ) -> None:
+        self.gate = gate or AckGate()
         self.answerer = answerer
         self.renderer = renderer
         self.destinations = destinations
@@ -106,7 +109,7 @@ class SlackListeners:
         self._spawn(self._answer_button(body, action, respond))
 
     def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
-        task = asyncio.create_task(_logged(work))
+        task = asyncio.create_task(_logged(work, self.gate))
         self._tasks.add(task)  # a reference, or the loop may drop the task mid-answer
         task.add_done_callback(self._tasks.discard)
 
@@ -190,8 +193,14 @@ def _log_failure(event: str, exc: BaseException, **fields: str) -> None:
     logger.error(event, exc_info=exc, extra={"event": event, "fields": fields})
 
 
-async def _logged(work: Coroutine[Any, Any, None]) -> None:
-    """Run an answer; a failure is logged (with its traceback), never lost in the loop."""
+async def _logged(work: Coroutine[Any, Any, None], gate: AckGate) -> None:
+    """Run an answer once the acks in flight are out; a failure is logged (with its
+    traceback), never lost in the loop."""
+    try:
+        await gate.quiet()
+    except asyncio.CancelledError:
+        work.close()  # shut down before it started: nothing to await
+        raise
     try:
         await work
     except Exception as exc:  # the task's edge: nothing above it would see the error
