@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gc
 import json
 import logging
 import sys
@@ -68,6 +69,7 @@ def scaled_sender(api_url: str, scale: float) -> TelegramSender:
 
 async def deliver_with_outbox(engine: Any, fake: RemoteFake, scale: float) -> float:
     """Run the Deliverer until the outbox is empty; wall seconds."""
+    gc.freeze()  # like `prdigest run` after start: what setup built is not garbage
     sender = scaled_sender(fake.url, scale)
     deliverer = Deliverer(engine, {Platform.TELEGRAM: sender}, "bench-fanout")
     started = time.perf_counter()

@@ -26,7 +26,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from bot.adapters.ack_gate import AckGate
+from bot.adapters.slack_ack_gate import AckGate
 from bot.adapters.slack_client import BotIdentity, interactive_client
 from bot.adapters.slack_listeners import SlackListeners
 from bot.adapters.slack_users import SlackUsers
@@ -157,7 +157,7 @@ class SlackAdapter:
 
     async def handle_events(self, request: Request) -> Response:
         """Events, slash commands and interactivity: verify, then hand to bolt. Answers the
-        listeners start wait until no request is left to acknowledge (see `ack_gate`)."""
+        listeners start wait until no request is left to acknowledge (see `slack_ack_gate`)."""
         with self.gate.acking():
             return await self._handle_events(request)
 

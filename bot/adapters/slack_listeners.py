@@ -18,7 +18,7 @@ from slack_bolt.async_app import AsyncApp
 from slack_bolt.response import BoltResponse
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bot.adapters.ack_gate import AckGate
+from bot.adapters.slack_ack_gate import AckGate
 from bot.adapters.slack_replies import Respond, clean_text, post_all, respond_all
 from bot.adapters.slack_users import SlackUsers
 from bot.answers import Answer, Answerer, Chat, Notice, render_reply

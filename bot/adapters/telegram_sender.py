@@ -8,6 +8,7 @@ message never reach one chat closer than the limits allow.
 
 from __future__ import annotations
 
+import contextlib
 import html
 import re
 from collections.abc import Mapping
@@ -21,7 +22,7 @@ from bot.settings import Platform
 
 TELEGRAM_PER_CHAT_INTERVAL = 1.0  # ≤ 1 message per second per chat
 TELEGRAM_PER_GROUP_INTERVAL = 3.2  # ≤ 20 messages per minute per group, with headroom
-TELEGRAM_MAX_PER_SECOND = 29.5  # ≤ 30 per second overall; pacing never catches up in bursts
+TELEGRAM_MAX_PER_SECOND = 29.0  # ≤ 30 per second overall; pacing never catches up in bursts
 SEND_TIMEOUT = httpx.Timeout(15.0, connect=5.0)
 DEFAULT_RETRY_AFTER = 5.0
 _TAG = re.compile(r"<[^>]*>")
@@ -43,6 +44,11 @@ class TelegramSender:
 
     def interval_for(self, target: str) -> float:
         return TELEGRAM_PER_GROUP_INTERVAL if target.startswith("-") else TELEGRAM_PER_CHAT_INTERVAL
+
+    async def warm_up(self) -> None:
+        """`getMe` (no flood limit counts it): the connection is open before a burst."""
+        with contextlib.suppress(httpx.HTTPError):
+            await self.client.post(f"{self.base}/getMe")
 
     async def send(self, target: str, payload: Mapping[str, object]) -> Outcome:
         """An outbox row: rescheduled (not sent) while the chat just got a command reply."""

@@ -15,7 +15,7 @@ import random
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -100,6 +100,15 @@ class Sender(Protocol):
         ...
 
     async def send(self, target: str, payload: Mapping[str, object]) -> Outcome: ...
+
+
+@runtime_checkable
+class WarmsUp(Protocol):
+    """A sender whose first requests would open new connections at once."""
+
+    async def warm_up(self) -> None:
+        """Open a connection before a burst (errors are the first send's to report)."""
+        ...
 
 
 Clock = Callable[[], datetime]
@@ -191,11 +200,22 @@ class Deliverer:
         except (SQLAlchemyError, OSError) as exc:
             log(logger, "delivery.store_error", logging.ERROR, error=str(exc)[:500])
             return 0, failures + 1
+        if rows and not in_flight:
+            await self._warm_up({row.platform for row in rows})
         for row in rows:
             task = asyncio.create_task(self._deliver(row, send_by))
             in_flight.add(task)
             task.add_done_callback(in_flight.discard)
         return len(rows), 0
+
+    async def _warm_up(self, platforms: set[Platform]) -> None:
+        """A burst starts: connect first. The first sends of a burst would each open a
+        connection and reach the platform bunched together after the handshakes, over the
+        rate the pace kept when they left."""
+        for platform in platforms:
+            sender = self.senders[platform]
+            if isinstance(sender, WarmsUp):
+                await sender.warm_up()
 
     async def _wait(self, in_flight: set[asyncio.Task[None]], pause: float) -> None:
         if len(in_flight) > REFILL_AT:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from bot.adapters.ack_gate import AckGate
+from bot.adapters.slack_ack_gate import AckGate
 
 
 async def test_an_answer_waits_until_the_acks_in_flight_are_out() -> None:
