@@ -17,6 +17,7 @@ import hashlib
 import json
 import signal
 import sys
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -58,7 +59,6 @@ class RemoteFake:
     flood_429s: int = 0
     violations_by_rule: dict[str, int] = field(default_factory=dict)
     early_retries: int = 0
-    violation_times: list[float] = field(default_factory=list)
     _proc: asyncio.subprocess.Process | None = None
 
     async def __aenter__(self) -> Self:
@@ -99,19 +99,15 @@ class RemoteFake:
         self.flood_429s = int(summary["flood_429s"])
         self.violations_by_rule = dict(summary["violations_by_rule"])
         self.early_retries = int(summary["early_retries"])
-        self.violation_times = [float(t) for t in summary["violation_times"]]
 
 
 def summary(fake: FakeTelegram) -> dict[str, Any]:
-    by_rule: dict[str, int] = {}
-    for event in fake.violations:
-        by_rule[str(event.rule)] = by_rule.get(str(event.rule), 0) + 1
+    by_rule = Counter(str(event.rule) for event in fake.violations)
     return {
         "sent": [[m.chat_id, text_digest(m.text), m.time] for m in fake.sent],
         "flood_429s": fake.flood_429s,
-        "violations_by_rule": by_rule,
+        "violations_by_rule": dict(by_rule),
         "early_retries": len(fake.early_retries),
-        "violation_times": [event.time for event in fake.violations],
     }
 
 
