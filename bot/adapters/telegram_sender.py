@@ -18,11 +18,16 @@ import httpx
 
 from bot.adapters.telegram_pace import ChatPacer
 from bot.core.delivery import Blocked, Gone, Moved, Outcome, Rejected, RetryAfter, Sent, Transient
+from bot.core.pacing import ArrivalWindow
 from bot.settings import Platform
 
 TELEGRAM_PER_CHAT_INTERVAL = 1.0  # ≤ 1 message per second per chat
 TELEGRAM_PER_GROUP_INTERVAL = 3.2  # ≤ 20 messages per minute per group, with headroom
-TELEGRAM_MAX_PER_SECOND = 29.0  # ≤ 30 per second overall; pacing never catches up in bursts
+TELEGRAM_OVERALL_LIMIT = 30  # messages per second to all chats together
+TELEGRAM_OVERALL_SECONDS = 1.0
+# The pace plans 29.7/s; the arrival window (see `ArrivalWindow`) makes sure that, however the
+# requests bunch on the way, no second holds more than 30 arrivals.
+TELEGRAM_MAX_PER_SECOND = 29.7
 SEND_TIMEOUT = httpx.Timeout(15.0, connect=5.0)
 DEFAULT_RETRY_AFTER = 5.0
 _TAG = re.compile(r"<[^>]*>")
@@ -37,10 +42,18 @@ class TelegramSender:
     platform = Platform.TELEGRAM
     max_per_second = TELEGRAM_MAX_PER_SECOND
 
-    def __init__(self, token: str, api_url: str, pacer: ChatPacer | None = None) -> None:
+    def __init__(
+        self,
+        token: str,
+        api_url: str,
+        pacer: ChatPacer | None = None,
+        arrivals: ArrivalWindow | None = None,
+    ) -> None:
         self.base = f"{api_url.rstrip('/')}/bot{token}"
         self.client = httpx.AsyncClient(timeout=SEND_TIMEOUT)
         self.pacer = pacer or ChatPacer()
+        # Digests and command replies alike: every message counts against the overall limit.
+        self.arrivals = arrivals or ArrivalWindow(TELEGRAM_OVERALL_LIMIT, TELEGRAM_OVERALL_SECONDS)
 
     def interval_for(self, target: str) -> float:
         return TELEGRAM_PER_GROUP_INTERVAL if target.startswith("-") else TELEGRAM_PER_CHAT_INTERVAL
@@ -73,7 +86,8 @@ class TelegramSender:
 
     async def _call(self, method: str, args: dict[str, Any]) -> Outcome:
         try:
-            response = await self.client.post(f"{self.base}/{method}", json=args)
+            async with self.arrivals.slot():
+                response = await self.client.post(f"{self.base}/{method}", json=args)
         except httpx.HTTPError as exc:
             return Transient(type(exc).__name__)
         try:

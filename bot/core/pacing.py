@@ -9,7 +9,10 @@ database's clock, so replicas whose clocks differ still agree.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
+from collections import deque
+from collections.abc import AsyncIterator
 from typing import Protocol
 
 from sqlalchemy import text
@@ -54,6 +57,54 @@ class LocalPace:
             on_time = now - self.next_at <= self.interval * LATE_WAKE_SHARE
             self.next_at = (self.next_at if on_time else now) + self.interval
             return True
+
+
+class ArrivalWindow:
+    """At most `limit` requests reach the platform in any `seconds`, whatever the jitter.
+
+    A pace plans when requests leave; the platform counts when they arrive, and a request that
+    left on time can arrive late (a busy event loop, a slow connection) and bunch with the ones
+    behind it. Only two times are known for sure: a request arrived after it left and before its
+    answer came back. So request n leaves only once every request up to n - `limit` has been
+    answered and `seconds` have passed since the last of those answers: then at most `limit`
+    arrivals can fall in any window, and the cost is one round trip per window (a few ms on a
+    near API). A request that stays unanswered for `seconds` stops holding up the rest, and
+    counts as answered then; it was most likely refused or lost.
+    """
+
+    def __init__(self, limit: int, seconds: float) -> None:
+        if limit < 1 or seconds <= 0:
+            raise ValueError(
+                f"an arrival window needs limit ≥ 1 and seconds > 0, not {limit}, {seconds}"
+            )
+        self.limit = limit
+        self.seconds = seconds
+        self._recent: deque[asyncio.Future[float]] = deque()
+        self._horizon = float("-inf")  # the latest answer among requests out of `_recent`
+        self._lock = asyncio.Lock()
+
+    @contextlib.asynccontextmanager
+    async def slot(self) -> AsyncIterator[None]:
+        """Around one request: waits for its turn, records when its answer came back."""
+        answered: asyncio.Future[float] = asyncio.get_running_loop().create_future()
+        async with self._lock:
+            while len(self._recent) >= self.limit:
+                await self._retire(self._recent.popleft())
+            delay = self._horizon + self.seconds - time.monotonic()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            self._recent.append(answered)
+        try:
+            yield
+        finally:
+            answered.set_result(time.monotonic())
+
+    async def _retire(self, answered: asyncio.Future[float]) -> None:
+        try:
+            at = await asyncio.wait_for(asyncio.shield(answered), self.seconds)
+        except TimeoutError:
+            at = time.monotonic()
+        self._horizon = max(self._horizon, at)
 
 
 _TAKE_SLOT = text(
