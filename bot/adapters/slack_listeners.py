@@ -194,17 +194,18 @@ def _log_failure(event: str, exc: BaseException, **fields: str) -> None:
 
 
 async def _logged(work: Coroutine[Any, Any, None], gate: AckGate) -> None:
-    """Run an answer once the acks in flight are out; a failure is logged (with its
-    traceback), never lost in the loop."""
+    """Run an answer when its turn comes (acks first, see `slack_ack_gate`); a failure is
+    logged (with its traceback), never lost in the loop."""
+    started = False
     try:
-        await gate.quiet()
-    except asyncio.CancelledError:
-        work.close()  # shut down before it started: nothing to await
-        raise
-    try:
-        await work
+        async with gate.turn():
+            started = True
+            await work
     except Exception as exc:  # the task's edge: nothing above it would see the error
         _log_failure("slack.reply_failed", exc)
+    finally:
+        if not started:
+            work.close()  # cancelled (shutdown) before its turn: nothing to await
 
 
 def _known(found: Invocation | None) -> Invocation:
