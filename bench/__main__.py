@@ -1,8 +1,9 @@
 """`make bench` (= `python -m bench [--quick]`): run every benchmark, rewrite docs/benchmarks.md.
 
 Each figure stands beside its floor or peer measured in the same run. The raw figures also go to
-$BENCH_JSON (default bench/results.json, not committed). `--quick` takes a few minutes instead
-of about twenty; `--only NAME` runs one benchmark (the doc then shows only that one).
+$BENCH_JSON (default bench/results.json, not committed). `--quick` takes about a minute instead
+of about twenty-five (smaller inputs: a smoke run, not the figures); `--only NAME` runs one
+benchmark (the doc then shows only that one).
 """
 
 from __future__ import annotations
@@ -133,6 +134,14 @@ SECTIONS: dict[str, Callable[[dict[str, Any]], list[str]]] = {
 }
 
 
+QUICK_NOTE = [
+    "**A quick run**: smaller inputs (10,000 reports for `/pr`, "
+    f"{fanout.QUICK_CHATS} chats for the fan-out, whose rate then weighs its tail of paced "
+    "multi-part chats more). A smoke test of the benchmarks; `make bench` gives the figures.",
+    "",
+]
+
+
 def write_doc(results: dict[str, Any], info: dict[str, str], command: str) -> None:
     lines = [
         "# Benchmarks",
@@ -144,6 +153,7 @@ def write_doc(results: dict[str, Any], info: dict[str, str], command: str) -> No
         "default `bench/results.json`). Every benchmark runs on this one machine: servers, "
         "clients and the fake Slack/Telegram APIs share its CPUs.",
         "",
+        *(QUICK_NOTE if "QUICK" in command or "--quick" in command else []),
         *summary_rows(results),
     ]
     for name, section in SECTIONS.items():
@@ -174,7 +184,9 @@ def run_all(names: list[str], quick: bool, work: Path) -> dict[str, Any]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
-    parser.add_argument("--quick", action="store_true", help="a few minutes in all")
+    parser.add_argument(
+        "--quick", action="store_true", help="about a minute in all, smaller inputs"
+    )
     parser.add_argument("--only", choices=sorted(BENCHMARKS), action="append")
     args = parser.parse_args()
     names = [name for name in BENCHMARKS if not args.only or name in args.only]
