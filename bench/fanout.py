@@ -221,13 +221,6 @@ def section(figures: dict[str, Any]) -> list[str]:
         else f"| python-telegram-bot `AIORateLimiter`: skipped, {ptb['skipped']} | | | | | | | |"
     )
     scale = figures["time_scale"]
-    index_note = (
-        " The schema has no index on `outbox.destination_id`; the benchmark adds one "
-        "(`outbox(destination_id, status)`) because without it every claim scans the whole "
-        "queue for each candidate row (1.6 s per claim at 1,909 queued messages)."
-        if figures.get("index_added_by_bench")
-        else ""
-    )
     return [
         f"## Fan-out: {figures['chats']:,} Telegram subscriptions, "
         f"{figures['reports']} new reports",
@@ -263,7 +256,7 @@ def section(figures: dict[str, Any]) -> list[str]:
         "same messages, one task per chat with its parts in order, through `ExtBot` with "
         f"`AIORateLimiter` (overall 30 per {scale} s, groups 20 per {60 * scale:g} s, "
         f"{PTB_MAX_RETRIES} retries on 429) and a {PTB_POOL_SIZE}-connection pool; "
-        "PTB does not pace private chats." + index_note,
+        "PTB does not pace private chats.",
         "",
     ]
 
