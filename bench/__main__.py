@@ -142,7 +142,7 @@ QUICK_NOTE = [
 ]
 
 
-def write_doc(results: dict[str, Any], info: dict[str, str], command: str) -> None:
+def write_doc(results: dict[str, Any], info: dict[str, str], command: str, doc: Path = DOC) -> None:
     lines = [
         "# Benchmarks",
         "",
@@ -164,8 +164,8 @@ def write_doc(results: dict[str, Any], info: dict[str, str], command: str) -> No
             lines += [f"## {name}: failed", "", "```", figures["error"], "```", ""]
             continue
         lines += section(figures)
-    DOC.parent.mkdir(exist_ok=True)
-    DOC.write_text("\n".join(lines), encoding="utf-8")
+    doc.parent.mkdir(exist_ok=True)
+    doc.write_text("\n".join(lines), encoding="utf-8")
 
 
 def run_all(names: list[str], quick: bool, work: Path) -> dict[str, Any]:

@@ -1,0 +1,100 @@
+"""`make bench` writes docs/benchmarks.md from its figures: every headline, its aim, met or not."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from bench.__main__ import summary_rows, write_doc
+
+INFO = {
+    "date": "2026-12-03 08:00 UTC",
+    "cpus": "2",
+    "python": "3.11.7",
+    "platform": "Linux",
+    "sqlite": "3.40.1",
+    "postgresql": "not used",
+}
+
+
+def _server(p99: float) -> dict[str, Any]:
+    return {
+        "requests": 2400,
+        "errors": 0,
+        "p50_ms": 40.0,
+        "p99_ms": p99,
+        "max_ms": 99.0,
+        "per_s": 1000.0,
+    }
+
+
+def _fanout(rate_ratio: float, violations: int) -> dict[str, Any]:
+    row = {
+        "messages": 19091,
+        "seconds": 330.0,
+        "achieved_per_s": 60 * rate_ratio,
+        "rate_ratio": rate_ratio,
+        "violations": violations,
+        "lost": 0,
+        "duplicates": 0,
+    }
+    return {
+        **row,
+        "ptb": {**row, "rate_ratio": 0.45},
+        "ptb_rate_ratio": 0.45,
+        "chats": 10000,
+        "reports": 500,
+        "time_scale": 0.5,
+        "allowed_per_s": 60.0,
+        "plan_digest_ms": 88.0,
+        "aim": 0.95,
+    }
+
+
+def results(p99_ratio: float, rate_ratio: float, violations: int) -> dict[str, Any]:
+    return {
+        "command_latency": {
+            "bot": _server(40.0 * p99_ratio),
+            "peer": _server(40.0),
+            "reports": 100000,
+            "clients": 50,
+            "p50_ratio": 1.0,
+            "p99_ratio": p99_ratio,
+            "aim": 1.2,
+            "rounds": 4,
+            "answered": 2500,
+            "bot_commands": 2500,
+        },
+        "fanout": _fanout(rate_ratio, violations),
+        "ingest": {"error": "Traceback: boom"},
+    }
+
+
+def test_every_headline_stands_beside_its_aim_and_a_missed_aim_says_no() -> None:
+    met = "\n".join(summary_rows(results(p99_ratio=1.1, rate_ratio=0.98, violations=0)))
+    assert "| `/pr` ack p99 ÷ bare bolt | 1.10× | ≤ 1.2× | yes |" in met
+    assert "| fan-out rate ÷ allowed | 0.980 | ≥ 0.95 | yes |" in met
+    assert "| fan-out 429s provoked | 0 | 0 | yes |" in met
+    assert "| PTB `AIORateLimiter` rate ÷ allowed | 0.450 | (peer) | — |" in met
+
+    missed = "\n".join(summary_rows(results(p99_ratio=1.5, rate_ratio=0.9, violations=3)))
+    assert "| `/pr` ack p99 ÷ bare bolt | 1.50× | ≤ 1.2× | **no** |" in missed
+    assert "| fan-out rate ÷ allowed | 0.900 | ≥ 0.95 | **no** |" in missed
+    assert "| fan-out 429s provoked | 3 | 0 | **no** |" in missed
+
+
+def test_the_doc_has_the_machine_the_command_each_section_and_a_failed_benchmark(
+    tmp_path: Path,
+) -> None:
+    doc = tmp_path / "benchmarks.md"
+    write_doc(results(1.1, 0.98, 0), INFO, "make bench QUICK=1", doc)
+    text = doc.read_text(encoding="utf-8")
+    assert "on 2 CPUs, Python 3.11.7, SQLite 3.40.1" in text
+    assert "Reproduce: `make bench QUICK=1`" in text
+    assert "**A quick run**" in text
+    assert "## Command latency: `/pr 7422`, 100,000 reports, 50 concurrent clients" in text
+    assert "## Fan-out: 10,000 Telegram subscriptions, 500 new reports" in text
+    assert "## ingest: failed" in text and "Traceback: boom" in text
+
+    write_doc(results(1.1, 0.98, 0), INFO, "make bench", doc)
+    assert "**A quick run**" not in doc.read_text(encoding="utf-8")
