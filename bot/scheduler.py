@@ -27,6 +27,7 @@ from bot.core.delivery import Clock, utc_clock
 from bot.core.destinations import Destination, DestinationStore
 from bot.core.outbox import PlannedRun, plan_digest
 from bot.core.render import Renderer
+from bot.core.store import WindowCache
 from bot.core.tables import digest_runs
 from bot.cron import CronError, previous_fire
 from bot.logs import log
@@ -77,11 +78,12 @@ class DigestTicker:
     async def tick(self) -> list[PlannedRun]:
         now = self.clock()
         planned: list[PlannedRun] = []
+        windows = WindowCache()
         for dest in await self.destinations.all(active_only=True):
             fire = due_time(dest, now, await last_scheduled(self.engine, dest.id))
             if fire is None:
                 continue
-            run = await plan_digest(self.engine, dest, fire, self.renderer, now)
+            run = await plan_digest(self.engine, dest, fire, self.renderer, now, windows)
             planned.append(run)
             log(
                 logger,

@@ -13,7 +13,7 @@ from bot.core.destinations import DestinationStore
 from bot.core.ledger import RunStatus, unfinished_count
 from bot.core.outbox import plan_digest
 from bot.core.render import Renderer
-from bot.core.store import ReportStore
+from bot.core.store import ReportStore, WindowCache
 from bot.core.tables import digest_runs, outbox
 from tests.delivery_kit import (
     FakeClock,
@@ -258,3 +258,49 @@ async def test_a_huge_backlog_is_capped_to_the_newest_reports(
     assert "digest.window_capped" in caplog.text
     refreshed = await DestinationStore(store.engine).get(dest.id)
     assert refreshed is not None and refreshed.watermark == await store.max_seq()
+
+
+async def _planned_payloads(store: ReportStore, dest_id: int) -> list[str]:
+    async with store.engine.connect() as conn:
+        rows = await conn.execute(
+            select(outbox.c.payload).where(outbox.c.destination_id == dest_id).order_by(outbox.c.id)
+        )
+        return [str(payload["text"]) for (payload,) in rows]
+
+
+async def test_one_tick_reads_a_shared_window_once_and_plans_the_same_digests(
+    store: ReportStore,
+) -> None:
+    clock = FakeClock()
+    targets = ["A", "B", "C", "D"]
+    dests = await setup_destinations(store.engine, *(channel(t.lower(), t) for t in targets))
+    await add_reports(store, range(1, 6))
+    windows = WindowCache()
+    for dest in dests[:2]:
+        await plan_digest(store.engine, dest, clock(), RENDERER, clock(), windows)
+    for dest in dests[2:]:
+        await plan_digest(store.engine, dest, clock(), RENDERER, clock())  # no cache
+    assert windows.reads == 1
+    # the same messages, but for the title line (each destination's own name)
+    bodies = [[t.split("\n", 1)[1] for t in await _planned_payloads(store, d.id)] for d in dests]
+    assert bodies[0] and all(body == bodies[0] for body in bodies)
+
+
+async def test_a_cached_window_is_read_again_once_a_report_arrives_or_changes(
+    store: ReportStore,
+) -> None:
+    clock = FakeClock()
+    a, b, c = await setup_destinations(
+        store.engine, channel("a", "A"), channel("b", "B"), channel("c", "C")
+    )
+    await add_reports(store, [1, 2])
+    windows = WindowCache()
+    first = await plan_digest(store.engine, a, clock(), RENDERER, clock(), windows)
+    await add_reports(store, [3])  # arrives in the middle of the tick
+    second = await plan_digest(store.engine, b, clock(), RENDERER, clock(), windows)
+    await add_reports(store, [1], summary="a corrected one-liner")  # updated: a new seq
+    third = await plan_digest(store.engine, c, clock(), RENDERER, clock(), windows)
+    assert (first.entries, second.entries, third.entries) == (2, 3, 3)
+    assert windows.reads == 3
+    assert "one-liner 3" in "".join(await _planned_payloads(store, b.id))
+    assert "a corrected one-liner" in "".join(await _planned_payloads(store, c.id))

@@ -26,7 +26,7 @@ from bot.core.destinations import Destination
 from bot.core.ledger import RowStatus, RunStatus, advance_watermark
 from bot.core.render import Format, Renderer
 from bot.core.select import build_digest, default_title, select_new
-from bot.core.store import WINDOW_LIMIT, count_after, reports_after
+from bot.core.store import WINDOW_LIMIT, WindowCache, count_after, reports_after
 from bot.core.tables import destinations, digest_runs, outbox
 from bot.logs import log
 from bot.settings import Platform
@@ -83,8 +83,10 @@ async def plan_digest(
     scheduled_for: datetime,
     renderer: Renderer,
     now: datetime,
+    windows: WindowCache | None = None,
 ) -> PlannedRun:
-    """Create the run for (dest, scheduled_for) and queue its messages, once across replicas."""
+    """Create the run for (dest, scheduled_for) and queue its messages, once across replicas.
+    `windows` shares the reports read among the destinations one tick plans."""
     async with write_transaction(engine) as conn:
         run_id = await _insert_ignore(
             conn,
@@ -102,7 +104,10 @@ async def plan_digest(
         if run_id is None:
             return PlannedRun(run_id=None, created=False)
         start = await _window_start(conn, dest.id)
-        window = await reports_after(conn, start, WINDOW_LIMIT)
+        if windows is None:
+            window = await reports_after(conn, start, WINDOW_LIMIT)
+        else:
+            window = await windows.after(conn, start)
         if len(window) == WINDOW_LIMIT:
             skipped = await count_after(conn, start) - WINDOW_LIMIT
             log(

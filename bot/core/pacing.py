@@ -89,7 +89,8 @@ class ArrivalWindow:
         answered: asyncio.Future[float] = asyncio.get_running_loop().create_future()
         async with self._lock:
             while len(self._recent) >= self.limit:
-                await self._retire(self._recent.popleft())
+                await self._retire(self._recent[0])
+                self._recent.popleft()  # only once retired: a cancelled wait keeps its place
             delay = self._horizon + self.seconds - time.monotonic()
             if delay > 0:
                 await asyncio.sleep(delay)

@@ -139,6 +139,37 @@ async def reports_after(
     return [_stored(row) for row in reversed(rows)]
 
 
+class WindowCache:
+    """Digest windows read once for many destinations (one scheduler tick).
+
+    At 9:00 every subscription with the same schedule is planned in one tick, and most share a
+    watermark: reading and validating the same 2,000 reports for each of 10,000 chats was most
+    of the planning time. A window is reused only while the store's newest seq is what it was
+    when the window was read, so a report that arrived (or was updated) since is never missed.
+    """
+
+    def __init__(self, keep: int = 2) -> None:
+        self.keep = keep  # windows kept: each may hold WINDOW_LIMIT reports
+        self._windows: dict[int, tuple[int, list[StoredReport]]] = {}
+        self.reads = 0
+
+    async def after(self, conn: AsyncConnection, watermark: int) -> list[StoredReport]:
+        """`reports_after(conn, watermark)`, read again only when the store has changed."""
+        newest = await newest_seq(conn)
+        hit = self._windows.pop(watermark, None)
+        if hit is None or hit[0] != newest:
+            hit = (newest, await reports_after(conn, watermark))
+            self.reads += 1
+        self._windows[watermark] = hit  # most recently used last
+        while len(self._windows) > self.keep:
+            del self._windows[next(iter(self._windows))]
+        return hit[1]
+
+
+async def newest_seq(conn: AsyncConnection) -> int:
+    return int((await conn.execute(select(func.max(reports.c.seq)))).scalar() or 0)
+
+
 async def count_after(conn: AsyncConnection, watermark: int) -> int:
     query = select(func.count()).select_from(reports).where(reports.c.seq > watermark)
     return int((await conn.execute(query)).scalar_one())
