@@ -46,7 +46,8 @@ def _fanout(rate_ratio: float, violations: int) -> dict[str, Any]:
         "reports": 500,
         "time_scale": 0.5,
         "allowed_per_s": 60.0,
-        "plan_digest_ms": 88.0,
+        "plan_digest_ms": 6.0,
+        "plan_seconds": 60.0,
         "aim": 0.95,
     }
 
