@@ -304,3 +304,26 @@ async def test_a_cached_window_is_read_again_once_a_report_arrives_or_changes(
     assert windows.reads == 3
     assert "one-liner 3" in "".join(await _planned_payloads(store, b.id))
     assert "a corrected one-liner" in "".join(await _planned_payloads(store, c.id))
+
+
+async def test_destinations_at_different_watermarks_each_get_their_own_window(
+    store: ReportStore,
+) -> None:
+    clock = FakeClock()
+    sender = ScriptedSender(clock)
+    early, late = await setup_destinations(store.engine, channel("a", "A"), channel("b", "B"))
+    await add_reports(store, [1, 2])
+    await plan_digest(store.engine, late, clock(), RENDERER, clock())
+    await run_until_idle(_deliverer(store, sender, clock), clock, 5)  # B is past 1 and 2
+    await add_reports(store, [3])
+    clock.advance(86400)
+    windows = WindowCache()
+    late_now = await DestinationStore(store.engine).get(late.id)
+    assert late_now is not None
+    runs = [
+        await plan_digest(store.engine, dest, clock(), RENDERER, clock(), windows)
+        for dest in (early, late_now, early)
+    ]
+    assert [run.entries for run in runs[:2]] == [3, 1]
+    assert not runs[2].created  # the same (destination, time): planned once
+    assert windows.reads == 2

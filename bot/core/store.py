@@ -148,22 +148,22 @@ class WindowCache:
     when the window was read, so a report that arrived (or was updated) since is never missed.
     """
 
-    def __init__(self, keep: int = 2) -> None:
-        self.keep = keep  # windows kept: each may hold WINDOW_LIMIT reports
-        self._windows: dict[int, tuple[int, list[StoredReport]]] = {}
+    def __init__(self) -> None:
+        # One window at a time (it may hold WINDOW_LIMIT reports, tens of MB): destinations
+        # that were delivered together share a watermark, so one is what a tick mostly needs.
+        self._window: tuple[int, int, list[StoredReport]] | None = None  # watermark, newest
         self.reads = 0
 
     async def after(self, conn: AsyncConnection, watermark: int) -> list[StoredReport]:
         """`reports_after(conn, watermark)`, read again only when the store has changed."""
         newest = await newest_seq(conn)
-        hit = self._windows.pop(watermark, None)
-        if hit is None or hit[0] != newest:
-            hit = (newest, await reports_after(conn, watermark))
-            self.reads += 1
-        self._windows[watermark] = hit  # most recently used last
-        while len(self._windows) > self.keep:
-            del self._windows[next(iter(self._windows))]
-        return hit[1]
+        if self._window is not None and self._window[:2] == (watermark, newest):
+            return self._window[2]
+        self._window = None  # let the old window go before the new one is read
+        window = await reports_after(conn, watermark)
+        self._window = (watermark, newest, window)
+        self.reads += 1
+        return window
 
 
 async def newest_seq(conn: AsyncConnection) -> int:
