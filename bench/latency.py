@@ -15,11 +15,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import gc
 import json
 import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -93,9 +96,12 @@ def peer_app() -> Any:
 def serve_peer(port: int) -> None:
     import uvicorn
 
-    uvicorn.run(
-        peer_app(), host="127.0.0.1", port=port, log_config=None, access_log=False, lifespan="on"
-    )
+    app = peer_app()
+    # Like `prdigest run` once started: start-up objects out of the collector's full passes,
+    # so the two servers differ in what they do per request, not in how they collect.
+    gc.collect()
+    gc.freeze()
+    uvicorn.run(app, host="127.0.0.1", port=port, log_config=None, access_log=False, lifespan="on")
 
 
 async def client_loop(
@@ -177,6 +183,19 @@ async def answers_drained(status_url: str, expected: int) -> None:
             await asyncio.sleep(0.05)
 
 
+@contextlib.contextmanager
+def clients_collect_between_rounds() -> Iterator[None]:
+    """The 50 clients share this process, which also built the store: one full garbage
+    collection here stalls every request in flight at once, and the round's p99 becomes that
+    pause, whichever server is measured. The clients collect before a round, not during it."""
+    gc.collect()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
 async def alternate(
     slack: SignedSlack, status_url: str, peer: Target, bot: Target, rounds: int, per: int
 ) -> None:
@@ -186,10 +205,10 @@ async def alternate(
     await bot.connect(slack)
     for _ in range(rounds):
         await answers_drained(status_url, bot.sent)
-        await asyncio.sleep(SETTLE_SECONDS)
-        await peer.round(slack, per)
-        await asyncio.sleep(SETTLE_SECONDS)
-        await bot.round(slack, per)
+        for target in (peer, bot):
+            await asyncio.sleep(SETTLE_SECONDS)
+            with clients_collect_between_rounds():
+                await target.round(slack, per)
     await answers_drained(status_url, bot.sent)
 
 
@@ -295,7 +314,11 @@ def section(figures: dict[str, Any]) -> list[str]:
         f"({figures.get('answered') or 0:,} answers for its {figures['bot_commands']:,} commands, "
         "warm-up included); that work shares the CPUs with the acks, while the peer does "
         f"nothing after acking. The two servers take turns, {figures['rounds']} rounds each; "
-        "a round starts once every earlier command has been answered. The store is SQLite.",
+        "a round starts once every earlier command has been answered. The store is SQLite. "
+        "Both servers freeze their start-up objects out of the garbage collector "
+        "(`gc.freeze()`, as `prdigest run` does once started), and the clients' process "
+        "collects between rounds, not during them: one collection there stalls all 50 "
+        "requests in flight at once, and would make the p99 a measure of the clients.",
         "",
     ]
 
