@@ -264,8 +264,7 @@ class ReportStore:
 
     async def max_seq(self) -> int:
         async with self.engine.connect() as conn:
-            value = (await conn.execute(select(func.max(reports.c.seq)))).scalar()
-        return int(value or 0)
+            return await newest_seq(conn)
 
     async def count(self) -> int:
         async with self.engine.connect() as conn:
