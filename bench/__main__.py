@@ -135,14 +135,16 @@ SECTIONS: dict[str, Callable[[dict[str, Any]], list[str]]] = {
 
 
 QUICK_NOTE = [
-    "**A quick run**: smaller inputs (10,000 reports for `/pr`, "
+    f"**A quick run**: smaller inputs ({memory.QUICK_REPORTS:,} reports for `/pr`, "
     f"{fanout.QUICK_CHATS} chats for the fan-out, whose rate then weighs its tail of paced "
     "multi-part chats more). A smoke test of the benchmarks; `make bench` gives the figures.",
     "",
 ]
 
 
-def write_doc(results: dict[str, Any], info: dict[str, str], command: str, doc: Path = DOC) -> None:
+def write_doc(
+    results: dict[str, Any], info: dict[str, str], command: str, quick: bool, doc: Path = DOC
+) -> None:
     lines = [
         "# Benchmarks",
         "",
@@ -153,7 +155,7 @@ def write_doc(results: dict[str, Any], info: dict[str, str], command: str, doc: 
         "default `bench/results.json`). Every benchmark runs on this one machine: servers, "
         "clients and the fake Slack/Telegram APIs share its CPUs.",
         "",
-        *(QUICK_NOTE if "QUICK" in command or "--quick" in command else []),
+        *(QUICK_NOTE if quick else []),
         *summary_rows(results),
     ]
     for name, section in SECTIONS.items():
@@ -202,7 +204,7 @@ def main() -> None:
     if args.only:
         flags = ["--quick"] if args.quick else []
         command = " ".join(["python -m bench", *flags, *(f"--only {n}" for n in args.only)])
-    write_doc(results, info, command)
+    write_doc(results, info, command, args.quick)
     print(f"wrote {DOC.relative_to(ROOT)} and {out}", file=sys.stderr)
     if any("error" in figures for figures in results.values()):
         raise SystemExit(1)

@@ -50,7 +50,6 @@ from bot.settings import Platform  # noqa: E402
 
 TOKEN = "123456:BENCH-fanout-token"
 TIME_SCALE = 0.5  # every flood window ×0.5: 60 messages/s allowed overall
-TELEGRAM_OVERALL_PER_SECOND = TELEGRAM_OVERALL_LIMIT  # per TELEGRAM_OVERALL_SECONDS (1 s)
 TELEGRAM_GROUP_PER_MINUTE = 20
 PTB_POOL_SIZE = 64  # PTB's default pool is 1 connection: a bulk sender raises it
 PTB_MAX_RETRIES = 5
@@ -102,8 +101,8 @@ async def deliver_with_ptb(messages: Sequence[Message], fake: RemoteFake, scale:
     from telegram.request import HTTPXRequest
 
     limiter = AIORateLimiter(
-        overall_max_rate=TELEGRAM_OVERALL_PER_SECOND,
-        overall_time_period=scale,
+        overall_max_rate=TELEGRAM_OVERALL_LIMIT,
+        overall_time_period=TELEGRAM_OVERALL_SECONDS * scale,
         group_max_rate=TELEGRAM_GROUP_PER_MINUTE,
         group_time_period=60 * scale,
         max_retries=PTB_MAX_RETRIES,
@@ -136,7 +135,7 @@ def figures(fake: RemoteFake, expected: Sequence[Message], scale: float, wall: f
     times = sorted(m.time for m in fake.sent)
     span = times[-1] - times[0] if len(times) > 1 else 0.0
     achieved = (len(times) - 1) / span if span > 0 else 0.0
-    allowed = TELEGRAM_OVERALL_PER_SECOND / scale
+    allowed = TELEGRAM_OVERALL_LIMIT / (TELEGRAM_OVERALL_SECONDS * scale)
     return {
         "messages": len(expected),
         "sent": len(fake.sent),
@@ -242,8 +241,8 @@ def section(figures: dict[str, Any]) -> list[str]:
         f"all multiplied by "
         f"{scale}, so {figures['allowed_per_s']:.0f} messages/s are allowed. The rate is measured "
         "over the span of accepted sends. The sender paces itself at "
-        f"{TELEGRAM_MAX_PER_SECOND:g}/s of the {TELEGRAM_OVERALL_PER_SECOND}/s, so its ceiling "
-        f"is {TELEGRAM_MAX_PER_SECOND / TELEGRAM_OVERALL_PER_SECOND:.3f}. Jitter (a late wake-up, "
+        f"{TELEGRAM_MAX_PER_SECOND:g}/s of the {TELEGRAM_OVERALL_LIMIT}/s, so its ceiling "
+        f"is {TELEGRAM_MAX_PER_SECOND / TELEGRAM_OVERALL_LIMIT:.3f}. Jitter (a late wake-up, "
         "a slow connection) cannot push arrivals over the limit: a message leaves only once "
         f"the message {TELEGRAM_OVERALL_LIMIT} sends earlier has been answered and a window "
         "has passed since (`ArrivalWindow`), which costs one round trip per window. Scaling "

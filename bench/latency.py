@@ -40,7 +40,7 @@ from bench.faults_kit import (  # noqa: E402
     clean_env,
     signed_headers,
 )
-from bench.memory import build_store, copy_store  # noqa: E402
+from bench.memory import FULL_REPORTS, QUICK_REPORTS, build_store, copy_store  # noqa: E402
 
 CLIENTS = 50
 WARMUP_PER_CLIENT = 2
@@ -271,7 +271,7 @@ async def measure(db: Path, folder: Path, rounds: int, per_client: int) -> dict[
 
 
 def run(quick: bool = False, work: Path | None = None) -> dict[str, Any]:
-    count = 10_000 if quick else 100_000
+    count = QUICK_REPORTS if quick else FULL_REPORTS
     rounds, per_client = (2, 5) if quick else (4, 12)
     with tempfile.TemporaryDirectory() as tmp:
         base = work or Path(tmp)

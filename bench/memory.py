@@ -180,8 +180,12 @@ async def measure(db: Path, count: int, folder: Path) -> dict[str, Any]:
     }
 
 
+FULL_REPORTS = 100_000
+QUICK_REPORTS = 10_000  # the store the memory and latency benchmarks share, in a quick run
+
+
 def run(quick: bool = False, work: Path | None = None) -> dict[str, Any]:
-    count = 10_000 if quick else 100_000
+    count = QUICK_REPORTS if quick else FULL_REPORTS
     with tempfile.TemporaryDirectory() as tmp:
         base = work or Path(tmp)
         db, build_seconds = build_store(base, count)

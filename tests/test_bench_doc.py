@@ -88,7 +88,7 @@ def test_the_doc_has_the_machine_the_command_each_section_and_a_failed_benchmark
     tmp_path: Path,
 ) -> None:
     doc = tmp_path / "benchmarks.md"
-    write_doc(results(1.1, 0.98, 0), INFO, "make bench QUICK=1", doc)
+    write_doc(results(1.1, 0.98, 0), INFO, "make bench QUICK=1", True, doc)
     text = doc.read_text(encoding="utf-8")
     assert "on 2 CPUs, Python 3.11.7, SQLite 3.40.1" in text
     assert "Reproduce: `make bench QUICK=1`" in text
@@ -97,5 +97,5 @@ def test_the_doc_has_the_machine_the_command_each_section_and_a_failed_benchmark
     assert "## Fan-out: 10,000 Telegram subscriptions, 500 new reports" in text
     assert "## ingest: failed" in text and "Traceback: boom" in text
 
-    write_doc(results(1.1, 0.98, 0), INFO, "make bench", doc)
+    write_doc(results(1.1, 0.98, 0), INFO, "make bench", False, doc)
     assert "**A quick run**" not in doc.read_text(encoding="utf-8")
