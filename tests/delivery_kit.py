@@ -8,11 +8,16 @@ from datetime import UTC, datetime, timedelta
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bot.core.delivery import Deliverer, Outcome, Sent
+from bot.core.delivery import Deliverer, Outcome, Sent, Turn, Withheld
 from bot.core.destinations import Destination, DestinationStore
 from bot.core.report import Report
 from bot.core.store import ReportStore
 from bot.settings import BotConfig, Channel, Platform
+
+
+async def right_away() -> bool:
+    """A turn that never waits, for senders called directly."""
+    return True
 
 
 class FakeClock:
@@ -47,7 +52,9 @@ class ScriptedSender:
     def interval_for(self, target: str) -> float:
         return self.interval
 
-    async def send(self, target: str, payload: Mapping[str, object]) -> Outcome:
+    async def send(self, target: str, payload: Mapping[str, object], turn: Turn) -> Outcome:
+        if not await turn():
+            return Withheld()
         self.calls.append(Call(self.clock(), target, payload))
         script = self.scripts.get(target)
         if script:

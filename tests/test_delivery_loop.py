@@ -3,19 +3,27 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 from collections import Counter
 from collections.abc import Mapping
 from datetime import datetime, timedelta
 
 from sqlalchemy import select
 
-from bot.core.delivery import CLAIM_BATCH, REFILL_AT, Deliverer, Outcome
+from bot.core.delivery import CLAIM_BATCH, REFILL_AT, Deliverer, Outcome, Turn
 from bot.core.ledger import RowStatus, unfinished_count
 from bot.core.outbox import plan_digest
 from bot.core.render import Renderer
 from bot.core.store import ReportStore
 from bot.core.tables import outbox
-from tests.delivery_kit import FakeClock, ScriptedSender, add_reports, channel, setup_destinations
+from tests.delivery_kit import (
+    FakeClock,
+    ScriptedSender,
+    add_reports,
+    channel,
+    right_away,
+    setup_destinations,
+)
 
 RENDERER = Renderer()
 CHANNELS = 60
@@ -41,12 +49,12 @@ class GatedSender(ScriptedSender):
         self.free = free
         self.gate = asyncio.Event()
 
-    async def send(self, target: str, payload: Mapping[str, object]) -> Outcome:
+    async def send(self, target: str, payload: Mapping[str, object], turn: Turn) -> Outcome:
         if self.free > 0:
             self.free -= 1
         else:
             await self.gate.wait()
-        return await super().send(target, payload)
+        return await super().send(target, payload, turn)
 
 
 async def _plan(store: ReportStore, count: int, clock: FakeClock) -> None:
@@ -132,3 +140,42 @@ async def test_a_row_that_waited_past_half_its_lease_is_given_back_not_sent(
     on_time = Deliverer(store.engine, {sender.platform: sender}, "w", clock, lease=lease)
     assert await on_time.run_once() == 1
     assert len(sender.calls) == 1
+
+
+class AdmittingSender(ScriptedSender):
+    """Holds every send at its own gate (like Telegram's arrival window) before asking for its
+    turn; records, in real time, when each turn came."""
+
+    def __init__(self, clock: FakeClock, rate: float) -> None:
+        super().__init__(clock, max_per_second=rate)
+        self.gate = asyncio.Event()
+        self.turns: list[float] = []
+
+    async def send(self, target: str, payload: Mapping[str, object], turn: Turn) -> Outcome:
+        await self.gate.wait()
+        if await turn():
+            self.turns.append(asyncio.get_running_loop().time())
+        return await super().send(target, payload, right_away)
+
+
+async def test_turns_held_up_inside_a_sender_still_leave_at_the_pace(store: ReportStore) -> None:
+    # Taken before the sender's own gate, the turns of every held row would run out while
+    # they wait there, and all of them would leave together when it opens: a burst over the
+    # platform's rate, which no replica's pace would know about.
+    clock = FakeClock()
+    rate, held = 10.0, 6
+    await _plan(store, held, clock)
+    sender = AdmittingSender(clock, rate)
+    deliverer = Deliverer(store.engine, {sender.platform: sender}, "w", clock)
+    task = asyncio.create_task(deliverer.run_forever())
+    try:
+        await asyncio.sleep(held / rate)  # long enough for every row's turn to have passed
+        sender.gate.set()
+        while await unfinished_count(store.engine):
+            await asyncio.sleep(0.02)
+    finally:
+        deliverer.stop()
+        await task
+    assert len(sender.turns) == held
+    gaps = [b - a for a, b in itertools.pairwise(sender.turns)]
+    assert min(gaps) >= 0.5 / rate, f"turns bunched after the gate opened: {gaps}"

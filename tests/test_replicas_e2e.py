@@ -136,10 +136,13 @@ async def test_killing_the_sending_replica_hands_its_digest_to_another(
     assert len(posted) - len(set(posted)) <= 1, "at most the one send in flight is repeated"
 
 
+@pytest.mark.parametrize("slow_every", [0, 7], ids=["prompt", "some-answers-slow"])
 async def test_two_replicas_never_exceed_telegrams_global_rate(
-    postgres_database_url: str, subprocess_env: dict[str, str], tmp_path: Path
+    postgres_database_url: str, subprocess_env: dict[str, str], tmp_path: Path, slow_every: int
 ) -> None:
-    from tests.fakes.telegram_api import FakeTelegram
+    """With `slow_every`, every n-th chat's answer comes 2 s late: a replica's arrival
+    window then holds its next sends back, and they must not leave together when it opens."""
+    from tests.fakes.telegram_api import FakeTelegram, Fault
 
     chats = [1_000 + n for n in range(300)]
     lines = [
@@ -157,6 +160,8 @@ async def test_two_replicas_never_exceed_telegrams_global_rate(
     async with FakeTelegram() as fake:
         for chat in chats:
             fake.add_chat(chat)
+            if slow_every and chat % slow_every == 0:
+                fake.script(chat, Fault.stall(2.0))
         env = {
             **subprocess_env,
             "BOT_DATABASE_URL": postgres_database_url,

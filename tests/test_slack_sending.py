@@ -16,7 +16,7 @@ from bot.core.render import Renderer
 from bot.core.status import collect
 from bot.core.store import ReportStore
 from bot.settings import Platform
-from tests.delivery_kit import add_reports, channel, setup_destinations
+from tests.delivery_kit import add_reports, channel, right_away, setup_destinations
 from tests.fakes.slack_api import FakeSlack, Fault
 
 
@@ -67,8 +67,8 @@ async def test_a_rate_limit_is_rescheduled_by_its_retry_after(
     fake.script("chat.postMessage", Fault.rate_limited(retry_after=header))
     sender = _sender(fake)
     payload = {"text": "hello", "unfurl_links": False}
-    assert await sender.send("C0TEST1", payload) == RetryAfter(seconds)
-    sent = await sender.send("C0TEST1", payload)
+    assert await sender.send("C0TEST1", payload, right_away) == RetryAfter(seconds)
+    sent = await sender.send("C0TEST1", payload, right_away)
     assert isinstance(sent, Sent)
     assert sent.external_id == fake.posted[0].ts
     assert len(fake.calls("chat.postMessage")) == 2, "the SDK did not retry on its own"

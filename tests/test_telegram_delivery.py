@@ -26,7 +26,7 @@ from bot.core.select import DigestFilter
 from bot.core.status import collect
 from bot.core.store import ReportStore
 from bot.settings import Locale, Platform
-from tests.delivery_kit import FakeClock, add_reports, report, run_until_idle
+from tests.delivery_kit import FakeClock, add_reports, report, right_away, run_until_idle
 from tests.fakes.telegram_api import FakeTelegram, Fault
 
 RENDERER = Renderer()
@@ -156,7 +156,9 @@ async def test_markup_telegram_cannot_parse_is_resent_once_as_plain_text(
 ) -> None:
     fake.add_chat(4242)
 
-    outcome = await sender.send("4242", {"text": "<b>a & b</b> <i>unclosed", "parse_mode": "HTML"})
+    outcome = await sender.send(
+        "4242", {"text": "<b>a & b</b> <i>unclosed", "parse_mode": "HTML"}, right_away
+    )
 
     assert isinstance(outcome, Sent)
     [message] = fake.sent
@@ -201,7 +203,7 @@ async def test_a_digest_message_waits_when_the_chat_just_got_a_command_reply(
     fake.add_chat(4242)
     sender.pacer.record("4242")  # a reply to /pr went out just now
 
-    outcome = await sender.send("4242", {"text": "digest"})
+    outcome = await sender.send("4242", {"text": "digest"}, right_away)
 
     assert isinstance(outcome, RetryAfter) and 0 < outcome.seconds <= 1.1
     assert fake.requests == [], "the API was not asked"

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from bot.core.delivery import Outcome, Rejected, Sent, Transient
+from bot.core.delivery import Outcome, Rejected, Sent, Transient, Turn, Withheld
 from bot.settings import Platform
 
 SEPARATOR = "\n" + "─" * 72 + "\n"
@@ -24,10 +24,12 @@ class ConsoleSender:
     def interval_for(self, target: str) -> float:
         return 0.0
 
-    async def send(self, target: str, payload: Mapping[str, object]) -> Outcome:
+    async def send(self, target: str, payload: Mapping[str, object], turn: Turn) -> Outcome:
         text = payload.get("text")
         if not isinstance(text, str):
             return Rejected("console payload has no text")
+        if not await turn():
+            return Withheld()
         self.count += 1
         block = text.rstrip("\n") + SEPARATOR
         if target in ("stdout", "-"):

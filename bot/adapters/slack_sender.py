@@ -15,7 +15,7 @@ import aiohttp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.core.delivery import Gone, Outcome, Rejected, RetryAfter, Sent, Transient
+from bot.core.delivery import Gone, Outcome, Rejected, RetryAfter, Sent, Transient, Turn, Withheld
 from bot.settings import Platform
 
 SLACK_PER_CHANNEL_INTERVAL = 1.0  # chat.postMessage: about one message per second per channel
@@ -75,7 +75,9 @@ class SlackSender:
     def interval_for(self, target: str) -> float:
         return SLACK_PER_CHANNEL_INTERVAL
 
-    async def send(self, target: str, payload: Mapping[str, object]) -> Outcome:
+    async def send(self, target: str, payload: Mapping[str, object], turn: Turn) -> Outcome:
+        if not await turn():
+            return Withheld()
         outcome = await self._post(target, dict(payload))
         if isinstance(outcome, Rejected) and outcome.reason in TOO_BIG_ERRORS:
             # One plain-text fallback, so the digest still arrives; never a retry loop.

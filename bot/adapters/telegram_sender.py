@@ -11,13 +11,24 @@ from __future__ import annotations
 import contextlib
 import html
 import re
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import httpx
 
 from bot.adapters.telegram_pace import ChatPacer
-from bot.core.delivery import Blocked, Gone, Moved, Outcome, Rejected, RetryAfter, Sent, Transient
+from bot.core.delivery import (
+    Blocked,
+    Gone,
+    Moved,
+    Outcome,
+    Rejected,
+    RetryAfter,
+    Sent,
+    Transient,
+    Turn,
+    Withheld,
+)
 from bot.core.pacing import ArrivalWindow
 from bot.settings import Platform
 
@@ -31,6 +42,10 @@ TELEGRAM_MAX_PER_SECOND = 29.7
 SEND_TIMEOUT = httpx.Timeout(15.0, connect=5.0)
 DEFAULT_RETRY_AFTER = 5.0
 _TAG = re.compile(r"<[^>]*>")
+
+Ready = Callable[[], Awaitable[Outcome | None]]
+"""Awaited inside the arrival window right before the request leaves: None to send, or the
+outcome to report instead."""
 
 
 def html_to_plain(text: str) -> str:
@@ -63,18 +78,27 @@ class TelegramSender:
         with contextlib.suppress(httpx.HTTPError):
             await self.client.post(f"{self.base}/getMe")
 
-    async def send(self, target: str, payload: Mapping[str, object]) -> Outcome:
-        """An outbox row: rescheduled (not sent) while the chat just got a command reply."""
-        wait = self.pacer.wait_for(target)
-        if wait > 0:
-            return RetryAfter(wait, "paced: this chat just received a message")
-        self.pacer.record(target)
-        return await self.deliver(target, payload)
+    async def send(self, target: str, payload: Mapping[str, object], turn: Turn) -> Outcome:
+        """An outbox row, once the arrival window lets it in and its turn comes; rescheduled
+        (not sent) while the chat just got a command reply."""
 
-    async def deliver(self, target: str, payload: Mapping[str, object]) -> Outcome:
+        async def ready() -> Outcome | None:
+            if not await turn():
+                return Withheld()
+            wait = self.pacer.wait_for(target)
+            if wait > 0:
+                return RetryAfter(wait, "paced: this chat just received a message")
+            self.pacer.record(target)
+            return None
+
+        return await self.deliver(target, payload, ready)
+
+    async def deliver(
+        self, target: str, payload: Mapping[str, object], ready: Ready | None = None
+    ) -> Outcome:
         """Send now (the caller took care of pacing), with one plain-text retry."""
         args: dict[str, Any] = {"chat_id": target, **payload}
-        outcome = await self._call("sendMessage", args)
+        outcome = await self._call("sendMessage", args, ready)
         if isinstance(outcome, Rejected) and "can't parse entities" in outcome.reason:
             # One plain-text retry; if the platform refuses that too, the row is failed and
             # reported. A 429 or a network error on the retry keeps the row pending instead.
@@ -84,9 +108,11 @@ class TelegramSender:
             return outcome if isinstance(retried, Rejected) else retried
         return outcome
 
-    async def _call(self, method: str, args: dict[str, Any]) -> Outcome:
+    async def _call(self, method: str, args: dict[str, Any], ready: Ready | None = None) -> Outcome:
         try:
             async with self.arrivals.slot():
+                if ready is not None and (refused := await ready()) is not None:
+                    return refused
                 response = await self.client.post(f"{self.base}/{method}", json=args)
         except httpx.HTTPError as exc:
             return Transient(type(exc).__name__)

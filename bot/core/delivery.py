@@ -1,7 +1,8 @@
 """Senders claim outbox rows and deliver them, paced per destination and per platform.
 
 A Sender (one per platform, in `bot/adapters/`) turns a payload into one API call and reports
-a typed outcome; it never sleeps on a rate limit. This module decides what each outcome means
+a typed outcome; it never sleeps on a rate limit, but awaits the platform pace's `turn` right
+before its request leaves. This module decides what each outcome means
 for the ledger: reschedule on Retry-After, back off on 5xx, move a migrated chat, deactivate a
 destination that is gone, fail a message the platform will never accept.
 """
@@ -12,7 +13,7 @@ import asyncio
 import contextlib
 import logging
 import random
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Protocol, runtime_checkable
@@ -88,7 +89,22 @@ class Rejected:
     reason: str
 
 
-Outcome = Sent | RetryAfter | Transient | Blocked | Gone | Moved | Rejected
+@dataclass(frozen=True, slots=True)
+class Withheld:
+    """Not sent: no turn came (stopping, or the row waited past half its lease). The row is
+    given back, pending again at once."""
+
+    reason: str = "no turn"
+
+
+Outcome = Sent | RetryAfter | Transient | Blocked | Gone | Moved | Rejected | Withheld
+
+Turn = Callable[[], Awaitable[bool]]
+"""The platform pace's go-ahead for one row; False: do not send it (`Withheld`).
+
+A sender awaits it as late as it can, inside any admission of its own (Telegram's arrival
+window): a turn taken first and then held up there would leave in a bunch with the turns
+behind it, and the platform counts arrivals, across every replica."""
 
 
 class Sender(Protocol):
@@ -99,7 +115,7 @@ class Sender(Protocol):
         """Seconds between two messages to the same destination."""
         ...
 
-    async def send(self, target: str, payload: Mapping[str, object]) -> Outcome: ...
+    async def send(self, target: str, payload: Mapping[str, object], turn: Turn) -> Outcome: ...
 
 
 @runtime_checkable
@@ -226,11 +242,15 @@ class Deliverer:
 
     async def _deliver(self, row: Claimed, send_by: datetime) -> None:
         sender = self.senders[row.platform]
-        turn = await self.paces[row.platform].wait(self._stopping)
-        if not turn or self.clock() > send_by:
+        pace = self.paces[row.platform]
+
+        async def turn() -> bool:
+            return await pace.wait(self._stopping) and self.clock() <= send_by
+
+        outcome = await sender.send(row.target, row.payload, turn)
+        if isinstance(outcome, Withheld):
             await self._give_back(row)
             return
-        outcome = await sender.send(row.target, row.payload)
         await self._record(row, sender, outcome)
         if self.on_result is not None:
             self.on_result(row, outcome)
