@@ -2,7 +2,7 @@
 
 The bot's own delivery layer (`Deliverer` + `TelegramSender`, outbox on SQLite) sends every
 message to the strict fake Bot API (`tests/fakes/telegram_api.FakeTelegram`, in a process of its
-own: `bench/fanout_fake.py`), which enforces
+own: `tests/fakes/telegram_remote.py`), which enforces
 Telegram's flood limits (1 message/s per chat, 20/min per group, 30/s overall) and answers 429
 past them. Time is scaled: the fake's windows and the sender's pacing are both multiplied by
 `TIME_SCALE`, so the allowed overall rate is 30 / TIME_SCALE messages per second and the run is
@@ -34,7 +34,6 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench.fanout_fake import RemoteFake, text_digest  # noqa: E402
 from bench.fanout_setup import NEW_REPORTS, Message, prepare  # noqa: E402
 from bot.adapters.telegram_pace import ChatPacer  # noqa: E402
 from bot.adapters.telegram_sender import (  # noqa: E402
@@ -47,6 +46,7 @@ from bot.core.delivery import Deliverer  # noqa: E402
 from bot.core.ledger import unfinished_count  # noqa: E402
 from bot.core.pacing import ArrivalWindow  # noqa: E402
 from bot.settings import Platform  # noqa: E402
+from tests.fakes.telegram_remote import RemoteFake, text_digest  # noqa: E402
 
 TOKEN = "123456:BENCH-fanout-token"
 TIME_SCALE = 0.5  # every flood window ×0.5: 60 messages/s allowed overall

@@ -1,11 +1,13 @@
-"""The fan-out benchmark's fake Bot API, in a process of its own.
+"""The fake Bot API in a process of its own, for figures that must not measure the test.
 
-Telegram's servers do not share the bot's event loop; a fake in the same process would (its
-strict HTML parse alone is ~3 ms a message), and the figures would measure the fake. The
-parent starts `python -m bench.fanout_fake --scale S --chats FILE`, reads one JSON line with
-the URL, and closes stdin when done; the child answers with one JSON line: every accepted
-message as [chat_id, sha1 of its text, monotonic time] (CLOCK_MONOTONIC is system-wide, so
-the times compare with the parent's) and the flood counters.
+Telegram's servers do not share the bot's event loop, nor the test's: a fake in the same
+process would (its strict HTML parse alone is ~3 ms a message), and a pause there (a full
+collection in a test process that has run hundreds of tests) stamps the requests queued
+meanwhile together, a burst the bot did not send. The benchmarks and the multi-replica rate
+test use this one. The parent starts `python -m tests.fakes.telegram_remote --scale S --chats
+FILE`, reads one JSON line with the URL, and closes stdin when done; the child answers with one
+JSON line: every accepted message as [chat_id, sha1 of its text, monotonic time]
+(CLOCK_MONOTONIC is system-wide, so the times compare with the parent's) and the flood counters.
 """
 
 from __future__ import annotations
@@ -23,11 +25,11 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from tests.fakes.telegram_api import FakeTelegram, FloodLimits  # noqa: E402
+from tests.fakes.telegram_api import FakeTelegram, Fault, FloodLimits  # noqa: E402
 
 START_SECONDS = 60.0
 SUMMARY_SECONDS = 120.0
@@ -54,6 +56,7 @@ class RemoteFake:
     chats: list[int]
     scale: float
     folder: Path
+    stalls: dict[int, float] = field(default_factory=dict)  # chat: its first answer comes late
     url: str = ""
     sent: list[Accepted] = field(default_factory=list)
     flood_429s: int = 0
@@ -63,9 +66,9 @@ class RemoteFake:
 
     async def __aenter__(self) -> Self:
         chats_file = self.folder / "fanout-chats.json"
-        chats_file.write_text(json.dumps(self.chats), encoding="utf-8")
+        chats_file.write_text(json.dumps({"chats": self.chats, "stalls": self.stalls}), "utf-8")
         self._proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "bench.fanout_fake",
+            sys.executable, "-m", "tests.fakes.telegram_remote",
             "--token", self.token, "--scale", str(self.scale), "--chats", str(chats_file),
             cwd=ROOT,
             stdin=asyncio.subprocess.PIPE,
@@ -111,10 +114,12 @@ def summary(fake: FakeTelegram) -> dict[str, Any]:
     }
 
 
-async def serve(token: str, scale: float, chats: list[int]) -> None:
+async def serve(token: str, scale: float, chats: list[int], stalls: dict[int, float]) -> None:
     fake = FakeTelegram(token, flood=FloodLimits(time_scale=scale))
     for chat in chats:
         fake.add_chat(chat, "private" if chat > 0 else "supergroup")
+    for chat, seconds in stalls.items():
+        fake.script(chat, Fault.stall(seconds))
     # The fake keeps every request it answered; with 20,000 of them a full collection pauses
     # it for tens of milliseconds, and the requests queued meanwhile are stamped together, a
     # burst the bot did not send. Telegram's edge stamps arrivals as they come.
@@ -133,10 +138,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--token", required=True)
     parser.add_argument("--scale", type=float, required=True)
-    parser.add_argument("--chats", type=Path, required=True)
+    parser.add_argument("--chats", type=Path, required=True, help="JSON: chats, stalls")
     args = parser.parse_args()
-    chats = [int(c) for c in json.loads(args.chats.read_text(encoding="utf-8"))]
-    asyncio.run(serve(args.token, args.scale, chats))
+    arranged = json.loads(args.chats.read_text(encoding="utf-8"))
+    chats = [int(c) for c in arranged["chats"]]
+    stalls = {int(c): float(s) for c, s in arranged["stalls"].items()}
+    asyncio.run(serve(args.token, args.scale, chats, stalls))
 
 
 if __name__ == "__main__":
