@@ -209,6 +209,31 @@ async def test_a_digest_message_waits_when_the_chat_just_got_a_command_reply(
     assert fake.requests == [], "the API was not asked"
 
 
+def test_a_chats_next_message_counts_from_the_answer_not_the_departure() -> None:
+    now = [1000.0]
+    pacer = ChatPacer(clock=lambda: now[0])
+    pacer.record("4242")
+    now[0] += 0.8  # the request took 0.8 s: it may have reached Telegram just now
+    assert pacer.wait_for("4242") == pytest.approx(0.2)
+    pacer.answered("4242")
+    assert pacer.wait_for("4242") == 1.0
+
+
+async def test_a_slow_answer_holds_the_chats_next_message_back(
+    fake: FakeTelegram, sender: TelegramSender
+) -> None:
+    fake.add_chat(4242)
+    fake.script(4242, Fault.stall(0.6))
+    sender.pacer.record("4242")  # a reply to /pr leaves; its answer takes 0.6 s
+    first = await sender.deliver("4242", {"text": "first"})
+    assert isinstance(first, Sent)
+
+    outcome = await sender.send("4242", {"text": "digest"}, right_away)
+
+    assert isinstance(outcome, RetryAfter) and outcome.seconds > 0.9
+    assert len(fake.calls("sendMessage")) == 1
+
+
 def test_a_group_gets_at_most_twenty_messages_a_minute() -> None:
     now = [1000.0]
     pacer = ChatPacer(clock=lambda: now[0])

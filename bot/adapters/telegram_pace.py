@@ -12,9 +12,11 @@ import time
 from collections import deque
 from collections.abc import Callable
 
-# A little more than Telegram's 1 message/s per chat: our clock starts before the request
-# reaches the API, and two requests can arrive closer together than they left.
-PER_CHAT_SECONDS = 1.1
+# Counted from when the previous message's answer came back: it reached Telegram before that,
+# so no delay on the way (a slow connection, a paused process) can bring two arrivals closer
+# together than they left. Counted from departures, a first request held up on the way by
+# more than the headroom arrived within a second of the next one.
+PER_CHAT_SECONDS = 1.0
 GROUP_WINDOW_SECONDS = 61.0  # 20 messages per minute per group, with a second of headroom
 GROUP_MAX_IN_WINDOW = 20
 
@@ -51,12 +53,21 @@ class ChatPacer:
         return max(0.0, *waits)
 
     def record(self, chat_id: str) -> None:
-        """A message to `chat_id` leaves now."""
+        """A message to `chat_id` leaves now (the chat is busy until its answer)."""
         now = self.clock()
         self._last[chat_id] = now
         window = self._window(chat_id, now)
         if window is not None:
             window.append(now)
+
+    def answered(self, chat_id: str) -> None:
+        """The answer to the message last sent to `chat_id` came back (or the request failed):
+        the next one counts from now, a time the message had surely reached Telegram by."""
+        now = self.clock()
+        self._last[chat_id] = max(self._last.get(chat_id, now), now)
+        window = self._window(chat_id, now)
+        if window:
+            window[-1] = max(window[-1], now)
 
     def hold(self, chat_id: str, seconds: float) -> None:
         """Telegram said "retry after `seconds`" for this chat: nothing goes there before."""

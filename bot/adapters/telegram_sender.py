@@ -113,7 +113,10 @@ class TelegramSender:
             async with self.arrivals.slot():
                 if ready is not None and (refused := await ready()) is not None:
                     return refused
-                response = await self.client.post(f"{self.base}/{method}", json=args)
+                try:
+                    response = await self.client.post(f"{self.base}/{method}", json=args)
+                finally:
+                    self.pacer.answered(str(args.get("chat_id", "")))
         except httpx.HTTPError as exc:
             return Transient(type(exc).__name__)
         try:
