@@ -147,6 +147,21 @@ async def test_an_unanswered_request_holds_the_window_for_one_window_only() -> N
     assert 0.09 <= waited < 1.0
 
 
+async def test_a_place_given_up_unused_holds_nobody_up() -> None:
+    window = ArrivalWindow(2, 0.5)
+    started = time.monotonic()
+    for _ in range(5):  # five requests refused before they left (stopping, chat busy)
+        async with window.slot() as place:
+            place.unused()
+    for _ in range(2):
+        async with window.slot():
+            pass
+    assert time.monotonic() - started < 0.25, "places nobody used held the window"
+    async with window.slot():  # the third request really sent within the window waits
+        pass
+    assert time.monotonic() - started >= 0.5
+
+
 def test_arrival_window_refuses_a_limit_it_cannot_keep() -> None:
     with pytest.raises(ValueError, match="limit"):
         ArrivalWindow(0, 1.0)

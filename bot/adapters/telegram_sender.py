@@ -110,8 +110,9 @@ class TelegramSender:
 
     async def _call(self, method: str, args: dict[str, Any], ready: Ready | None = None) -> Outcome:
         try:
-            async with self.arrivals.slot():
+            async with self.arrivals.slot() as place:
                 if ready is not None and (refused := await ready()) is not None:
+                    place.unused()
                     return refused
                 try:
                     response = await self.client.post(f"{self.base}/{method}", json=args)

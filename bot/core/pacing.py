@@ -69,7 +69,8 @@ class ArrivalWindow:
     answered and `seconds` have passed since the last of those answers: then at most `limit`
     arrivals can fall in any window, and the cost is one round trip per window (a few ms on a
     near API). A request that stays unanswered for `seconds` stops holding up the rest, and
-    counts as answered then; it was most likely refused or lost.
+    counts as answered then; it was most likely refused or lost. A place given up without
+    sending (`Place.unused`: the pace said no, the chat was busy) holds nobody up.
     """
 
     def __init__(self, limit: int, seconds: float) -> None:
@@ -79,14 +80,15 @@ class ArrivalWindow:
             )
         self.limit = limit
         self.seconds = seconds
-        self._recent: deque[asyncio.Future[float]] = deque()
+        self._recent: deque[asyncio.Future[float | None]] = deque()
         self._horizon = float("-inf")  # the latest answer among requests out of `_recent`
         self._lock = asyncio.Lock()
 
     @contextlib.asynccontextmanager
-    async def slot(self) -> AsyncIterator[None]:
+    async def slot(self) -> AsyncIterator[Place]:
         """Around one request: waits for its turn, records when its answer came back."""
-        answered: asyncio.Future[float] = asyncio.get_running_loop().create_future()
+        answered: asyncio.Future[float | None] = asyncio.get_running_loop().create_future()
+        place = Place()
         async with self._lock:
             while len(self._recent) >= self.limit:
                 await self._retire(self._recent[0])
@@ -96,16 +98,28 @@ class ArrivalWindow:
                 await asyncio.sleep(delay)
             self._recent.append(answered)
         try:
-            yield
+            yield place
         finally:
-            answered.set_result(time.monotonic())
+            answered.set_result(time.monotonic() if place.used else None)
 
-    async def _retire(self, answered: asyncio.Future[float]) -> None:
+    async def _retire(self, answered: asyncio.Future[float | None]) -> None:
         try:
             at = await asyncio.wait_for(asyncio.shield(answered), self.seconds)
         except TimeoutError:
             at = time.monotonic()
-        self._horizon = max(self._horizon, at)
+        if at is not None:
+            self._horizon = max(self._horizon, at)
+
+
+class Place:
+    """One request's place in an `ArrivalWindow`."""
+
+    def __init__(self) -> None:
+        self.used = True
+
+    def unused(self) -> None:
+        """Nothing was sent from this place: it reached nobody, so it holds nobody up."""
+        self.used = False
 
 
 _TAKE_SLOT = text(
