@@ -64,10 +64,10 @@ class ChatPacer:
         """The answer to the message last sent to `chat_id` came back (or the request failed):
         the next one counts from now, a time the message had surely reached Telegram by."""
         now = self.clock()
-        self._last[chat_id] = max(self._last.get(chat_id, now), now)
+        self._last[chat_id] = now
         window = self._window(chat_id, now)
         if window:
-            window[-1] = max(window[-1], now)
+            window[-1] = now
 
     def hold(self, chat_id: str, seconds: float) -> None:
         """Telegram said "retry after `seconds`" for this chat: nothing goes there before."""

@@ -117,7 +117,7 @@ class TelegramSender:
                 try:
                     response = await self.client.post(f"{self.base}/{method}", json=args)
                 finally:
-                    self.pacer.answered(str(args.get("chat_id", "")))
+                    self.pacer.answered(str(args["chat_id"]))
         except httpx.HTTPError as exc:
             return Transient(type(exc).__name__)
         try:

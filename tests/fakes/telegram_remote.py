@@ -4,7 +4,7 @@ Telegram's servers do not share the bot's event loop, nor the test's: a fake in 
 process would (its strict HTML parse alone is ~3 ms a message), and a pause there (a full
 collection in a test process that has run hundreds of tests) stamps the requests queued
 meanwhile together, a burst the bot did not send. The benchmarks and the multi-replica rate
-test use this one. The parent starts `python -m tests.fakes.telegram_remote --scale S --chats
+test use this one. The parent starts `python -m tests.fakes.telegram_remote --scale S --setup
 FILE`, reads one JSON line with the URL, and closes stdin when done; the child answers with one
 JSON line: every accepted message as [chat_id, sha1 of its text, monotonic time]
 (CLOCK_MONOTONIC is system-wide, so the times compare with the parent's) and the flood counters.
@@ -65,11 +65,11 @@ class RemoteFake:
     _proc: asyncio.subprocess.Process | None = None
 
     async def __aenter__(self) -> Self:
-        chats_file = self.folder / "fanout-chats.json"
-        chats_file.write_text(json.dumps({"chats": self.chats, "stalls": self.stalls}), "utf-8")
+        setup = self.folder / "telegram-fake-setup.json"
+        setup.write_text(json.dumps({"chats": self.chats, "stalls": self.stalls}), "utf-8")
         self._proc = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "tests.fakes.telegram_remote",
-            "--token", self.token, "--scale", str(self.scale), "--chats", str(chats_file),
+            "--token", self.token, "--scale", str(self.scale), "--setup", str(setup),
             cwd=ROOT,
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
@@ -138,11 +138,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--token", required=True)
     parser.add_argument("--scale", type=float, required=True)
-    parser.add_argument("--chats", type=Path, required=True, help="JSON: chats, stalls")
+    parser.add_argument("--setup", type=Path, required=True, help="JSON: chats, stalls")
     args = parser.parse_args()
-    arranged = json.loads(args.chats.read_text(encoding="utf-8"))
-    chats = [int(c) for c in arranged["chats"]]
-    stalls = {int(c): float(s) for c, s in arranged["stalls"].items()}
+    setup = json.loads(args.setup.read_text(encoding="utf-8"))
+    chats = [int(c) for c in setup["chats"]]
+    stalls = {int(c): float(s) for c, s in setup["stalls"].items()}
     asyncio.run(serve(args.token, args.scale, chats, stalls))
 
 
