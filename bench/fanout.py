@@ -35,17 +35,17 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench.fanout_setup import NEW_REPORTS, Message, prepare  # noqa: E402
-from bot.adapters.telegram_pace import ChatPacer  # noqa: E402
-from bot.adapters.telegram_sender import (  # noqa: E402
+from bot.adapters.telegram.pace import ChatPacer  # noqa: E402
+from bot.adapters.telegram.sender import (  # noqa: E402
     TELEGRAM_MAX_PER_SECOND,
     TELEGRAM_OVERALL_LIMIT,
     TELEGRAM_OVERALL_SECONDS,
     TelegramSender,
 )
-from bot.core.delivery import Deliverer  # noqa: E402
-from bot.core.ledger import unfinished_count  # noqa: E402
-from bot.core.pacing import ArrivalWindow  # noqa: E402
-from bot.settings import Platform  # noqa: E402
+from bot.core.delivery.deliverer import Deliverer  # noqa: E402
+from bot.core.delivery.ledger import unfinished_count  # noqa: E402
+from bot.core.delivery.pacing import ArrivalWindow  # noqa: E402
+from bot.core.models import Platform
 from tests.fakes.telegram_remote import RemoteFake, text_digest  # noqa: E402
 
 TOKEN = "123456:BENCH-fanout-token"

@@ -16,14 +16,14 @@ from pathlib import Path
 from typing import Any
 
 from bench.render import REPOS, TAGS, make_reports
-from bot.core.db import create_engine, migrate, write_transaction
-from bot.core.destinations import DestinationStore, filter_to_json
-from bot.core.outbox import plan_digest
-from bot.core.render import Renderer
+from bot.core.delivery.outbox import plan_digest
+from bot.core.models import Locale, Platform
+from bot.core.render.renderer import Renderer
 from bot.core.select import DigestFilter
-from bot.core.store import ReportStore, WindowCache
-from bot.core.tables import destinations, outbox
-from bot.settings import Locale, Platform
+from bot.core.store.db import create_engine, migrate, write_transaction
+from bot.core.store.destinations import DestinationStore, filter_to_json
+from bot.core.store.reports import ReportStore, WindowCache
+from bot.core.store.tables import destinations, outbox
 
 GROUP_SHARE = 0.3  # the rest are private chats
 NEW_REPORTS = 500

@@ -26,9 +26,10 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # runnable as `python bench/render.py` from anywhere
     sys.path.insert(0, str(ROOT))
 
-from bot.core.parse import parse_file  # noqa: E402
-from bot.core.render import Format, Renderer  # noqa: E402
-from bot.core.report import ImpactLevel, RecommendationLevel, Report  # noqa: E402
+from bot.core.models import Format, Locale
+from bot.core.render.renderer import Renderer
+from bot.core.reports.model import ImpactLevel, RecommendationLevel, Report  # noqa: E402
+from bot.core.reports.parser import parse_file  # noqa: E402
 from bot.core.select import (  # noqa: E402
     DigestFilter,
     StoredReport,
@@ -36,7 +37,6 @@ from bot.core.select import (  # noqa: E402
     default_title,
     select_new,
 )
-from bot.settings import Locale  # noqa: E402
 
 TELEGRAM_MESSAGES_PER_SECOND = 30.0  # per bot, all chats together
 SLACK_MESSAGES_PER_SECOND_PER_CHANNEL = 1.0

@@ -12,9 +12,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 from bot.core.commands import SPECS, Invocation, UsageError, Verb
-from bot.core.destinations import CONFIG, Destination, DestinationStore
-from bot.core.lookup import AmbiguousRefError, ReportNotFoundError, find_report
-from bot.core.render import Format, RenderedMessage, Renderer, Section
+from bot.core.models import Format, Locale, Platform
+from bot.core.render.renderer import RenderedMessage, Renderer, Section
 from bot.core.select import (
     Digest,
     DigestFilter,
@@ -23,10 +22,12 @@ from bot.core.select import (
     default_title,
     select_new,
 )
-from bot.core.status import collect
-from bot.core.store import ReportStore
+from bot.core.store.destinations import CONFIG, Destination, DestinationStore
+from bot.core.store.lookup import AmbiguousRefError, ReportNotFoundError, find_report
+from bot.core.store.reports import ReportStore
+from bot.core.store.status import collect
 from bot.cron import CronError, next_fire
-from bot.settings import BotConfig, Locale, Platform
+from bot.settings import BotConfig
 
 SEARCH_LIMIT = 10
 TAGS_WINDOW = timedelta(days=30)

@@ -29,15 +29,15 @@ from starlette.routing import BaseRoute
 from bot.adapters.console import ConsoleSender
 from bot.answers import Answerer
 from bot.context import Context
-from bot.core.delivery import Clock, Deliverer, Outcome, Sender, utc_clock
-from bot.core.destinations import DestinationStore
-from bot.core.ledger import Claimed, unfinished_count
-from bot.core.render import Renderer
+from bot.core.delivery.deliverer import Clock, Deliverer, Outcome, Sender, utc_clock
+from bot.core.delivery.ledger import Claimed, unfinished_count
+from bot.core.models import Platform
+from bot.core.render.renderer import Renderer
+from bot.core.store.destinations import DestinationStore
 from bot.cron import CronError, next_fire
 from bot.logs import log
 from bot.metrics import Metrics
 from bot.scheduler import DigestTicker, build_scheduler, last_scheduled
-from bot.settings import Platform
 from bot.sources import SourcePoller, make_pollers
 from bot.web import WebDeps, build_web
 
@@ -65,11 +65,11 @@ def adapter_factories(ctx: Context) -> list[AdapterFactory]:
     """The inbound adapters for every platform that has credentials."""
     factories: list[AdapterFactory] = []
     if ctx.env.slack_bot_token is not None:
-        from bot.adapters.slack import build_slack_adapter
+        from bot.adapters.slack.adapter import build_slack_adapter
 
         factories.append(build_slack_adapter)
     if ctx.env.telegram_bot_token is not None:
-        from bot.adapters.telegram import build_telegram_adapter
+        from bot.adapters.telegram.adapter import build_telegram_adapter
 
         factories.append(build_telegram_adapter)
     return factories
@@ -83,13 +83,13 @@ def build_senders(ctx: Context) -> dict[Platform, Sender]:
     """Console always; Slack and Telegram when their tokens are set."""
     senders: dict[Platform, Sender] = {Platform.CONSOLE: ConsoleSender()}
     if ctx.env.slack_bot_token is not None:
-        from bot.adapters.slack_sender import SlackSender
+        from bot.adapters.slack.sender import SlackSender
 
         senders[Platform.SLACK] = SlackSender(
             ctx.env.slack_bot_token.get_secret_value(), ctx.env.slack_api_url
         )
     if ctx.env.telegram_bot_token is not None:
-        from bot.adapters.telegram_sender import TelegramSender
+        from bot.adapters.telegram.sender import TelegramSender
 
         senders[Platform.TELEGRAM] = TelegramSender(
             ctx.env.telegram_bot_token.get_secret_value(), ctx.env.telegram_api_url

@@ -8,9 +8,9 @@ from dataclasses import dataclass
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bot.core.db import create_engine, migrate
-from bot.core.store import ReportStore
-from bot.core.tags import TagRule
+from bot.core.reports.tags import TagRule
+from bot.core.store.db import create_engine, migrate
+from bot.core.store.reports import ReportStore
 from bot.settings import BotConfig, Env, load_config
 
 

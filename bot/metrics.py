@@ -4,8 +4,17 @@ from __future__ import annotations
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, generate_latest
 
-from bot.core.delivery import Blocked, Gone, Moved, Outcome, Rejected, RetryAfter, Sent, Transient
-from bot.core.ledger import Claimed
+from bot.core.delivery.deliverer import (
+    Blocked,
+    Gone,
+    Moved,
+    Outcome,
+    Rejected,
+    RetryAfter,
+    Sent,
+    Transient,
+)
+from bot.core.delivery.ledger import Claimed
 
 
 class Metrics:

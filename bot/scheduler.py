@@ -23,12 +23,12 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bot.core.delivery import Clock, utc_clock
-from bot.core.destinations import Destination, DestinationStore
-from bot.core.outbox import PlannedRun, plan_digest
-from bot.core.render import Renderer
-from bot.core.store import WindowCache
-from bot.core.tables import digest_runs
+from bot.core.delivery.deliverer import Clock, utc_clock
+from bot.core.delivery.outbox import PlannedRun, plan_digest
+from bot.core.render.renderer import Renderer
+from bot.core.store.destinations import Destination, DestinationStore
+from bot.core.store.reports import WindowCache
+from bot.core.store.tables import digest_runs
 from bot.cron import CronError, previous_fire
 from bot.logs import log
 

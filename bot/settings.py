@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Self
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -23,6 +22,8 @@ from pydantic import (
     ValidationError,
     model_validator,
 )
+
+from bot.core.models import Locale, Platform
 
 DEFAULT_CONFIG_PATH = Path("config/bot.yaml")
 DEFAULT_DATABASE_URL = "sqlite:///data/bot.db"
@@ -69,17 +70,6 @@ Tag = Annotated[str, AfterValidator(_lower_tag)]
 
 class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class Platform(StrEnum):
-    SLACK = "slack"
-    TELEGRAM = "telegram"
-    CONSOLE = "console"
-
-
-class Locale(StrEnum):
-    ZH = "zh"
-    EN = "en"
 
 
 class Source(_Frozen):

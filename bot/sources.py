@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 import httpx
 
 from bot.core.ingest import IngestFailure, expand_paths, parse_one
-from bot.core.parse import NotAReportError, parse_bytes
-from bot.core.report import Report
-from bot.core.store import IngestOutcome, IngestResult, ReportStore
-from bot.core.tags import TagRule
+from bot.core.reports.model import Report
+from bot.core.reports.parser import NotAReportError, parse_bytes
+from bot.core.reports.tags import TagRule
+from bot.core.store.reports import IngestOutcome, IngestResult, ReportStore
 from bot.logs import log
 from bot.settings import Source
 

@@ -20,9 +20,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from bot.core.parse import NotAReportError, parse_json, parse_markdown
-from bot.core.store import IngestOutcome, ReportStore
-from bot.core.tags import TagRule
+from bot.core.reports.parser import NotAReportError, parse_json, parse_markdown
+from bot.core.reports.tags import TagRule
+from bot.core.store.reports import IngestOutcome, ReportStore
 from bot.logs import log
 from bot.metrics import Metrics
 

@@ -16,8 +16,8 @@ from sqlalchemy.exc import OperationalError
 sys.path.insert(0, str(Path(__file__).parent / "netguard"))
 import netguard
 
-from bot.core.db import create_engine, migrate
-from bot.core.store import ReportStore
+from bot.core.store.db import create_engine, migrate
+from bot.core.store.reports import ReportStore
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).parent / "data"

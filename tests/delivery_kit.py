@@ -8,11 +8,12 @@ from datetime import UTC, datetime, timedelta
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bot.core.delivery import Deliverer, Outcome, Sent, Turn, Withheld
-from bot.core.destinations import Destination, DestinationStore
-from bot.core.report import Report
-from bot.core.store import ReportStore
-from bot.settings import BotConfig, Channel, Platform
+from bot.core.delivery.deliverer import Deliverer, Outcome, Sent, Turn, Withheld
+from bot.core.models import Platform
+from bot.core.reports.model import Report
+from bot.core.store.destinations import Destination, DestinationStore
+from bot.core.store.reports import ReportStore
+from bot.settings import BotConfig, Channel
 
 
 async def right_away() -> bool:

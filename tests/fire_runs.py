@@ -13,10 +13,10 @@ import sys
 import time
 from datetime import UTC, datetime, timedelta
 
-from bot.core.db import create_engine
-from bot.core.destinations import DestinationStore
-from bot.core.outbox import plan_digest
-from bot.core.render import Renderer
+from bot.core.delivery.outbox import plan_digest
+from bot.core.render.renderer import Renderer
+from bot.core.store.db import create_engine
+from bot.core.store.destinations import DestinationStore
 from bot.settings import BotConfig
 
 STEP = 0.25

@@ -61,7 +61,7 @@ def test_a_deactivated_destination_is_explained_and_can_be_reactivated(
     import asyncio
 
     from bot.context import open_context
-    from bot.core.destinations import DestinationStore
+    from bot.core.store.destinations import DestinationStore
 
     async def deactivate() -> None:
         async with open_context() as ctx:

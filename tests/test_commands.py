@@ -6,12 +6,13 @@ import pytest
 
 from bot.answers import Answerer, Chat, DigestAnswer, Notice, SectionAnswer
 from bot.core.commands import COMMAND_TABLE, UsageError, Verb, parse, parse_mention, parse_pr_text
-from bot.core.destinations import DestinationStore
-from bot.core.parse import parse_file
-from bot.core.refs import PRRef
-from bot.core.render import Section
-from bot.core.store import ReportStore
-from bot.settings import BotConfig, Platform
+from bot.core.models import Platform
+from bot.core.render.renderer import Section
+from bot.core.reports.parser import parse_file
+from bot.core.reports.refs import PRRef
+from bot.core.store.destinations import DestinationStore
+from bot.core.store.reports import ReportStore
+from bot.settings import BotConfig
 from tests.conftest import SEED
 from tests.delivery_kit import add_reports
 
@@ -218,9 +219,9 @@ async def test_search_and_tags(store: ReportStore) -> None:
 def test_every_notice_the_bot_can_say_exists_in_both_locales_and_renders() -> None:
     import re
 
-    from bot.core.labels import notice_keys
-    from bot.core.render import Format, Renderer
-    from bot.settings import Locale
+    from bot.core.models import Format, Locale
+    from bot.core.render.labels import notice_keys
+    from bot.core.render.renderer import Renderer
     from tests.conftest import ROOT
 
     sources = (ROOT / "bot" / "answers.py").read_text() + (
@@ -238,13 +239,13 @@ def test_every_notice_the_bot_can_say_exists_in_both_locales_and_renders() -> No
 
 
 def _any_text(key: str) -> str:
-    from bot.core.labels import _NOTICES
+    from bot.core.render.labels import _NOTICES
 
     return "".join(table[key] for table in _NOTICES.values())
 
 
 async def test_an_inbound_event_is_handled_once(store: ReportStore) -> None:
-    from bot.core.dedupe import first_time
+    from bot.core.store.dedupe import first_time
 
     assert await first_time(store.engine, "slack:Ev1")
     assert not await first_time(store.engine, "slack:Ev1")

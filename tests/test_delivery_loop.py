@@ -10,12 +10,12 @@ from datetime import datetime, timedelta
 
 from sqlalchemy import select
 
-from bot.core.delivery import CLAIM_BATCH, REFILL_AT, Deliverer, Outcome, Turn
-from bot.core.ledger import RowStatus, unfinished_count
-from bot.core.outbox import plan_digest
-from bot.core.render import Renderer
-from bot.core.store import ReportStore
-from bot.core.tables import outbox
+from bot.core.delivery.deliverer import CLAIM_BATCH, REFILL_AT, Deliverer, Outcome, Turn
+from bot.core.delivery.ledger import RowStatus, unfinished_count
+from bot.core.delivery.outbox import plan_digest
+from bot.core.render.renderer import Renderer
+from bot.core.store.reports import ReportStore
+from bot.core.store.tables import outbox
 from tests.delivery_kit import (
     FakeClock,
     ScriptedSender,

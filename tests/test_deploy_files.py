@@ -31,7 +31,7 @@ from sqlalchemy.engine import make_url
 import bot.app
 from bot.cli import COMMANDS, build_parser, run_cmd
 from bot.cli.config_cmd import problems
-from bot.core.store import ReportStore
+from bot.core.store.reports import ReportStore
 from bot.metrics import Metrics
 from bot.settings import DEFAULT_CONFIG_PATH, BotConfig, Env, load_config
 from bot.web import WebDeps, build_web

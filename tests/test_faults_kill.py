@@ -28,7 +28,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.core.parse import parse_file
+from bot.core.reports.parser import parse_file
 from tests.conftest import SEED
 from tests.fakes.slack_api import FakeSlack
 from tests.proc_kit import BotProcess

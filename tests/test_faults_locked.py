@@ -19,9 +19,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from bot.core.db import create_engine, migrate
-from bot.core.parse import parse_file
-from bot.core.store import ReportStore
+from bot.core.reports.parser import parse_file
+from bot.core.store.db import create_engine, migrate
+from bot.core.store.reports import ReportStore
 from tests.conftest import SEED
 from tests.fakes.slack_api import FakeSlack
 from tests.proc_kit import BotProcess

@@ -25,17 +25,17 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bot.adapters.slack_sender import SlackSender
-from bot.adapters.telegram_pace import ChatPacer
-from bot.adapters.telegram_sender import TelegramSender
-from bot.core.delivery import Deliverer
-from bot.core.destinations import Destination
-from bot.core.ledger import unfinished_count
-from bot.core.outbox import plan_digest
-from bot.core.render import Renderer
-from bot.core.store import ReportStore
-from bot.core.tables import destinations, outbox
-from bot.settings import Platform
+from bot.adapters.slack.sender import SlackSender
+from bot.adapters.telegram.pace import ChatPacer
+from bot.adapters.telegram.sender import TelegramSender
+from bot.core.delivery.deliverer import Deliverer
+from bot.core.delivery.ledger import unfinished_count
+from bot.core.delivery.outbox import plan_digest
+from bot.core.models import Platform
+from bot.core.render.renderer import Renderer
+from bot.core.store.destinations import Destination
+from bot.core.store.reports import ReportStore
+from bot.core.store.tables import destinations, outbox
 from tests.delivery_kit import FakeClock, add_reports, channel, setup_destinations
 from tests.fakes import slack_api, telegram_api
 from tests.fakes.slack_api import FakeSlack

@@ -21,7 +21,8 @@ from typing import Any
 
 import pytest
 
-from bot.core.render import Format, RenderedMessage
+from bot.core.models import Format
+from bot.core.render.renderer import RenderedMessage
 from bot.core.select import DigestFilter, StoredReport, build_digest
 from tests.fakes.slack_mentions import LIVE_MENTION, UNSAFE_LINK
 from tests.fakes.slack_spec import SlackRefusal

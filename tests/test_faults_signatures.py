@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from bot.adapters.slack import EVENTS_PATH, SlackAdapter
+from bot.adapters.slack.adapter import EVENTS_PATH, SlackAdapter
 from tests.test_faults_kit import counts, report_line
 from tests.test_slack_kit import SIGNING_SECRET, SlackBot, signed_headers, slack_bot, slash_body
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from bot.core.leases import LeaseHeld, release, take
-from bot.core.store import ReportStore
+from bot.core.store.leases import LeaseHeld, release, take
+from bot.core.store.reports import ReportStore
 
 NOW = datetime(2026, 9, 1, tzinfo=UTC)
 TTL = timedelta(seconds=30)

@@ -8,13 +8,21 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import func, select
 
-from bot.core.delivery import Blocked, Deliverer, Gone, Moved, Rejected, RetryAfter, Transient
-from bot.core.destinations import DestinationStore
-from bot.core.ledger import RunStatus, unfinished_count
-from bot.core.outbox import plan_digest
-from bot.core.render import Renderer
-from bot.core.store import ReportStore, WindowCache
-from bot.core.tables import digest_runs, outbox
+from bot.core.delivery.deliverer import (
+    Blocked,
+    Deliverer,
+    Gone,
+    Moved,
+    Rejected,
+    RetryAfter,
+    Transient,
+)
+from bot.core.delivery.ledger import RunStatus, unfinished_count
+from bot.core.delivery.outbox import plan_digest
+from bot.core.render.renderer import Renderer
+from bot.core.store.destinations import DestinationStore
+from bot.core.store.reports import ReportStore, WindowCache
+from bot.core.store.tables import digest_runs, outbox
 from tests.delivery_kit import (
     FakeClock,
     ScriptedSender,
@@ -223,14 +231,14 @@ async def test_an_empty_window_posts_only_when_asked(store: ReportStore, post_em
 
 
 async def test_expired_lease_is_taken_over(store: ReportStore) -> None:
-    from bot.core.ledger import claim
+    from bot.core.delivery.ledger import claim
 
     clock = FakeClock()
     [dest] = await setup_destinations(store.engine, channel("a", "A"))
     await add_reports(store, [1])
     await plan_digest(store.engine, dest, clock(), RENDERER, clock())
     lease = timedelta(seconds=60)
-    from bot.settings import Platform
+    from bot.core.models import Platform
 
     taken = await claim(store.engine, "dead", clock(), (Platform.CONSOLE,), 10, lease)
     assert len(taken) == 1
@@ -243,9 +251,9 @@ async def test_expired_lease_is_taken_over(store: ReportStore) -> None:
 async def test_a_huge_backlog_is_capped_to_the_newest_reports(
     store: ReportStore, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    import bot.core.outbox
+    import bot.core.delivery.outbox
 
-    monkeypatch.setattr(bot.core.outbox, "WINDOW_LIMIT", 3)
+    monkeypatch.setattr(bot.core.delivery.outbox, "WINDOW_LIMIT", 3)
     clock = FakeClock()
     [dest] = await setup_destinations(store.engine, channel("a", "A"))
     await add_reports(store, range(1, 6))

@@ -9,9 +9,9 @@ import time
 
 import pytest
 
-from bot.core.db import create_engine, migrate
-from bot.core.pacing import ArrivalWindow, LocalPace, SharedPace, make_pace
-from bot.settings import Platform
+from bot.core.delivery.pacing import ArrivalWindow, LocalPace, SharedPace, make_pace
+from bot.core.models import Platform
+from bot.core.store.db import create_engine, migrate
 from tests.conftest import ROOT
 
 RATE = 40.0

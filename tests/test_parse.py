@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from bot.core.parse import (
+from bot.core.reports.model import ImpactLevel, RecommendationLevel, Report
+from bot.core.reports.parser import (
     NotAReportError,
     ParseResult,
     content_hash,
@@ -21,8 +22,7 @@ from bot.core.parse import (
     parse_json,
     parse_markdown,
 )
-from bot.core.report import ImpactLevel, RecommendationLevel, Report
-from bot.core.tags import TagRule
+from bot.core.reports.tags import TagRule
 
 DATA = Path(__file__).parent / "data"
 SAMPLES = Path(__file__).parent.parent / "examples" / "reports"

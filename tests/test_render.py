@@ -16,16 +16,16 @@ from typing import Any
 
 import pytest
 
-from bot.core.labels import UnknownNoticeError
-from bot.core.parse import parse_file
-from bot.core.render import Format, RenderedMessage, Renderer, Section
-from bot.core.render_slack import SLACK_MAX_BLOCKS, escape_mrkdwn
-from bot.core.render_telegram import TELEGRAM_MAX_UTF16, callback_data, parse_callback_data
-from bot.core.render_views import entry_view, lead_sentence, link_url
-from bot.core.report import ImpactLevel, KeyFile, RecommendationLevel, RelatedPR, Report
+from bot.core.models import Format, Locale
+from bot.core.render.labels import UnknownNoticeError
+from bot.core.render.renderer import RenderedMessage, Renderer, Section
+from bot.core.render.slack import SLACK_MAX_BLOCKS, escape_mrkdwn
+from bot.core.render.split import ELLIPSIS, Piece, cut_to_fit, pack, split_to_fit
+from bot.core.render.telegram import TELEGRAM_MAX_UTF16, callback_data, parse_callback_data
+from bot.core.render.views import entry_view, lead_sentence, link_url
+from bot.core.reports.model import ImpactLevel, KeyFile, RecommendationLevel, RelatedPR, Report
+from bot.core.reports.parser import parse_file
 from bot.core.select import DigestFilter, StoredReport, build_digest, select_new
-from bot.core.split import ELLIPSIS, Piece, cut_to_fit, pack, split_to_fit
-from bot.settings import Locale
 from tests.fakes.slack_messages import check_message
 from tests.fakes.telegram_messages import check_reply_markup, parse_text
 from tests.fakes.tg_html import utf16_len

@@ -19,17 +19,24 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bot.core.render import Format, Renderer, Section
-from bot.core.render_slack import (
+from bot.core.models import Format, Locale
+from bot.core.render.renderer import Renderer, Section
+from bot.core.render.slack import (
     SLACK_HEADER_MAX,
     SLACK_MAX_BLOCKS,
     SLACK_MAX_MESSAGE_CHARS,
     SLACK_SECTION_TEXT_MAX,
 )
-from bot.core.render_telegram import TELEGRAM_MAX_UTF16, parse_callback_data
-from bot.core.report import ImpactLevel, KeyFile, RecommendationLevel, RelatedPR, Report, Snippet
+from bot.core.render.telegram import TELEGRAM_MAX_UTF16, parse_callback_data
+from bot.core.reports.model import (
+    ImpactLevel,
+    KeyFile,
+    RecommendationLevel,
+    RelatedPR,
+    Report,
+    Snippet,
+)
 from bot.core.select import DigestFilter, StoredReport, build_digest
-from bot.settings import Locale
 from tests.fakes.slack_messages import check_message
 from tests.fakes.telegram_messages import check_reply_markup, parse_text
 from tests.fakes.tg_html import utf16_len

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy import func, select
 
-from bot.core.store import ReportStore
-from bot.core.tables import digest_runs, outbox
+from bot.core.store.reports import ReportStore
+from bot.core.store.tables import digest_runs, outbox
 from tests.conftest import ROOT
 
 RUNS = 20

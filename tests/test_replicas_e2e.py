@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from bot.core.db import create_engine
-from bot.core.tables import destinations, digest_runs
+from bot.core.store.db import create_engine
+from bot.core.store.tables import destinations, digest_runs
 from tests.fakes.slack_api import FakeSlack
 from tests.proc_kit import BotProcess
 

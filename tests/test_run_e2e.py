@@ -70,7 +70,7 @@ async def test_logs_never_print_a_secret(subprocess_env: dict[str, str]) -> None
 def _reports(folder: Path, count: int) -> None:
     folder.mkdir()
     base = json.loads(
-        __import__("bot.core.parse", fromlist=["parse_file"])
+        __import__("bot.core.reports.parser", fromlist=["parse_file"])
         .parse_file(SEED)
         .report.model_dump_json()
     )

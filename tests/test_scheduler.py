@@ -8,9 +8,9 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from bot.core.destinations import DestinationStore
-from bot.core.render import Renderer
-from bot.core.store import ReportStore
+from bot.core.render.renderer import Renderer
+from bot.core.store.destinations import DestinationStore
+from bot.core.store.reports import ReportStore
 from bot.cron import CronError, next_fire, previous_fire, trigger
 from bot.scheduler import DigestTicker, due_time
 from tests.delivery_kit import FakeClock, add_reports, channel, setup_destinations

@@ -6,7 +6,8 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from bot.core.report import ImpactLevel, RecommendationLevel, Report
+from bot.core.models import Platform
+from bot.core.reports.model import ImpactLevel, RecommendationLevel, Report
 from bot.core.select import (
     Digest,
     DigestFilter,
@@ -17,7 +18,7 @@ from bot.core.select import (
     select_new,
     should_post,
 )
-from bot.settings import Channel, Platform
+from bot.settings import Channel
 
 BASE_TIME = datetime(2026, 8, 17, 12, 0)
 

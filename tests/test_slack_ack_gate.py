@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 
-from bot.adapters.slack_ack_gate import AckGate
+from bot.adapters.slack.ack_gate import AckGate
 
 
 async def _answer(gate: AckGate, order: list[str], name: str = "answer") -> None:

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.core.destinations import DestinationStore
-from bot.settings import Platform
+from bot.core.models import Platform
+from bot.core.store.destinations import DestinationStore
 from tests.fakes.slack_api import Fault, PostedMessage
 from tests.test_slack_kit import (
     ADMIN,

@@ -18,7 +18,7 @@ from typing import Any
 import httpx
 import pytest
 
-from bot.core.parse import parse_file
+from bot.core.reports.parser import parse_file
 from tests.conftest import SEED
 from tests.fakes.slack_api import FakeSlack, Fault, PostedMessage
 from tests.proc_kit import BotProcess

@@ -21,9 +21,9 @@ from slack_sdk.signature import SignatureVerifier
 
 from bot.app import Service
 from bot.context import Context
-from bot.core.db import create_engine, migrate
-from bot.core.parse import parse_file
-from bot.core.store import ReportStore
+from bot.core.reports.parser import parse_file
+from bot.core.store.db import create_engine, migrate
+from bot.core.store.reports import ReportStore
 from bot.settings import BotConfig, Env
 from tests.conftest import SEED
 from tests.fakes.slack_api import FakeSlack, PostedMessage

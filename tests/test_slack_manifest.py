@@ -9,8 +9,8 @@ from urllib.parse import urlsplit
 
 import yaml
 
-from bot.adapters.slack import EVENTS_PATH
-from bot.adapters.slack_listeners import BUTTON_SECTIONS, SLASH_COMMAND
+from bot.adapters.slack.adapter import EVENTS_PATH
+from bot.adapters.slack.listeners import BUTTON_SECTIONS, SLASH_COMMAND
 from bot.core.commands import COMMAND_TABLE, Verb
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -8,14 +8,14 @@ from datetime import UTC, datetime
 
 import pytest
 
-from bot.adapters.slack_sender import DEFAULT_RETRY_AFTER, SLACK_PER_CHANNEL_INTERVAL, SlackSender
-from bot.core.delivery import Deliverer, RetryAfter, Sent, utc_clock
-from bot.core.destinations import DestinationStore
-from bot.core.outbox import plan_digest
-from bot.core.render import Renderer
-from bot.core.status import collect
-from bot.core.store import ReportStore
-from bot.settings import Platform
+from bot.adapters.slack.sender import DEFAULT_RETRY_AFTER, SLACK_PER_CHANNEL_INTERVAL, SlackSender
+from bot.core.delivery.deliverer import Deliverer, RetryAfter, Sent, utc_clock
+from bot.core.delivery.outbox import plan_digest
+from bot.core.models import Platform
+from bot.core.render.renderer import Renderer
+from bot.core.store.destinations import DestinationStore
+from bot.core.store.reports import ReportStore
+from bot.core.store.status import collect
 from tests.delivery_kit import add_reports, channel, right_away, setup_destinations
 from tests.fakes.slack_api import FakeSlack, Fault
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from bot.adapters.slack import EVENTS_PATH, SlackAdapter, SlackSettings
+from bot.adapters.slack.adapter import EVENTS_PATH, SlackAdapter, SlackSettings
 from bot.settings import ConfigError
 from tests.test_slack_kit import (
     SIGNING_SECRET,

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from aiohttp import web
 
-from bot.core.store import IngestOutcome, ReportStore
+from bot.core.store.reports import IngestOutcome, ReportStore
 from bot.settings import Source
 from bot.sources import SourcePoller
 from tests.conftest import SEED

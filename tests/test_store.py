@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from bot.core.parse import parse_file
-from bot.core.report import Report
-from bot.core.store import IngestOutcome, ReportStore
+from bot.core.reports.model import Report
+from bot.core.reports.parser import parse_file
+from bot.core.store.reports import IngestOutcome, ReportStore
 from tests.conftest import SEED
 
 
@@ -112,14 +112,14 @@ async def test_concurrent_ingest_of_one_report_from_two_processes_keeps_one_row(
 
 @pytest.mark.parametrize("bad", ["mysql://x/y", "not a url"])
 def test_unsupported_database_url_is_a_clear_error(bad: str) -> None:
-    from bot.core.db import DatabaseURLError, async_url
+    from bot.core.store.db import DatabaseURLError, async_url
 
     with pytest.raises(DatabaseURLError, match="BOT_DATABASE_URL"):
         async_url(bad)
 
 
 def test_sqlite_file_and_directory_are_created_on_first_use(tmp_path: Path) -> None:
-    from bot.core.db import create_engine, migrate
+    from bot.core.store.db import create_engine, migrate
 
     async def go() -> None:
         engine = create_engine(f"sqlite:///{tmp_path / 'nested' / 'bot.db'}")

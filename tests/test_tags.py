@@ -11,11 +11,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.core.tags import MAX_TITLE_TAG_LENGTH, TagRule, derive_tags, path_tags, title_tags
+from bot.core.reports.tags import MAX_TITLE_TAG_LENGTH, TagRule, derive_tags, path_tags, title_tags
 
 DATA = Path(__file__).parent / "data"
 
-# --- verl's own PR-title rule, restated independently of bot.core.tags ---------------------
+# --- verl's own PR-title rule, restated independently of bot.core.reports.tags ---------------------
 # Source: tests/special_sanity/check_pr_title.py in verl-project/verl (run by the PR-title CI
 # check). A title, stripped, may start with one `[d/N]` (single digit), then `[BREAKING]` (any
 # case), then must be `[modules] type: description` where the module group holds only letters,

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from bot.adapters.telegram_sender import TelegramSender
-from bot.core.destinations import Destination
-from bot.core.parse import parse_file
-from bot.settings import Locale, Platform
+from bot.adapters.telegram.sender import TelegramSender
+from bot.core.models import Locale, Platform
+from bot.core.reports.parser import parse_file
+from bot.core.store.destinations import Destination
 from tests.conftest import SEED
 from tests.fakes.telegram_api import FakeTelegram
 from tests.fakes.telegram_state import user_object

@@ -15,17 +15,17 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from bot.adapters.telegram_pace import ChatPacer
-from bot.adapters.telegram_sender import TelegramSender
-from bot.core.delivery import Deliverer, RetryAfter, Sent, utc_clock
-from bot.core.destinations import Destination, DestinationStore
-from bot.core.ledger import unfinished_count
-from bot.core.outbox import plan_digest
-from bot.core.render import Renderer
+from bot.adapters.telegram.pace import ChatPacer
+from bot.adapters.telegram.sender import TelegramSender
+from bot.core.delivery.deliverer import Deliverer, RetryAfter, Sent, utc_clock
+from bot.core.delivery.ledger import unfinished_count
+from bot.core.delivery.outbox import plan_digest
+from bot.core.models import Locale, Platform
+from bot.core.render.renderer import Renderer
 from bot.core.select import DigestFilter
-from bot.core.status import collect
-from bot.core.store import ReportStore
-from bot.settings import Locale, Platform
+from bot.core.store.destinations import Destination, DestinationStore
+from bot.core.store.reports import ReportStore
+from bot.core.store.status import collect
 from tests.delivery_kit import FakeClock, add_reports, report, right_away, run_until_idle
 from tests.fakes.telegram_api import FakeTelegram, Fault
 

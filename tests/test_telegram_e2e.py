@@ -15,9 +15,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from bot.core.parse import parse_file
-from bot.core.render import Format, Renderer
-from bot.settings import Locale
+from bot.core.models import Format, Locale
+from bot.core.render.renderer import Renderer
+from bot.core.reports.parser import parse_file
 from tests.conftest import SEED
 from tests.fakes.telegram_api import FakeTelegram
 from tests.proc_kit import BotProcess

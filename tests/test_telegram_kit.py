@@ -17,16 +17,17 @@ from typing import Any
 import httpx
 from starlette.applications import Starlette
 
-from bot.adapters.telegram import TelegramAdapter
-from bot.adapters.telegram_pace import ChatPacer
-from bot.adapters.telegram_sender import TelegramSender
+from bot.adapters.telegram.adapter import TelegramAdapter
+from bot.adapters.telegram.pace import ChatPacer
+from bot.adapters.telegram.sender import TelegramSender
 from bot.app import Service
 from bot.context import Context
-from bot.core.db import create_engine, migrate
-from bot.core.parse import parse_file
-from bot.core.render import Format, Renderer
-from bot.core.store import ReportStore
-from bot.settings import BotConfig, Env, Locale, Platform
+from bot.core.models import Format, Locale, Platform
+from bot.core.render.renderer import Renderer
+from bot.core.reports.parser import parse_file
+from bot.core.store.db import create_engine, migrate
+from bot.core.store.reports import ReportStore
+from bot.settings import BotConfig, Env
 from tests.conftest import SEED
 from tests.fakes.telegram_api import FakeTelegram, FloodLimits, SentMessage
 

@@ -7,9 +7,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from bot.adapters.telegram_polling import POLL_LEASE, PollingLeader
-from bot.core.leases import take
-from bot.core.store import ReportStore
+from bot.adapters.telegram.polling import POLL_LEASE, PollingLeader
+from bot.core.store.leases import take
+from bot.core.store.reports import ReportStore
 from tests.fakes.telegram_api import FakeTelegram
 from tests.proc_kit import BotProcess
 

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from bot.adapters.telegram import TelegramAdapter
+from bot.adapters.telegram.adapter import TelegramAdapter
 from bot.app import Service
 from bot.context import Context
-from bot.core.db import create_engine, migrate
-from bot.core.store import ReportStore
+from bot.core.store.db import create_engine, migrate
+from bot.core.store.reports import ReportStore
 from bot.settings import BotConfig, ConfigError, Env
 from tests.fakes.telegram_api import FakeTelegram
 from tests.test_telegram_kit import WEBHOOK_URL

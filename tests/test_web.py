@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 import httpx
 import pytest
 
-from bot.core.store import ReportStore
+from bot.core.store.reports import ReportStore
 from bot.metrics import Metrics
 from bot.web import WebDeps, build_web
 from tests.conftest import SEED
@@ -37,7 +37,7 @@ async def test_a_new_report_is_created_then_unchanged(client: httpx.AsyncClient)
 
 
 async def test_json_reports_are_accepted(client: httpx.AsyncClient) -> None:
-    from bot.core.parse import parse_file
+    from bot.core.reports.parser import parse_file
 
     body = parse_file(SEED).report.model_dump_json()
     headers = {**AUTH, "Content-Type": "application/json"}

@@ -8,8 +8,8 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from bot.core.delivery import Outcome, Rejected, Sent, Transient, Turn, Withheld
-from bot.settings import Platform
+from bot.core.delivery.deliverer import Outcome, Rejected, Sent, Transient, Turn, Withheld
+from bot.core.models import Platform
 
 SEPARATOR = "\n" + "─" * 72 + "\n"
 

@@ -18,7 +18,7 @@ from bot.cli import (
     tags_cmd,
 )
 from bot.cli.common import CliError, Command
-from bot.core.db import DatabaseURLError
+from bot.core.store.db import DatabaseURLError
 from bot.settings import ConfigError
 
 COMMANDS: tuple[Command, ...] = (

@@ -10,10 +10,11 @@ from sqlalchemy.engine import make_url
 
 from bot.cli.common import CliError, Command
 from bot.context import load, open_context
-from bot.core.db import current_revision
-from bot.core.report import Report
+from bot.core.models import Platform
+from bot.core.reports.model import Report
+from bot.core.store.db import current_revision
 from bot.cron import CronError, next_fire
-from bot.settings import BotConfig, Env, Platform
+from bot.settings import BotConfig, Env
 
 
 def _no_args(parser: argparse.ArgumentParser) -> None:

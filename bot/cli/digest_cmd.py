@@ -10,13 +10,14 @@ import time
 from bot.app import build_senders, worker_id
 from bot.cli.common import CliError, Command, print_json_lines
 from bot.context import Context, open_context
-from bot.core.delivery import Deliverer
-from bot.core.destinations import Destination, DestinationStore
-from bot.core.ledger import unfinished_count
-from bot.core.outbox import PLATFORM_FORMAT, plan_digest
-from bot.core.render import Format, Renderer
+from bot.core.delivery.deliverer import Deliverer
+from bot.core.delivery.ledger import unfinished_count
+from bot.core.delivery.outbox import PLATFORM_FORMAT, plan_digest
+from bot.core.models import Format
+from bot.core.render.renderer import Renderer
 from bot.core.select import DigestFilter, build_digest, default_title, select_new
-from bot.core.store import utcnow
+from bot.core.store.destinations import Destination, DestinationStore
+from bot.core.store.reports import utcnow
 from bot.settings import Channel
 
 DELIVERY_DEADLINE_SECONDS = 120.0

@@ -6,10 +6,10 @@ import argparse
 
 from bot.cli.common import CliError, Command, print_json_lines
 from bot.context import open_context
-from bot.core.lookup import LookupError_, find_report
-from bot.core.refs import BadRefError, parse_ref
-from bot.core.render import Format, Renderer, Section
-from bot.settings import Locale
+from bot.core.models import Format, Locale
+from bot.core.render.renderer import Renderer, Section
+from bot.core.reports.refs import BadRefError, parse_ref
+from bot.core.store.lookup import LookupError_, find_report
 
 FORMATS = ("text", "json", "slack", "telegram")
 

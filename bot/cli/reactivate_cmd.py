@@ -7,7 +7,7 @@ import argparse
 
 from bot.cli.common import CliError, Command
 from bot.context import open_context
-from bot.core.destinations import DestinationStore
+from bot.core.store.destinations import DestinationStore
 
 
 def _configure(parser: argparse.ArgumentParser) -> None:

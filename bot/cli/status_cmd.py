@@ -8,8 +8,8 @@ from dataclasses import asdict
 
 from bot.cli.common import Command
 from bot.context import open_context
-from bot.core.destinations import DestinationStore
-from bot.core.status import DestinationStatus, collect
+from bot.core.store.destinations import DestinationStore
+from bot.core.store.status import DestinationStatus, collect
 
 
 def _configure(parser: argparse.ArgumentParser) -> None:

@@ -7,7 +7,7 @@ import sys
 
 from bot.cli.common import Command, print_json_lines
 from bot.context import load, tag_rules
-from bot.core.tags import derive_tags
+from bot.core.reports.tags import derive_tags
 
 
 def _configure(parser: argparse.ArgumentParser) -> None:

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from bot.core.refs import BadRefError, PRRef, parse_ref
-from bot.core.render_sections import Section
+from bot.core.models import Section
+from bot.core.reports.refs import BadRefError, PRRef, parse_ref
 
 
 class Verb(StrEnum):

@@ -11,10 +11,10 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bot.core.parse import NotAReportError, ParseResult, parse_file
-from bot.core.report import Report
-from bot.core.store import IngestOutcome, IngestResult, ReportStore
-from bot.core.tags import TagRule
+from bot.core.reports.model import Report
+from bot.core.reports.parser import NotAReportError, ParseResult, parse_file
+from bot.core.reports.tags import TagRule
+from bot.core.store.reports import IngestOutcome, IngestResult, ReportStore
 
 REPORT_SUFFIXES = frozenset({".md", ".txt", ".json"})
 BATCH_SIZE = 200

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from bot.core.report import ImpactLevel, RecommendationLevel, Report
+from bot.core.reports.model import ImpactLevel, RecommendationLevel, Report
 from bot.settings import Channel
 
 OTHER_TAG = "other"

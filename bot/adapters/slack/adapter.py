@@ -1,0 +1,217 @@
+"""The Slack app: bolt's AsyncApp behind `POST /slack/events`, or over Socket Mode.
+
+HTTP mode (the default, and what production should use: it load-balances across replicas)
+mounts one route for events, slash commands and interactivity. The signature is checked here
+first (see `slack_verify`), so a forged or malformed request is a 401 before bolt parses it;
+bolt checks it again. With `SLACK_APP_TOKEN` set the app connects out over Socket Mode instead,
+for teams whose bot cannot be reached from the internet, and serves no route.
+
+Outbound digests do not pass through here: they go through the outbox and `slack_sender`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+from pydantic import SecretStr
+from slack_bolt.adapter.starlette.async_handler import to_async_bolt_request, to_starlette_response
+from slack_bolt.async_app import AsyncApp
+from slack_sdk.web.async_client import AsyncWebClient
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import BaseRoute, Route
+
+from bot.adapters.slack.ack_gate import AckGate
+from bot.adapters.slack.client import BotIdentity, interactive_client
+from bot.adapters.slack.listeners import SlackListeners
+from bot.adapters.slack.users import SlackUsers
+from bot.adapters.slack.verify import SlackSignature
+from bot.answers import Answerer
+from bot.core.render.renderer import Renderer
+from bot.core.store.dedupe import forget_older_than
+from bot.core.store.destinations import DestinationStore
+from bot.logs import log
+from bot.settings import ConfigError
+from bot.web import BodyTooLargeError, read_capped
+
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncEngine
+
+    from bot.app import Service
+
+logger = logging.getLogger("prdigest.slack")
+
+EVENTS_PATH = "/slack/events"
+MAX_SLACK_BODY_BYTES = 1024 * 1024  # Slack's payloads are a few KB; refuse floods early
+SLACK_COMMAND_PREFIX = "/pr "  # help lines read `/pr search WORDS`
+SHUTDOWN_GRACE_SECONDS = 5.0  # answers in flight may finish; uvicorn allows 10 s in all
+
+
+class SocketHandler(Protocol):
+    async def connect_async(self) -> None: ...
+
+    async def close_async(self) -> None: ...
+
+
+SocketHandlerFactory = Callable[[AsyncApp, str], SocketHandler]
+
+
+def bolt_socket_handler(app: AsyncApp, app_token: str) -> SocketHandler:
+    from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
+
+    handler: SocketHandler = AsyncSocketModeHandler(app, app_token)
+    return handler
+
+
+@dataclass(frozen=True)
+class SlackSettings:
+    bot_token: str
+    api_url: str
+    signing_secret: str | None = None
+    app_token: str | None = None
+    admins: tuple[str, ...] = ()
+
+    @property
+    def socket_mode(self) -> bool:
+        return bool(self.app_token)
+
+
+class SlackAdapter:
+    name = "slack"
+
+    def __init__(
+        self,
+        settings: SlackSettings,
+        answerer: Answerer,
+        renderer: Renderer,
+        destinations: DestinationStore,
+        engine: AsyncEngine,
+        socket_handler_factory: SocketHandlerFactory = bolt_socket_handler,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        if not settings.socket_mode and not settings.signing_secret:
+            raise ConfigError(
+                "Slack needs SLACK_SIGNING_SECRET (HTTP mode) or SLACK_APP_TOKEN (Socket Mode)"
+            )
+        self.settings = settings
+        self.engine = engine
+        self.client = interactive_client(settings.bot_token, settings.api_url)
+        self.identity = BotIdentity(self.client)
+        self.app = AsyncApp(
+            name="prdigest",
+            # Token-less: bolt's per-request copies are not used; every call goes through
+            # `self.client`, whose arguments stay within the Web API spec.
+            client=AsyncWebClient(base_url=settings.api_url),
+            authorize=self.identity.authorize_function(),
+            signing_secret=settings.signing_secret or "",
+            request_verification_enabled=not settings.socket_mode,
+            # Listeners only ack and start a tracked task, so bolt may wait for them: no
+            # untracked futures of bolt's own, and the ack still leaves at once.
+            process_before_response=True,
+            logger=logging.getLogger("prdigest.slack.bolt"),
+        )
+        self.users = SlackUsers(self.client, settings.admins)
+        self.gate = AckGate()
+        self.listeners = SlackListeners(
+            answerer, renderer, destinations, self.users, engine, self.gate
+        )
+        self.listeners.register(self.app)
+        self._signature = (
+            None if settings.socket_mode else SlackSignature(settings.signing_secret or "", clock)
+        )
+        self._socket_handler_factory = socket_handler_factory
+        self._socket: SocketHandler | None = None
+        self._warm_up: asyncio.Task[object] | None = None
+
+    @property
+    def mode(self) -> str:
+        return "socket" if self.settings.socket_mode else "http"
+
+    def routes(self) -> list[BaseRoute]:
+        if self._signature is None:
+            return []
+        return [Route(EVENTS_PATH, self.handle_events, methods=["POST"])]
+
+    async def start(self) -> None:
+        await forget_older_than(self.engine)
+        # auth.test in the background: a bad token is logged at start, a slow Slack does not
+        # hold up the service's start.
+        self._warm_up = asyncio.create_task(self.identity.result())
+        if self.settings.app_token:
+            self._socket = self._socket_handler_factory(self.app, self.settings.app_token)
+            await self._socket.connect_async()
+        log(logger, "slack.started", mode=self.mode, admins=len(self.settings.admins))
+
+    async def stop(self) -> None:
+        if self._socket is not None:
+            await self._socket.close_async()
+            self._socket = None
+        await self.listeners.drain(SHUTDOWN_GRACE_SECONDS)
+        if self._warm_up is not None:
+            self._warm_up.cancel()
+
+    async def handle_events(self, request: Request) -> Response:
+        """Events, slash commands and interactivity: verify, then hand to bolt. Answers the
+        listeners start wait until no request is left to acknowledge (see `slack_ack_gate`)."""
+        with self.gate.acking():
+            return await self._handle_events(request)
+
+    async def _handle_events(self, request: Request) -> Response:
+        assert self._signature is not None
+        try:
+            body = await read_capped(request, MAX_SLACK_BODY_BYTES)
+        except BodyTooLargeError:
+            return JSONResponse({"error": "request too large"}, status_code=413)
+        if not self._signature.is_valid(request.headers, body):
+            log(logger, "slack.bad_signature", logging.WARNING, path=request.url.path)
+            return JSONResponse({"error": "invalid request signature"}, status_code=401)
+        try:
+            bolt_request = to_async_bolt_request(request, body)
+        except ValueError as exc:  # signed, but not UTF-8 / not the JSON or form it claims
+            log(logger, "slack.bad_payload", logging.WARNING, reason=type(exc).__name__)
+            return JSONResponse({"error": "malformed payload"}, status_code=400)
+        return to_starlette_response(await self.app.async_dispatch(bolt_request))
+
+
+def settings_from(service: Service) -> SlackSettings:
+    env = service.ctx.env
+    token = _reveal(env.slack_bot_token)
+    if token is None:
+        raise ConfigError("SLACK_BOT_TOKEN is not set")
+    return SlackSettings(
+        bot_token=token,
+        api_url=env.slack_api_url,
+        signing_secret=_reveal(env.slack_signing_secret),
+        app_token=_reveal(env.slack_app_token),
+        admins=_ids(service.ctx.config.slack.admins),
+    )
+
+
+def _reveal(value: SecretStr | None) -> str | None:
+    return value.get_secret_value() if value is not None else None
+
+
+def _ids(values: Iterable[str]) -> tuple[str, ...]:
+    return tuple(value.strip() for value in values if value.strip())
+
+
+def build_slack_adapter(service: Service) -> SlackAdapter:
+    """The adapter `prdigest run` mounts when SLACK_BOT_TOKEN is set."""
+    answerer = Answerer(
+        service.ctx.reports,
+        service.destinations,
+        service.ctx.config,
+        command_prefix=SLACK_COMMAND_PREFIX,
+    )
+    return SlackAdapter(
+        settings_from(service),
+        answerer,
+        service.renderer,
+        service.destinations,
+        service.ctx.engine,
+    )

@@ -1,0 +1,224 @@
+"""Bolt listeners: `/pr`, `app_mention`, the digest's "Risks"/"Files" buttons, event dedupe.
+
+Each listener acknowledges first (Slack wants an answer within 3 s), then parses with the
+shared command table, answers through the shared Answerer and renders with the shared
+renderer. Identity and place come only from the signed request: `user_id` decides who asks,
+`channel_id` is the only chat a command may change.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Coroutine
+from functools import partial
+from typing import Any
+
+from slack_bolt.async_app import AsyncApp
+from slack_bolt.response import BoltResponse
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from bot.adapters.slack.ack_gate import AckGate
+from bot.adapters.slack.replies import Respond, clean_text, post_all, respond_all
+from bot.adapters.slack.users import SlackUsers
+from bot.answers import Answer, Answerer, Chat, Notice, render_reply
+from bot.core.commands import Invocation, UsageError, Verb, parse_mention, parse_pr_text
+from bot.core.models import Format, Locale, Platform
+from bot.core.render.renderer import RenderedMessage, Renderer, Section
+from bot.core.reports.refs import BadRefError, parse_ref
+from bot.core.store.dedupe import first_time
+from bot.core.store.destinations import DestinationStore
+from bot.logs import log
+
+logger = logging.getLogger("prdigest.slack")
+
+SLASH_COMMAND = "/pr"
+BUTTON_SECTIONS = {"pr_risks": Section.RISKS, "pr_files": Section.FILES}
+# Deactivation reasons a mention disproves: Slack delivers `app_mention` only from channels the
+# bot is a member of, so it was invited back (or the channel was unarchived).
+BOT_BACK_REASONS = frozenset({"not_in_channel", "is_archived", "channel_not_found"})
+MAX_REF_SHOWN = 80
+
+
+def _button_invocation(value: str, section: Section) -> Invocation:
+    try:
+        ref = parse_ref(value)
+    except BadRefError:
+        raise UsageError("bad_ref", ref=value[:MAX_REF_SHOWN]) from None
+    return Invocation(Verb.PR, ref=ref, section=section)
+
+
+class SlackListeners:
+    def __init__(
+        self,
+        answerer: Answerer,
+        renderer: Renderer,
+        destinations: DestinationStore,
+        users: SlackUsers,
+        engine: AsyncEngine,
+        gate: AckGate | None = None,
+    ) -> None:
+        self.gate = gate or AckGate()
+        self.answerer = answerer
+        self.renderer = renderer
+        self.destinations = destinations
+        self.users = users
+        self.engine = engine
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def register(self, app: AsyncApp) -> None:
+        app.middleware(self.skip_seen_events)
+        app.command(SLASH_COMMAND)(self.on_pr_command)
+        app.event("app_mention")(self.on_mention)
+        for action_id in BUTTON_SECTIONS:
+            app.action(action_id)(self.on_button)
+
+    # -- middleware ------------------------------------------------------------------------
+
+    async def skip_seen_events(
+        self, body: dict[str, Any], next_: Callable[[], Awaitable[None]]
+    ) -> BoltResponse | None:
+        """Slack retries an event it thinks we missed: answer 200 and do nothing the 2nd time."""
+        event_id = body.get("event_id") if isinstance(body, dict) else None
+        has_id = isinstance(event_id, str) and bool(event_id)
+        if has_id and not await first_time(self.engine, f"slack:{event_id}"):
+            log(logger, "slack.event_duplicate", event_id=event_id)
+            return BoltResponse(status=200, body="")
+        await next_()
+        return None
+
+    # -- listeners: acknowledge, then answer in a tracked task -------------------------------
+
+    async def on_pr_command(
+        self, ack: Callable[..., Awaitable[Any]], command: dict[str, Any], respond: Respond
+    ) -> None:
+        await ack()
+        self._spawn(self._answer_command(command, respond))
+
+    async def on_mention(self, event: dict[str, Any]) -> None:
+        self._spawn(self._answer_mention(event))  # bolt acknowledges events itself
+
+    async def on_button(
+        self,
+        ack: Callable[..., Awaitable[Any]],
+        body: dict[str, Any],
+        action: dict[str, Any],
+        respond: Respond,
+    ) -> None:
+        await ack()
+        self._spawn(self._answer_button(body, action, respond))
+
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.create_task(_logged(work, self.gate))
+        self._tasks.add(task)  # a reference, or the loop may drop the task mid-answer
+        task.add_done_callback(self._tasks.discard)
+
+    async def drain(self, grace_seconds: float) -> None:
+        """Let answers in flight finish (on shutdown), for at most `grace_seconds`."""
+        if self._tasks:
+            await asyncio.wait(set(self._tasks), timeout=grace_seconds)
+
+    # -- answers ---------------------------------------------------------------------------
+
+    async def _answer_command(self, command: dict[str, Any], respond: Respond) -> None:
+        text = clean_text(str(command.get("text", "")))
+        chat = await self._chat(command, str(command.get("user_name", "")))
+        answer = await self._answer(partial(parse_pr_text, text), chat)
+        messages = self._render(answer, chat.locale)
+        await respond_all(respond, messages, answer.public, where=SLASH_COMMAND)
+        await self._announce(answer, chat)
+
+    async def _answer_mention(self, event: dict[str, Any]) -> None:
+        text = clean_text(str(event.get("text", "")))
+        found = parse_mention(text)
+        chat = await self._chat(event, "")
+        await self._resume_if_back(chat.chat_id)
+        answer = await self._answer(partial(_known, found), chat)
+        thread = str(event.get("thread_ts") or event.get("ts") or "") or None
+        await post_all(self.users.client, chat.chat_id, self._render(answer, chat.locale), thread)
+        await self._announce(answer, chat)
+
+    async def _answer_button(
+        self, body: dict[str, Any], action: dict[str, Any], respond: Respond
+    ) -> None:
+        section = BUTTON_SECTIONS[str(action.get("action_id"))]
+        chat = await self._chat(body, "")
+        value = str(action.get("value", ""))
+        answer = await self._answer(partial(_button_invocation, value, section), chat)
+        messages = self._render(answer, chat.locale)
+        await respond_all(respond, messages, public=False, where="button")
+
+    # -- shared steps ----------------------------------------------------------------------
+
+    async def _chat(self, payload: dict[str, Any], user_name: str) -> Chat:
+        channel_id, user_id = _where_and_who(payload)
+        dest = await self.destinations.find(Platform.SLACK, channel_id)
+        locale = dest.locale if dest is not None else Locale.EN
+        is_admin = partial(self.users.is_admin, user_id)
+        return Chat(Platform.SLACK, channel_id, user_id, is_admin, locale, user_name)
+
+    async def _answer(self, parse: Callable[[], Invocation], chat: Chat) -> Answer:
+        """The answer, or the "error" notice: the user always hears back, the log has why."""
+        try:
+            return await self.answerer.answer_text(parse, chat)
+        except Exception as exc:  # the one edge handler: a bug must not leave the user unanswered
+            _log_failure("slack.answer_failed", exc, chat=chat.chat_id)
+            return Answer(Notice("error"))
+
+    async def _resume_if_back(self, channel_id: str) -> None:
+        """The channel's digests stopped because the bot was out of it; it is back: resume."""
+        dest = await self.destinations.find(Platform.SLACK, channel_id)
+        if dest is None or dest.active or dest.deactivated_reason not in BOT_BACK_REASONS:
+            return
+        await self.destinations.set_active(dest.id, True)
+        log(logger, "destination.reactivated", destination=dest.label)
+
+    def _render(self, answer: Answer, locale: Locale) -> list[RenderedMessage]:
+        return render_reply(self.renderer, answer.reply, Format.SLACK, locale)
+
+    async def _announce(self, answer: Answer, chat: Chat) -> None:
+        """Tell the whole channel that its subscription changed, and who changed it."""
+        if answer.announce is None:
+            return
+        notice = answer.announce
+        if notice.params.get("user") == chat.user_id:  # no name in the request: ask Slack
+            name = await self.users.display_name(chat.user_id)
+            notice = Notice(notice.key, {**notice.params, "user": name or chat.user_id})
+        message = self.renderer.notice(notice.key, Format.SLACK, chat.locale, **notice.params)
+        await post_all(self.users.client, chat.chat_id, [message])
+
+
+def _log_failure(event: str, exc: BaseException, **fields: str) -> None:
+    fields["reason"] = repr(exc)
+    logger.error(event, exc_info=exc, extra={"event": event, "fields": fields})
+
+
+async def _logged(work: Coroutine[Any, Any, None], gate: AckGate) -> None:
+    """Run an answer when its turn comes (acks first, see `slack_ack_gate`); a failure is
+    logged (with its traceback), never lost in the loop."""
+    started = False
+    try:
+        async with gate.turn():
+            started = True
+            await work
+    except Exception as exc:  # the task's edge: nothing above it would see the error
+        _log_failure("slack.reply_failed", exc)
+    finally:
+        if not started:
+            work.close()  # cancelled (shutdown) before its turn: nothing to await
+
+
+def _known(found: Invocation | None) -> Invocation:
+    """A mention the parser could not read gets the help text."""
+    return found if found is not None else Invocation(Verb.HELP)
+
+
+def _where_and_who(payload: dict[str, Any]) -> tuple[str, str]:
+    """(channel id, user id) from a slash command, an event or an interactivity payload."""
+    channel = payload.get("channel_id") or payload.get("channel") or ""
+    if isinstance(channel, dict):
+        channel = channel.get("id", "")
+    user = payload.get("user_id") or payload.get("user") or ""
+    if isinstance(user, dict):
+        user = user.get("id", "")
+    return str(channel), str(user)

@@ -1,0 +1,99 @@
+"""Sending answers back to Slack: through `response_url` (slash commands, buttons) or
+`chat.postMessage` (a mention's thread, a subscription announcement).
+
+Payloads come from the renderer (`text` + `blocks`); nothing here adds markup, so the house
+rules (escaped report text, `verbatim`, no `link_names`) hold for every reply.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+import aiohttp
+from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.adapters.slack.sender import SLACK_PER_CHANNEL_INTERVAL
+from bot.core.render.renderer import RenderedMessage
+from bot.logs import log
+
+logger = logging.getLogger("prdigest.slack")
+
+RESPONSE_URL_USES = 5  # Slack accepts five posts per response_url
+RESPOND_KEYS = ("text", "blocks", "unfurl_links", "unfurl_media")
+_SMART_QUOTES = str.maketrans({"“": '"', "”": '"', "„": '"', "‘": "'", "’": "'"})
+
+Respond = Callable[..., Awaitable[Any]]
+
+
+def clean_text(text: str) -> str:
+    """What the user typed. Slack escapes `&`, `<`, `>` in command and message text (its own
+    `<@U…>` and `<url>` tags stay, the parsers read them), and Slack clients turn typed
+    quotes into curly ones (`/pr schedule “0 9 * * mon-fri”`)."""
+    unescaped = text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+    return unescaped.translate(_SMART_QUOTES).strip()
+
+
+def _respond_args(payload: dict[str, Any]) -> dict[str, Any]:
+    return {key: payload[key] for key in RESPOND_KEYS if key in payload}
+
+
+async def respond_all(
+    respond: Respond, messages: Sequence[RenderedMessage], public: bool, where: str
+) -> None:
+    """Answer through response_url: ephemeral unless `public`; never replaces the original
+    message (a digest whose button was pressed stays as it was)."""
+    response_type = "in_channel" if public else "ephemeral"
+    if len(messages) > RESPONSE_URL_USES:
+        log(logger, "slack.reply_truncated", where=where, messages=len(messages))
+    for message in messages[:RESPONSE_URL_USES]:
+        try:
+            result = await respond(
+                response_type=response_type,
+                replace_original=False,
+                **_respond_args(message.payload),
+            )
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            log(logger, "slack.respond_failed", logging.WARNING, where=where, reason=repr(exc))
+            return
+        status = getattr(result, "status_code", 200)
+        if status != 200:
+            body = str(getattr(result, "body", ""))[:200]
+            fields = {"where": where, "status": status, "body": body}
+            log(logger, "slack.respond_failed", logging.WARNING, **fields)
+            return
+
+
+async def post_all(
+    client: AsyncWebClient,
+    channel: str,
+    messages: Sequence[RenderedMessage],
+    thread_ts: str | None = None,
+) -> bool:
+    """Post messages to a channel (or a thread), one per second like the outbox; False when
+    Slack refused one (the rest are not sent: they would fail the same way)."""
+    for index, message in enumerate(messages):
+        if index:
+            await asyncio.sleep(SLACK_PER_CHANNEL_INTERVAL)
+        extra: dict[str, Any] = {"thread_ts": thread_ts} if thread_ts else {}
+        try:
+            await client.chat_postMessage(channel=channel, **extra, **message.payload)
+        except SlackApiError as exc:
+            reason = str(exc.response.get("error", "")) if exc.response.data else ""
+            status = exc.response.status_code
+            log(
+                logger,
+                "slack.post_failed",
+                logging.WARNING,
+                channel=channel,
+                status=status,
+                reason=reason,
+            )
+            return False
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            log(logger, "slack.post_failed", logging.WARNING, channel=channel, reason=repr(exc))
+            return False
+    return True

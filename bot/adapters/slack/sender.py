@@ -1,0 +1,122 @@
+"""Slack delivery: one `chat.postMessage` per outbox row, errors mapped to outcomes.
+
+No retry handlers on the client: the outbox reschedules (Retry-After, backoff), so a send that
+Slack accepted but whose answer was lost is never silently repeated by the SDK as well.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
+from typing import Any
+
+import aiohttp
+from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.core.delivery.deliverer import (
+    Gone,
+    Outcome,
+    Rejected,
+    RetryAfter,
+    Sent,
+    Transient,
+    Turn,
+    Withheld,
+)
+from bot.core.models import Platform
+
+SLACK_PER_CHANNEL_INTERVAL = 1.0  # chat.postMessage: about one message per second per channel
+SLACK_MAX_PER_SECOND = 20.0  # workspace-wide pace across channels
+SLACK_FALLBACK_TEXT_MAX = 3900
+DEFAULT_RETRY_AFTER = 30.0
+SEND_TIMEOUT_SECONDS = 15
+
+GONE_ERRORS = frozenset(
+    {
+        "channel_not_found",
+        "not_in_channel",
+        "is_archived",
+        "token_revoked",
+        "account_inactive",
+        "invalid_auth",
+        "not_authed",
+        "team_access_not_granted",
+    }
+)
+TRANSIENT_ERRORS = frozenset(
+    {"internal_error", "fatal_error", "service_unavailable", "request_timeout", "ratelimited"}
+)
+TOO_BIG_ERRORS = frozenset({"invalid_blocks", "msg_blocks_too_long", "msg_too_long"})
+
+
+def parse_retry_after(value: str | None, now: datetime | None = None) -> float:
+    """Seconds to wait from a Retry-After header: seconds, a decimal, or an HTTP date.
+    Missing or garbage → a safe default, never an exception (slack_sdk's int() would raise)."""
+    if not value:
+        return DEFAULT_RETRY_AFTER
+    text = value.strip()
+    try:
+        seconds = float(text)
+    except ValueError:
+        try:
+            when = parsedate_to_datetime(text)
+        except (TypeError, ValueError, IndexError):
+            return DEFAULT_RETRY_AFTER
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=UTC)
+        seconds = (when - (now or datetime.now(UTC))).total_seconds()
+    if seconds != seconds or seconds < 0:  # NaN or in the past
+        return 1.0
+    return seconds
+
+
+class SlackSender:
+    platform = Platform.SLACK
+    max_per_second = SLACK_MAX_PER_SECOND
+
+    def __init__(self, token: str, api_url: str) -> None:
+        self.client = AsyncWebClient(
+            token=token, base_url=api_url, retry_handlers=[], timeout=SEND_TIMEOUT_SECONDS
+        )
+
+    def interval_for(self, target: str) -> float:
+        return SLACK_PER_CHANNEL_INTERVAL
+
+    async def send(self, target: str, payload: Mapping[str, object], turn: Turn) -> Outcome:
+        if not await turn():
+            return Withheld()
+        outcome = await self._post(target, dict(payload))
+        if isinstance(outcome, Rejected) and outcome.reason in TOO_BIG_ERRORS:
+            # One plain-text fallback, so the digest still arrives; never a retry loop.
+            text = str(payload.get("text", ""))[:SLACK_FALLBACK_TEXT_MAX] or "(empty)"
+            fallback = await self._post(target, {"text": text, "unfurl_links": False})
+            if isinstance(fallback, Sent):
+                return fallback
+        return outcome
+
+    async def _post(self, target: str, args: dict[str, Any]) -> Outcome:
+        try:
+            response = await self.client.chat_postMessage(channel=target, **args)
+        except SlackApiError as exc:
+            return _api_error(exc)
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            return Transient(f"{type(exc).__name__}: {exc}")
+        ts = response.get("ts")
+        return Sent(str(ts) if ts else None)
+
+
+def _api_error(exc: SlackApiError) -> Outcome:
+    status = exc.response.status_code
+    if status == 429:
+        headers = {str(k).lower(): str(v) for k, v in (exc.response.headers or {}).items()}
+        return RetryAfter(parse_retry_after(headers.get("retry-after")))
+    if status >= 500:
+        return Transient(f"HTTP {status}")
+    error = str(exc.response.get("error", "")) if exc.response.data else ""
+    if error in GONE_ERRORS:
+        return Gone(error)
+    if error in TRANSIENT_ERRORS or not error:
+        return Transient(error or f"HTTP {status}")
+    return Rejected(error)

@@ -1,0 +1,243 @@
+"""The Telegram adapter: a python-telegram-bot `Application` for what comes in.
+
+Long polling by default (one consumer per token; a 409 conflict is logged with the reason and
+PTB's retry loop backs off), or a webhook at `POST /telegram/webhook` when
+`telegram.webhook_url` is configured (several replicas can share it). No JobQueue: the
+service has one scheduler. Digests go out through the outbox (`telegram_sender.py`); command
+replies are sent straight away, paced by the same `ChatPacer`.
+
+On start: `getMe` (a wrong token stops the service here), the command menu (`setMyCommands`),
+then `setWebhook(url, secret_token)` or `deleteWebhook` + polling. If Telegram cannot be
+reached, the rest of the service starts anyway and the adapter keeps trying in the background.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import re
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from sqlalchemy.ext.asyncio import AsyncEngine
+from starlette.routing import BaseRoute, Route
+from telegram import BotCommand
+from telegram.error import Conflict, InvalidToken, TelegramError
+from telegram.ext import Application
+
+from bot.adapters.telegram.handlers import TelegramHandlers
+from bot.adapters.telegram.polling import PollingLeader
+from bot.adapters.telegram.reply import Replier
+from bot.adapters.telegram.sender import TelegramSender
+from bot.adapters.telegram.updates import (
+    WEBHOOK_PATH,
+    ChatOrderedProcessor,
+    TelegramApp,
+    webhook_endpoint,
+)
+from bot.core.commands import COMMAND_TABLE, Verb
+from bot.core.models import Platform
+from bot.core.store.dedupe import forget_older_than
+from bot.logs import log
+from bot.settings import ConfigError
+
+if TYPE_CHECKING:
+    from bot.app import Service
+
+logger = logging.getLogger("prdigest.telegram")
+
+ALLOWED_UPDATES = ("message", "callback_query", "my_chat_member")
+CONFLICT_REASON = "another instance is polling this token; use webhook mode for several replicas"
+CONFLICT_LOG_EVERY_SECONDS = 60.0  # a lasting conflict is logged once a minute, with a count
+RECONNECT_DELAYS = (5.0, 10.0, 30.0, 60.0, 300.0)
+WEBHOOK_SECRET_RULE = re.compile(r"[A-Za-z0-9_-]{1,256}")
+MENU_EXTRAS = {
+    "start": "What this bot does",
+    "risks": "A PR's risk flags and impact: /risks 7422",
+    "files": "A PR's key files: /files 7422",
+    "related": "PRs related to a PR: /related 7422",
+}
+
+
+def command_menu() -> list[BotCommand]:
+    """The shared command table, with `/start` first and the section shortcuts after `/pr`."""
+    menu = [BotCommand("start", MENU_EXTRAS["start"])]
+    for spec in COMMAND_TABLE:
+        menu.append(BotCommand(spec.verb.value, spec.description))
+        if spec.verb is Verb.PR:
+            menu += [BotCommand(name, MENU_EXTRAS[name]) for name in ("risks", "files", "related")]
+    return menu
+
+
+@dataclass(frozen=True)
+class Webhook:
+    url: str
+    secret: str
+
+
+def build_application(token: str, api_url: str, webhook: bool) -> TelegramApp:
+    api = api_url.rstrip("/")
+    builder = (
+        Application.builder()
+        .token(token)
+        .base_url(f"{api}/bot")
+        .base_file_url(f"{api}/file/bot")
+        .job_queue(None)
+        .concurrent_updates(ChatOrderedProcessor())
+    )
+    if webhook:
+        builder = builder.updater(None)  # the service's web server receives the updates
+    return builder.build()
+
+
+class TelegramAdapter:
+    name = "telegram"
+
+    def __init__(
+        self,
+        app: TelegramApp,
+        handlers: TelegramHandlers,
+        engine: AsyncEngine,
+        webhook: Webhook | None,
+    ) -> None:
+        self.app = app
+        self.replier = handlers.replier
+        self.engine = engine
+        self.webhook = webhook
+        handlers.register(app)
+        self._reconnect_task: asyncio.Task[None] | None = None
+        self._leader: PollingLeader | None = None
+        self._leader_task: asyncio.Task[None] | None = None
+        self._conflicts = 0
+        self._conflict_logged_at = float("-inf")
+
+    @property
+    def mode(self) -> str:
+        return "webhook" if self.webhook is not None else "polling"
+
+    def routes(self) -> list[BaseRoute]:
+        if self.webhook is None:
+            return []
+        receive = webhook_endpoint(self.app, self.webhook.secret)
+        return [Route(WEBHOOK_PATH, receive, methods=["POST"])]
+
+    async def start(self) -> None:
+        await forget_older_than(self.engine)
+        try:
+            await self._connect()
+        except InvalidToken:
+            raise ConfigError("TELEGRAM_BOT_TOKEN was refused by Telegram (getMe)") from None
+        except TelegramError as exc:
+            log(logger, "telegram.unreachable", logging.WARNING, error=str(exc), retry=True)
+            self._reconnect_task = asyncio.create_task(self._reconnect())
+
+    async def _connect(self) -> None:
+        await self.app.initialize()  # getMe
+        bot = self.app.bot
+        await bot.set_my_commands(command_menu())
+        if self.webhook is not None:
+            await bot.set_webhook(
+                self.webhook.url,
+                secret_token=self.webhook.secret,
+                allowed_updates=ALLOWED_UPDATES,
+            )
+        else:
+            updater = self.app.updater
+            assert updater is not None
+            self._leader = PollingLeader(
+                self.engine,
+                lambda: updater.start_polling(  # deletes any webhook first
+                    allowed_updates=ALLOWED_UPDATES, error_callback=self._polling_error
+                ),
+                updater.stop,
+                lambda: updater.running,
+            )
+            await self._leader.step()
+            self._leader_task = asyncio.create_task(self._leader.run())
+        await self.app.start()
+        log(logger, "telegram.connected", mode=self.mode, bot=bot.username)
+
+    async def _reconnect(self) -> None:
+        for attempt in itertools.count():
+            await asyncio.sleep(RECONNECT_DELAYS[min(attempt, len(RECONNECT_DELAYS) - 1)])
+            try:
+                await self._connect()
+                return
+            except InvalidToken:
+                log(logger, "telegram.token_refused", logging.ERROR)
+                return
+            except TelegramError as exc:
+                log(logger, "telegram.unreachable", logging.WARNING, error=str(exc), retry=True)
+
+    def _polling_error(self, error: TelegramError) -> None:
+        """PTB's polling loop calls this and then waits (1 s, growing to 30 s) before retrying."""
+        if not isinstance(error, Conflict):
+            log(
+                logger,
+                "telegram.polling_error",
+                logging.WARNING,
+                error=type(error).__name__,
+                detail=str(error),
+            )
+            return
+        self._conflicts += 1
+        now = time.monotonic()
+        if now - self._conflict_logged_at >= CONFLICT_LOG_EVERY_SECONDS:
+            self._conflict_logged_at = now
+            log(
+                logger,
+                "telegram.polling_conflict",
+                logging.WARNING,
+                reason=CONFLICT_REASON,
+                detail=str(error),
+                conflicts=self._conflicts,
+            )
+
+    async def stop(self) -> None:
+        if self._reconnect_task is not None:
+            self._reconnect_task.cancel()
+        if self._leader_task is not None:
+            self._leader_task.cancel()
+        self.replier.stop()  # a reply waiting for its turn must not hold up the shutdown
+        updater = self.app.updater
+        if updater is not None and updater.running:
+            await updater.stop()  # confirms the updates already fetched
+        if self.app.running:
+            await self.app.stop()  # finishes the updates being handled
+        await self.app.shutdown()
+        if self._leader is not None:
+            await self._leader.release()
+
+
+def _webhook(service: Service) -> Webhook | None:
+    url = service.ctx.config.telegram.webhook_url
+    if url is None:
+        return None
+    secret = service.ctx.env.telegram_webhook_secret
+    if secret is None:
+        raise ConfigError("telegram.webhook_url is set but TELEGRAM_WEBHOOK_SECRET is not")
+    if not WEBHOOK_SECRET_RULE.fullmatch(secret.get_secret_value()):
+        raise ConfigError("TELEGRAM_WEBHOOK_SECRET must be 1-256 characters of A-Z a-z 0-9 _ -")
+    return Webhook(url, secret.get_secret_value())
+
+
+def build_telegram_adapter(service: Service) -> TelegramAdapter:
+    env = service.ctx.env
+    if env.telegram_bot_token is None:
+        raise ConfigError("TELEGRAM_BOT_TOKEN is not set")
+    token = env.telegram_bot_token.get_secret_value()
+    sender = service.senders.get(Platform.TELEGRAM)
+    if not isinstance(sender, TelegramSender):
+        sender = TelegramSender(token, env.telegram_api_url)
+    webhook = _webhook(service)
+    handlers = TelegramHandlers(
+        service.ctx.engine,
+        service.answerer,
+        service.renderer,
+        service.destinations,
+        Replier(sender),
+    )
+    app = build_application(token, env.telegram_api_url, webhook=webhook is not None)
+    return TelegramAdapter(app, handlers, service.ctx.engine, webhook)

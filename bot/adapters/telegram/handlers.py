@@ -1,0 +1,211 @@
+"""The Telegram handler table: commands, digest buttons, the bot's membership, group upgrades.
+
+Every update first passes `drop_repeats` (group -1): an `update_id` seen before, by this
+process or an earlier one, is not handled again. Commands come only from new messages
+(`filters.UpdateType.MESSAGE`), so an edited message never runs a command twice, and PTB's
+CommandHandler already ignores `/cmd@OtherBot`.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from functools import partial
+
+from sqlalchemy.ext.asyncio import AsyncEngine
+from telegram import Message, Update
+from telegram.constants import ChatType
+from telegram.ext import (
+    ApplicationHandlerStop,
+    CallbackQueryHandler,
+    ChatMemberHandler,
+    CommandHandler,
+    ContextTypes,
+    MessageHandler,
+    TypeHandler,
+    filters,
+)
+
+from bot.adapters.telegram.members import (
+    GONE_STATUSES,
+    Membership,
+    is_chat_admin,
+    locale_for,
+    sender_name,
+)
+from bot.adapters.telegram.reply import Replier
+from bot.adapters.telegram.updates import TelegramApp
+from bot.answers import Answer, Answerer, Chat, Notice, Reply, render_reply
+from bot.core.commands import COMMAND_TABLE, parse
+from bot.core.models import Format, Locale, Platform
+from bot.core.render.renderer import Renderer
+from bot.core.render.telegram import parse_callback_data
+from bot.core.store.dedupe import first_time
+from bot.core.store.destinations import DestinationStore
+from bot.logs import log
+
+logger = logging.getLogger("prdigest.telegram")
+
+Context = ContextTypes.DEFAULT_TYPE
+# Commands besides the shared table's verbs: `/start` and the `/pr` section shortcuts.
+EXTRA_COMMANDS = ("start", "risks", "files", "related")
+COMMAND_NAMES = (*(spec.verb.value for spec in COMMAND_TABLE), *EXTRA_COMMANDS)
+_COMMAND_LINE = re.compile(r"/(?P<name>[^\s@]+)(?:@(?P<bot>\S+))?\s*(?P<args>.*)", re.DOTALL)
+
+
+async def _nobody_is_admin() -> bool:
+    return False
+
+
+class TelegramHandlers:
+    def __init__(
+        self,
+        engine: AsyncEngine,
+        answerer: Answerer,
+        renderer: Renderer,
+        destinations: DestinationStore,
+        replier: Replier,
+    ) -> None:
+        self.engine = engine
+        self.answerer = answerer
+        self.renderer = renderer
+        self.destinations = destinations
+        self.membership = Membership(destinations)
+        self.replier = replier
+
+    def register(self, app: TelegramApp) -> None:
+        new_messages = filters.UpdateType.MESSAGE
+        app.add_handler(TypeHandler(Update, self.drop_repeats), group=-1)
+        for name in COMMAND_NAMES:
+            app.add_handler(CommandHandler(name, self.on_command, filters=new_messages))
+        app.add_handler(MessageHandler(filters.COMMAND & new_messages, self.on_unknown_command))
+        app.add_handler(MessageHandler(filters.StatusUpdate.MIGRATE, self.on_migration))
+        app.add_handler(CallbackQueryHandler(self.on_button))
+        app.add_handler(ChatMemberHandler(self.on_membership, ChatMemberHandler.MY_CHAT_MEMBER))
+        app.add_error_handler(self.on_error)
+
+    async def drop_repeats(self, update: Update, context: Context) -> None:
+        """Telegram redelivers after a failed webhook answer or an unconfirmed poll."""
+        if not await first_time(self.engine, f"telegram:{context.bot.id}:{update.update_id}"):
+            log(logger, "telegram.update_repeated", update_id=update.update_id)
+            raise ApplicationHandlerStop
+
+    async def _chat(self, message: Message, context: Context) -> Chat:
+        chat_id = str(message.chat.id)
+        destination = await self.destinations.find(Platform.TELEGRAM, chat_id)
+        sender = message.sender_chat or message.from_user
+        return Chat(
+            platform=Platform.TELEGRAM,
+            chat_id=chat_id,
+            user_id=str(sender.id) if sender is not None else chat_id,
+            is_admin=partial(is_chat_admin, context.bot, message),
+            locale=locale_for(destination, message.from_user),
+            user_name=sender_name(message),
+        )
+
+    async def on_command(self, update: Update, context: Context) -> None:
+        message = update.message
+        line = _COMMAND_LINE.match(message.text or "") if message is not None else None
+        if message is None or line is None:
+            return
+        verb, args = line["name"].lower(), line["args"]
+        chat = await self._chat(message, context)
+        if verb == "start":
+            await self.membership.returned(chat.chat_id)
+        answer = await self.answerer.answer_text(lambda: parse(verb, args), chat)
+        log(logger, "telegram.command", command=verb, chat=chat.chat_id, reply=_kind(answer))
+        await self._reply(message, _visible_reply(message, answer), chat.locale)
+
+    async def on_unknown_command(self, update: Update, context: Context) -> None:
+        """Answer a command we do not know only when it is surely meant for us: in a private
+        chat, or addressed `/cmd@ourbot` (a bare `/cmd` in a group may be another bot's)."""
+        message = update.message
+        line = _COMMAND_LINE.match(message.text or "") if message is not None else None
+        if message is None or line is None:
+            return
+        addressee = (line["bot"] or "").lower()
+        if addressee and addressee != (context.bot.username or "").lower():
+            return
+        if not addressee and message.chat.type != ChatType.PRIVATE:
+            return
+        chat = await self._chat(message, context)
+        notice = Notice("unknown_command", {"command": f"/{line['name']}"[:40]})
+        await self._reply(message, notice, chat.locale)
+
+    async def _reply(self, message: Message, reply: Reply, locale: Locale) -> None:
+        rendered = render_reply(self.renderer, reply, Format.TELEGRAM, locale)
+        await self.replier.send(str(message.chat.id), rendered, reply_to=message.message_id)
+
+    async def on_button(self, update: Update, context: Context) -> None:
+        """A digest entry's button (risks, files): the section goes to the chat."""
+        query = update.callback_query
+        if query is None:
+            return
+        await query.answer()  # stops the button's spinner; the answer is a message
+        message = query.message
+        try:
+            section, ref = parse_callback_data(query.data or "")
+        except ValueError:
+            return
+        if message is None:
+            return
+        chat_id = str(message.chat.id)
+        destination = await self.destinations.find(Platform.TELEGRAM, chat_id)
+        chat = Chat(
+            platform=Platform.TELEGRAM,
+            chat_id=chat_id,
+            user_id=str(query.from_user.id),
+            is_admin=_nobody_is_admin,
+            locale=locale_for(destination, query.from_user),
+            user_name=query.from_user.full_name,
+        )
+        answer = await self.answerer.answer_text(lambda: parse("pr", f"{ref} {section}"), chat)
+        log(logger, "telegram.button", section=section.value, ref=ref, chat=chat_id)
+        rendered = render_reply(self.renderer, answer.reply, Format.TELEGRAM, chat.locale)
+        await self.replier.send(chat_id, rendered, reply_to=message.message_id)
+
+    async def on_membership(self, update: Update, context: Context) -> None:
+        change = update.my_chat_member
+        if change is None:
+            return
+        old, new = change.old_chat_member.status, change.new_chat_member.status
+        if new in GONE_STATUSES:
+            await self.membership.removed(change.chat.id, new)
+        elif old in GONE_STATUSES:
+            await self.membership.returned(change.chat.id)
+
+    async def on_migration(self, update: Update, context: Context) -> None:
+        message = update.message
+        if message is not None and message.migrate_to_chat_id is not None:
+            await self.membership.migrated(message.chat.id, message.migrate_to_chat_id)
+
+    async def on_error(self, update: object, context: Context) -> None:
+        """The one handler at this edge: log, and tell the chat something went wrong."""
+        error = context.error
+        update_id = update.update_id if isinstance(update, Update) else None
+        log(
+            logger,
+            "telegram.handler_failed",
+            logging.ERROR,
+            update_id=update_id,
+            error=type(error).__name__,
+            detail=str(error)[:500],
+        )
+        message = update.message if isinstance(update, Update) else None
+        if message is not None:
+            locale = locale_for(None, message.from_user)
+            notice = render_reply(self.renderer, Notice("error"), Format.TELEGRAM, locale)
+            await self.replier.send(str(message.chat.id), notice, reply_to=message.message_id)
+
+
+def _visible_reply(message: Message, answer: Answer) -> Reply:
+    """In a group everyone sees the bot's answer, so when the command changed the chat's
+    subscription the answer is the announcement (it names who changed what): one message."""
+    if answer.announce is not None and message.chat.type != ChatType.PRIVATE:
+        return answer.announce
+    return answer.reply
+
+
+def _kind(answer: Answer) -> str:
+    reply = answer.reply
+    return reply.key if isinstance(reply, Notice) else type(reply).__name__

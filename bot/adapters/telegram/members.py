@@ -1,0 +1,106 @@
+"""Who may change a chat's subscription, which language a chat reads, and the bot's own
+membership: removed → the chat's destination is turned off, added back → on again.
+
+Admin policy: in a private chat the user owns the chat. In a group or supergroup only its
+administrators and its creator (`getChatMember`) may; an anonymous admin (a message sent "as
+the group": `sender_chat` is the chat itself, which only admins can do) counts as an admin; a
+message sent on behalf of a linked channel does not.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from telegram import Bot, Message, User
+from telegram.constants import ChatMemberStatus, ChatType
+from telegram.error import TelegramError
+
+from bot.core.models import Locale, Platform
+from bot.core.store.destinations import Destination, DestinationStore
+from bot.logs import log
+
+logger = logging.getLogger("prdigest.telegram")
+
+ADMIN_STATUSES = frozenset({ChatMemberStatus.ADMINISTRATOR, ChatMemberStatus.OWNER})
+GONE_STATUSES = frozenset({ChatMemberStatus.LEFT, ChatMemberStatus.BANNED})
+# The reason `bot/answers.py` records for `/unsubscribe all`: the chat's own choice, which
+# re-adding the bot must not undo.
+STOPPED_BY_CHAT = "unsubscribed from the chat"
+
+
+async def is_chat_admin(bot: Bot, message: Message) -> bool:
+    """May the sender of `message` change its chat's subscription and schedule?"""
+    chat = message.chat
+    if chat.type == ChatType.PRIVATE:
+        return True
+    if message.sender_chat is not None:
+        return message.sender_chat.id == chat.id  # anonymous admin, not a linked channel
+    if message.from_user is None:
+        return False
+    try:
+        member = await bot.get_chat_member(chat.id, message.from_user.id)
+    except TelegramError as exc:
+        log(logger, "telegram.admin_check_failed", logging.WARNING, chat=chat.id, error=str(exc))
+        return False
+    return member.status in ADMIN_STATUSES
+
+
+def sender_name(message: Message) -> str:
+    """How announcements name who changed something."""
+    if message.sender_chat is not None:
+        return message.sender_chat.title or str(message.sender_chat.id)
+    user = message.from_user
+    return user.full_name if user is not None else str(message.chat.id)
+
+
+def locale_for(destination: Destination | None, user: User | None) -> Locale:
+    """The chat's digest language if it has one, else the user's Telegram language."""
+    if destination is not None:
+        return destination.locale
+    code = (user.language_code or "") if user is not None else ""
+    return Locale.ZH if code.lower().startswith("zh") else Locale.EN
+
+
+class Membership:
+    """The destination of a chat follows the bot in and out of it."""
+
+    def __init__(self, destinations: DestinationStore) -> None:
+        self.destinations = destinations
+
+    async def _find(self, chat_id: int | str) -> Destination | None:
+        return await self.destinations.find(Platform.TELEGRAM, str(chat_id))
+
+    async def removed(self, chat_id: int | str, status: str) -> bool:
+        """The bot left, was kicked, or (private chat) was blocked: stop sending there."""
+        dest = await self._find(chat_id)
+        if dest is None or not dest.active:
+            return False
+        reason = f"the bot was removed from the chat ({status})"
+        await self.destinations.set_active(dest.id, False, reason)
+        log(
+            logger,
+            "destination.deactivated",
+            logging.WARNING,
+            destination=dest.label,
+            reason=reason,
+        )
+        return True
+
+    async def returned(self, chat_id: int | str) -> bool:
+        """The bot is back (re-added, unblocked, `/start`): resume a subscription that stopped
+        because the bot was gone, not one the chat stopped itself."""
+        dest = await self._find(chat_id)
+        if dest is None or dest.active or dest.deactivated_reason == STOPPED_BY_CHAT:
+            return False
+        await self.destinations.set_active(dest.id, True)
+        log(logger, "destination.reactivated", destination=dest.label)
+        return True
+
+    async def migrated(self, old_chat_id: int, new_chat_id: int) -> bool:
+        """A group became a supergroup: its subscription moves to the new id."""
+        dest = await self._find(old_chat_id)
+        if dest is None or await self._find(new_chat_id) is not None:
+            return False
+        await self.destinations.move(dest.id, str(new_chat_id))
+        log(logger, "destination.moved", destination=dest.label, new_target=str(new_chat_id))
+        return True

@@ -1,0 +1,164 @@
+"""Telegram delivery: one `sendMessage` per outbox row, errors mapped to outcomes.
+
+Calls the Bot API directly with httpx (PTB's Bot would rebuild objects from our ready-made
+payload for nothing). Pacing constants are Telegram's published flood limits. Command replies
+(sent by the adapter, not the outbox) share the sender's `ChatPacer`, so a reply and a digest
+message never reach one chat closer than the limits allow.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import html
+import re
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+import httpx
+
+from bot.adapters.telegram.pace import ChatPacer
+from bot.core.delivery.deliverer import (
+    Blocked,
+    Gone,
+    Moved,
+    Outcome,
+    Rejected,
+    RetryAfter,
+    Sent,
+    Transient,
+    Turn,
+    Withheld,
+)
+from bot.core.delivery.pacing import ArrivalWindow
+from bot.core.models import Platform
+
+TELEGRAM_PER_CHAT_INTERVAL = 1.0  # ≤ 1 message per second per chat
+TELEGRAM_PER_GROUP_INTERVAL = 3.2  # ≤ 20 messages per minute per group, with headroom
+TELEGRAM_OVERALL_LIMIT = 30  # messages per second to all chats together
+TELEGRAM_OVERALL_SECONDS = 1.0
+# The pace plans 29.7/s; the arrival window (see `ArrivalWindow`) makes sure that, however the
+# requests bunch on the way, no second holds more than 30 arrivals.
+TELEGRAM_MAX_PER_SECOND = 29.7
+SEND_TIMEOUT = httpx.Timeout(15.0, connect=5.0)
+DEFAULT_RETRY_AFTER = 5.0
+_TAG = re.compile(r"<[^>]*>")
+
+Ready = Callable[[], Awaitable[Outcome | None]]
+"""Awaited inside the arrival window right before the request leaves: None to send, or the
+outcome to report instead."""
+
+
+def html_to_plain(text: str) -> str:
+    """Our own HTML (escaped report text in a few tags) back to plain text."""
+    return html.unescape(_TAG.sub("", text))
+
+
+class TelegramSender:
+    platform = Platform.TELEGRAM
+    max_per_second = TELEGRAM_MAX_PER_SECOND
+
+    def __init__(
+        self,
+        token: str,
+        api_url: str,
+        pacer: ChatPacer | None = None,
+        arrivals: ArrivalWindow | None = None,
+    ) -> None:
+        self.base = f"{api_url.rstrip('/')}/bot{token}"
+        self.client = httpx.AsyncClient(timeout=SEND_TIMEOUT)
+        self.pacer = pacer or ChatPacer()
+        # Digests and command replies alike: every message counts against the overall limit.
+        self.arrivals = arrivals or ArrivalWindow(TELEGRAM_OVERALL_LIMIT, TELEGRAM_OVERALL_SECONDS)
+
+    def interval_for(self, target: str) -> float:
+        return TELEGRAM_PER_GROUP_INTERVAL if target.startswith("-") else TELEGRAM_PER_CHAT_INTERVAL
+
+    async def warm_up(self) -> None:
+        """`getMe` (no flood limit counts it): the connection is open before a burst."""
+        with contextlib.suppress(httpx.HTTPError):
+            await self.client.post(f"{self.base}/getMe")
+
+    async def send(self, target: str, payload: Mapping[str, object], turn: Turn) -> Outcome:
+        """An outbox row, once the arrival window lets it in and its turn comes; rescheduled
+        (not sent) while the chat just got a command reply."""
+
+        async def ready() -> Outcome | None:
+            if not await turn():
+                return Withheld()
+            wait = self.pacer.wait_for(target)
+            if wait > 0:
+                return RetryAfter(wait, "paced: this chat just received a message")
+            self.pacer.record(target)
+            return None
+
+        return await self.deliver(target, payload, ready)
+
+    async def deliver(
+        self, target: str, payload: Mapping[str, object], ready: Ready | None = None
+    ) -> Outcome:
+        """Send now (the caller took care of pacing), with one plain-text retry."""
+        args: dict[str, Any] = {"chat_id": target, **payload}
+        outcome = await self._call("sendMessage", args, ready)
+        if isinstance(outcome, Rejected) and "can't parse entities" in outcome.reason:
+            # One plain-text retry; if the platform refuses that too, the row is failed and
+            # reported. A 429 or a network error on the retry keeps the row pending instead.
+            plain = {k: v for k, v in args.items() if k != "parse_mode"}
+            plain["text"] = html_to_plain(str(args.get("text", "")))
+            retried = await self._call("sendMessage", plain)
+            return outcome if isinstance(retried, Rejected) else retried
+        return outcome
+
+    async def _call(self, method: str, args: dict[str, Any], ready: Ready | None = None) -> Outcome:
+        try:
+            async with self.arrivals.slot() as place:
+                if ready is not None and (refused := await ready()) is not None:
+                    place.unused()
+                    return refused
+                try:
+                    response = await self.client.post(f"{self.base}/{method}", json=args)
+                finally:
+                    self.pacer.answered(str(args["chat_id"]))
+        except httpx.HTTPError as exc:
+            return Transient(type(exc).__name__)
+        try:
+            body = response.json()
+        except ValueError:
+            return Transient(f"HTTP {response.status_code} without JSON")
+        if not isinstance(body, dict):
+            return Transient(f"HTTP {response.status_code} without a JSON object")
+        if body.get("ok"):
+            result = body.get("result") or {}
+            return Sent(str(result.get("message_id")) if isinstance(result, dict) else None)
+        outcome = _error(response.status_code, body)
+        if isinstance(outcome, RetryAfter):
+            self.pacer.hold(str(args.get("chat_id", "")), outcome.seconds)
+        return outcome
+
+    async def close(self) -> None:
+        await self.client.aclose()
+
+
+def _retry_after(parameters: dict[str, Any]) -> float:
+    """`parameters.retry_after` in seconds; a missing or odd value gets the default wait."""
+    value = parameters.get("retry_after")
+    if isinstance(value, int | float) and not isinstance(value, bool) and 0 < value < 10**7:
+        return float(value)
+    return DEFAULT_RETRY_AFTER
+
+
+def _error(status: int, body: dict[str, Any]) -> Outcome:
+    description = str(body.get("description", f"HTTP {status}"))
+    parameters = body.get("parameters")
+    if not isinstance(parameters, dict):
+        parameters = {}
+    if status == 429:
+        return RetryAfter(_retry_after(parameters), description)
+    if "migrate_to_chat_id" in parameters:
+        return Moved(str(parameters["migrate_to_chat_id"]))
+    if status == 403:
+        return Blocked(description)
+    if status == 400 and "chat not found" in description.lower():
+        return Gone(description)
+    if status >= 500 or status == 401:
+        return Transient(description)
+    return Rejected(description)

@@ -1,0 +1,300 @@
+"""Senders claim outbox rows and deliver them, paced per destination and per platform.
+
+A Sender (one per platform, in `bot/adapters/`) turns a payload into one API call and reports
+a typed outcome; it never sleeps on a rate limit, but awaits the platform pace's `turn` right
+before its request leaves. This module decides what each outcome means
+for the ledger: reschedule on Retry-After, back off on 5xx, move a migrated chat, deactivate a
+destination that is gone, fail a message the platform will never accept.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Protocol, runtime_checkable
+
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from bot.core.delivery import ledger
+from bot.core.delivery.ledger import Claimed
+from bot.core.delivery.pacing import make_pace
+from bot.core.models import Platform
+from bot.logs import log
+
+logger = logging.getLogger("prdigest.delivery")
+
+LEASE = timedelta(seconds=60)
+CLAIM_BATCH = 50
+REFILL_AT = CLAIM_BATCH // 2  # claim the next batch once this few rows are still unsent
+IDLE_POLL_SECONDS = 0.5
+SHORT_CLAIM_PAUSE_SECONDS = 0.1  # a claim came back short while sends are still in flight
+MAX_RETRY_AFTER = timedelta(hours=1)
+BACKOFF_BASE_SECONDS = 2.0
+BACKOFF_MAX_SECONDS = 600.0
+BLOCKED_LIMIT = 5  # consecutive "blocked/kicked" answers before a destination is deactivated
+
+
+# --- outcomes a Sender reports -------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Sent:
+    external_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RetryAfter:
+    """The platform asked us to wait (429). Not a failure; the row is rescheduled."""
+
+    seconds: float
+    reason: str = "rate limited"
+
+
+@dataclass(frozen=True, slots=True)
+class Transient:
+    """5xx, timeout, connection reset: back off with jitter, the row stays pending."""
+
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Blocked:
+    """The bot was blocked or kicked: deactivate after BLOCKED_LIMIT in a row."""
+
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Gone:
+    """The destination no longer exists for us (archived, not found, token revoked)."""
+
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Moved:
+    """The chat has a new id (Telegram group → supergroup); resend there."""
+
+    new_target: str
+
+
+@dataclass(frozen=True, slots=True)
+class Rejected:
+    """The platform will never accept this message; it is failed and reported."""
+
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Withheld:
+    """Not sent: no turn came (stopping, or the row waited past half its lease). The row is
+    given back, pending again at once."""
+
+    reason: str = "no turn"
+
+
+Outcome = Sent | RetryAfter | Transient | Blocked | Gone | Moved | Rejected | Withheld
+
+Turn = Callable[[], Awaitable[bool]]
+"""The platform pace's go-ahead for one row; False: do not send it (`Withheld`).
+
+A sender awaits it as late as it can, inside any admission of its own (Telegram's arrival
+window): a turn taken first and then held up there would leave in a bunch with the turns
+behind it, and the platform counts arrivals, across every replica."""
+
+
+class Sender(Protocol):
+    platform: Platform
+    max_per_second: float  # the platform's overall pace for this bot
+
+    def interval_for(self, target: str) -> float:
+        """Seconds between two messages to the same destination."""
+        ...
+
+    async def send(self, target: str, payload: Mapping[str, object], turn: Turn) -> Outcome: ...
+
+
+@runtime_checkable
+class WarmsUp(Protocol):
+    """A sender whose first requests would open new connections at once."""
+
+    async def warm_up(self) -> None:
+        """Open a connection before a burst (errors are the first send's to report)."""
+        ...
+
+
+Clock = Callable[[], datetime]
+
+
+def utc_clock() -> datetime:
+    return datetime.now(UTC)
+
+
+def backoff(attempts: int, rng: random.Random) -> float:
+    """Exponential backoff with full jitter, bounded."""
+    ceiling = min(BACKOFF_MAX_SECONDS, BACKOFF_BASE_SECONDS * 2 ** min(attempts, 16))
+    return max(1.0, rng.uniform(ceiling / 2, ceiling))
+
+
+class Deliverer:
+    """Claims due rows and sends them; one per process, for every platform with a sender."""
+
+    def __init__(
+        self,
+        engine: AsyncEngine,
+        senders: Mapping[Platform, Sender],
+        worker: str,
+        clock: Clock = utc_clock,
+        on_result: Callable[[Claimed, Outcome], None] | None = None,
+        lease: timedelta = LEASE,
+    ) -> None:
+        self.engine = engine
+        self.senders = dict(senders)
+        self.worker = worker
+        self.clock = clock
+        self.on_result = on_result
+        self.lease = lease
+        self.paces = {p: make_pace(engine, p, s.max_per_second) for p, s in self.senders.items()}
+        self.rng = random.Random()
+        self._stopping = asyncio.Event()
+
+    def stop(self) -> None:
+        """Stop claiming; sends already in flight finish."""
+        self._stopping.set()
+
+    async def run_once(self, only_destination: int | None = None) -> int:
+        """Claim what is due now and deliver it; the number of rows handled."""
+        rows, send_by = await self._claim(only_destination)
+        await asyncio.gather(*(self._deliver(row, send_by) for row in rows))
+        return len(rows)
+
+    async def run_forever(self) -> None:
+        """Deliver until stopped, claiming the next rows while earlier ones are still paced or
+        in flight: the pace never waits for the database between batches (a claim takes tens
+        of milliseconds on a long queue; waiting for it after every batch cost 8% of the
+        platform rate). A database outage is logged and retried with backoff; it never ends
+        the loop (nothing would be delivered, silently, until a restart)."""
+        in_flight: set[asyncio.Task[None]] = set()
+        failures = 0
+        try:
+            while not self._stopping.is_set():
+                pause = 0.0
+                if len(in_flight) <= REFILL_AT:
+                    claimed, failures = await self._refill(in_flight, failures)
+                    if failures:
+                        pause = min(30.0, 2.0**failures)
+                    elif claimed < CLAIM_BATCH:  # nothing more is due yet
+                        pause = SHORT_CLAIM_PAUSE_SECONDS if in_flight else IDLE_POLL_SECONDS
+                await self._wait(in_flight, pause)
+        finally:
+            if in_flight:  # claimed rows not yet sent give themselves back (see _deliver)
+                await asyncio.gather(*in_flight)
+
+    async def _claim(self, only_destination: int | None = None) -> tuple[list[Claimed], datetime]:
+        """Due rows, and the time by which each must have left (half its lease), so a row
+        that waited too long for its turn is never sent after another replica may take it."""
+        now = self.clock()
+        rows = await ledger.claim(
+            self.engine,
+            self.worker,
+            now,
+            tuple(self.senders),
+            CLAIM_BATCH,
+            self.lease,
+            only_destination,
+        )
+        return rows, now + self.lease / 2
+
+    async def _refill(self, in_flight: set[asyncio.Task[None]], failures: int) -> tuple[int, int]:
+        """Claim a batch and start its sends; (rows claimed, consecutive store failures)."""
+        try:
+            rows, send_by = await self._claim()
+        except (SQLAlchemyError, OSError) as exc:
+            log(logger, "delivery.store_error", logging.ERROR, error=str(exc)[:500])
+            return 0, failures + 1
+        if rows and not in_flight:
+            await self._warm_up({row.platform for row in rows})
+        for row in rows:
+            task = asyncio.create_task(self._deliver(row, send_by))
+            in_flight.add(task)
+            task.add_done_callback(in_flight.discard)
+        return len(rows), 0
+
+    async def _warm_up(self, platforms: set[Platform]) -> None:
+        """A burst starts: connect first. The first sends of a burst would each open a
+        connection and reach the platform bunched together after the handshakes, over the
+        rate the pace kept when they left."""
+        for platform in platforms:
+            sender = self.senders[platform]
+            if isinstance(sender, WarmsUp):
+                await sender.warm_up()
+
+    async def _wait(self, in_flight: set[asyncio.Task[None]], pause: float) -> None:
+        if len(in_flight) > REFILL_AT:
+            await asyncio.wait(set(in_flight), return_when=asyncio.FIRST_COMPLETED)
+        elif pause > 0:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stopping.wait(), pause)
+
+    async def _deliver(self, row: Claimed, send_by: datetime) -> None:
+        sender = self.senders[row.platform]
+        pace = self.paces[row.platform]
+
+        async def turn() -> bool:
+            return await pace.wait(self._stopping) and self.clock() <= send_by
+
+        outcome = await sender.send(row.target, row.payload, turn)
+        if isinstance(outcome, Withheld):
+            await self._give_back(row)
+            return
+        await self._record(row, sender, outcome)
+        if self.on_result is not None:
+            self.on_result(row, outcome)
+
+    async def _give_back(self, row: Claimed) -> None:
+        """Unsent: stopping, or the row waited past half its lease. Pending again at once."""
+        try:
+            await ledger.release(self.engine, row, self.worker)
+        except (SQLAlchemyError, OSError) as exc:  # the lease runs out and frees it anyway
+            log(logger, "delivery.store_error", logging.ERROR, error=str(exc)[:500])
+
+    async def _record(self, row: Claimed, sender: Sender, outcome: Outcome) -> None:
+        now = self.clock()
+        fields = {"destination": f"{row.platform.value}:{row.target}", "row": row.id}
+        match outcome:
+            case Sent(external_id):
+                pace = now + timedelta(seconds=sender.interval_for(row.target))
+                await ledger.mark_sent(self.engine, row, external_id, now, pace)
+                log(logger, "message.sent", part=row.part, external_id=external_id, **fields)
+            case RetryAfter(seconds, reason):
+                wait = min(timedelta(seconds=max(seconds, 1.0)), MAX_RETRY_AFTER)
+                await ledger.mark_retry(self.engine, row, now + wait, reason)
+                log(logger, "message.retry_after", seconds=wait.total_seconds(), **fields)
+            case Transient(reason):
+                wait = timedelta(seconds=backoff(row.attempts, self.rng))
+                await ledger.mark_retry(self.engine, row, now + wait, reason)
+                log(logger, "message.transient", logging.WARNING, reason=reason, **fields)
+            case Blocked(reason):
+                await self._blocked(row, reason, now)
+            case Gone(reason):
+                await ledger.deactivate(self.engine, row.destination_id, reason, now)
+                log(logger, "destination.deactivated", logging.WARNING, reason=reason, **fields)
+            case Moved(new_target):
+                await ledger.mark_retry(self.engine, row, now, "moved", new_target=new_target)
+                log(logger, "destination.moved", new_target=new_target, **fields)
+            case Rejected(reason):
+                await ledger.mark_failed(self.engine, row, reason, now)
+                log(logger, "message.failed", logging.ERROR, reason=reason, **fields)
+
+    async def _blocked(self, row: Claimed, reason: str, now: datetime) -> None:
+        if row.consecutive_failures + 1 >= BLOCKED_LIMIT:
+            await ledger.deactivate(self.engine, row.destination_id, reason, now)
+            log(logger, "destination.deactivated", logging.WARNING, reason=reason, row=row.id)
+            return
+        wait = timedelta(seconds=backoff(row.attempts, self.rng))
+        await ledger.mark_retry(self.engine, row, now + wait, reason, count_failure=True)
+        log(logger, "message.blocked", logging.WARNING, reason=reason, row=row.id)

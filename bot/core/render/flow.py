@@ -1,0 +1,269 @@
+"""The rendering flow every platform shares: views → fitted chunks → pieces → messages.
+
+A platform renderer (Slack, Telegram, text) supplies the chunks — each rendered by its own
+jinja2 templates, in its own Environment — what a chunk costs against the platform's limits,
+and how a packed list of chunks becomes one message payload.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+from typing import Any, Generic, TypeVar
+
+from jinja2 import Environment
+
+from bot.core.models import Locale, Section
+from bot.core.render.labels import labels
+from bot.core.render.sections import CUTTABLE_BLOCK_FIELDS, SPLITTABLE_KINDS, Block, section_blocks
+from bot.core.render.split import ELLIPSIS, Cost, FitError, Piece, cut_to_fit, pack, split_to_fit
+from bot.core.render.views import (
+    CUTTABLE_ENTRY_FIELDS,
+    EntryView,
+    HeaderView,
+    as_stored,
+    entry_view,
+    group_label,
+    header_view,
+)
+from bot.core.reports.model import Report
+from bot.core.select import Digest, StoredReport
+
+C = TypeVar("C")
+V = TypeVar("V")
+
+_ENTRY_CACHE_SIZE = 4096
+# A message that continues a section opens with the repeated head and, when a part heading
+# ("▌Key files") had to move along with its first block, that heading too: body chunks leave
+# room for both (part headings are our labels, far shorter than this).
+PART_HEADING_ROOM = 100
+
+
+@dataclass(frozen=True, slots=True)
+class RenderedMessage:
+    """One message to send: the platform's API arguments (without the destination) and a
+    plain-text version for logs and the console."""
+
+    payload: dict[str, Any]
+    text: str
+
+
+def _with(obj: V, name: str, text: str) -> V:
+    return dataclasses.replace(obj, **{name: text})  # type: ignore[type-var]
+
+
+def fit_fields(obj: V, names: Sequence[str], fits: Callable[[V], bool]) -> V:
+    """Cut the longest text fields of a view (a dataclass) with "…" until it fits."""
+    if fits(obj):
+        return obj
+    for name in sorted(names, key=lambda name: -len(getattr(obj, name))):
+        if not getattr(obj, name):
+            continue
+        base = obj
+        cut = cut_to_fit(getattr(base, name), lambda text: fits(_with(base, name, text)))  # noqa: B023
+        obj = _with(base, name, ELLIPSIS if cut is None else cut)
+        if cut is not None:
+            return obj
+    if not fits(obj):
+        raise FitError(f"{type(obj).__name__} does not fit even with every text field cut")
+    return obj
+
+
+def join_texts(pieces: Sequence[Piece[C]], text_of: Callable[[C], str]) -> str:
+    """Join the pieces' texts: a blank line between pieces, a line break after a heading or
+    before a `tight` piece; pieces with no text (a keyboard only) add nothing."""
+    parts: list[str] = []
+    previous: Piece[C] | None = None
+    for piece in pieces:
+        text = text_of(piece.content)
+        if not text:
+            continue
+        if parts:
+            tight = piece.tight or (previous is not None and previous.keep_with_next)
+            parts.append("\n" if tight else "\n\n")
+        parts.append(text)
+        previous = piece
+    return "".join(parts)
+
+
+def load_macros(env: Environment, name: str) -> Any:
+    """A template's macros, callable from Python (`module.entry(e=..., L=...)`)."""
+    return env.get_template(name).module
+
+
+class PlatformRenderer(ABC, Generic[C]):
+    """Shared flow; subclasses render chunks with their templates and assemble payloads."""
+
+    limit: Cost  # a whole message
+    separator: Cost  # what joining two chunks may cost at most
+
+    def __init__(self, templates_dir: Path) -> None:
+        self.env = self.make_environment(templates_dir)
+        self.digest_macros = load_macros(self.env, "digest.j2")
+        self.section_macros = load_macros(self.env, "section.j2")
+        self.notice_macros = load_macros(self.env, "notice.j2")
+        self._entries: dict[tuple[int, bool, Locale], tuple[Report, Piece[C]]] = {}
+        self._headings: dict[tuple[str, Locale], Piece[C]] = {}
+
+    # --- what each platform provides -------------------------------------------------------
+    @abstractmethod
+    def make_environment(self, templates_dir: Path) -> Environment: ...
+
+    @abstractmethod
+    def cost(self, chunk: C) -> Cost: ...
+
+    @abstractmethod
+    def fits_body(self, chunk: C) -> bool:
+        """Whether a chunk fits in a message after a repeated heading."""
+
+    @abstractmethod
+    def fits_heading(self, chunk: C) -> bool:
+        """Whether a chunk is small enough to be a header or a repeated heading."""
+
+    @abstractmethod
+    def header_chunk(self, view: HeaderView, labels: Mapping[str, str]) -> C: ...
+
+    @abstractmethod
+    def group_chunk(self, label: str, labels: Mapping[str, str]) -> C: ...
+
+    @abstractmethod
+    def entry_chunk(self, view: EntryView, labels: Mapping[str, str]) -> C: ...
+
+    @abstractmethod
+    def text_chunk(self, macro: str, labels: Mapping[str, str], **values: Any) -> C:
+        """A chunk from a macro that takes no report view (`more`, `empty`, notices)."""
+
+    @abstractmethod
+    def head_chunk(
+        self, view: EntryView, title: str, continued: bool, labels: Mapping[str, str]
+    ) -> C: ...
+
+    @abstractmethod
+    def block_chunk(self, block: Block, labels: Mapping[str, str]) -> C: ...
+
+    @abstractmethod
+    def actions_chunk(self, view: EntryView, labels: Mapping[str, str]) -> C | None:
+        """The Risks/Files buttons under a summary card, where the platform has buttons."""
+
+    @abstractmethod
+    def assemble(self, pieces: Sequence[Piece[C]]) -> RenderedMessage: ...
+
+    # --- the shared flow -------------------------------------------------------------------
+    def piece(self, chunk: C, **options: Any) -> Piece[C]:
+        return Piece(chunk, self.cost(chunk), **options)
+
+    def messages(self, pieces: Sequence[Piece[C]]) -> list[RenderedMessage]:
+        return [self.assemble(message) for message in pack(pieces, self.limit, self.separator)]
+
+    def fit_entry(self, view: EntryView, L: Mapping[str, str]) -> EntryView:
+        return fit_fields(
+            view, CUTTABLE_ENTRY_FIELDS, lambda v: self.fits_body(self.entry_chunk(v, L))
+        )
+
+    def entry_piece(self, item: StoredReport, locale: Locale, heading: Piece[C]) -> Piece[C]:
+        """An entry's chunk, cached per report object: a digest run renders the same reports
+        for many channels (the cache holds the report, so its id cannot be reused)."""
+        key = (id(item.report), item.revision > 1, locale)
+        cached = self._entries.get(key)
+        if cached is not None and cached[0] is item.report:
+            return Piece(cached[1].content, cached[1].cost, heading=heading)
+        L = labels(locale)
+        view = entry_view(item.report, item.revision > 1, L)
+        chunk = self.entry_chunk(view, L)
+        if not self.fits_body(chunk):
+            chunk = self.entry_chunk(self.fit_entry(view, L), L)
+        piece = self.piece(chunk, heading=heading)
+        if len(self._entries) >= _ENTRY_CACHE_SIZE:
+            self._entries.clear()
+        self._entries[key] = (item.report, piece)
+        return piece
+
+    def _group_heading(self, label: str, locale: Locale) -> Piece[C]:
+        """A group's `[tag]` heading, cut to fit; cached like entries (tags repeat a lot)."""
+        key = (label, locale)
+        piece = self._headings.get(key)
+        if piece is None:
+            L = labels(locale)
+            cut = cut_to_fit(label, lambda t: self.fits_heading(self.group_chunk(t, L)))
+            chunk = self.group_chunk(ELLIPSIS if cut is None else cut, L)
+            piece = self.piece(chunk, keep_with_next=True)
+            if len(self._headings) >= _ENTRY_CACHE_SIZE:
+                self._headings.clear()
+            self._headings[key] = piece
+        return piece
+
+    def digest(self, digest: Digest, locale: Locale, when: date | None) -> list[RenderedMessage]:
+        L = labels(locale)
+        header = fit_fields(
+            header_view(digest, locale, when),
+            ("title", "top_flags"),
+            lambda v: self.fits_heading(self.header_chunk(v, L)),
+        )
+        pieces = [self.piece(self.header_chunk(header, L))]
+        if digest.is_empty:
+            pieces.append(self.piece(self.text_chunk("empty_digest", L)))
+        for group in digest.groups:
+            heading = self._group_heading(group_label(group.tag, L), locale)
+            pieces.append(heading)
+            pieces += [self.entry_piece(entry.item, locale, heading) for entry in group.entries]
+        if digest.more:
+            pieces.append(self.piece(self.text_chunk("more", L, n=digest.more)))
+        return self.messages(pieces)
+
+    def fit_block(self, block: Block, L: Mapping[str, str]) -> list[Block]:
+        """A block that fits as it is, split (paragraphs, code) or cut (the rest)."""
+
+        def fits(candidate: Block) -> bool:
+            return self.fits_body(self.block_chunk(candidate, L))
+
+        if fits(block):
+            return [block]
+        if block.kind not in SPLITTABLE_KINDS:
+            return [fit_fields(block, CUTTABLE_BLOCK_FIELDS, fits)]
+        frame = fit_fields(dataclasses.replace(block, text=""), CUTTABLE_BLOCK_FIELDS[1:], fits)
+        texts = split_to_fit(block.text, lambda t: fits(dataclasses.replace(frame, text=t)))
+        first = dataclasses.replace(frame, text=texts[0])
+        rest = dataclasses.replace(frame, label="", note="", tight=False)
+        return [first, *(dataclasses.replace(rest, text=text) for text in texts[1:])]
+
+    def section(
+        self, item: StoredReport | Report, section: Section, locale: Locale
+    ) -> list[RenderedMessage]:
+        L = labels(locale)
+        report, updated = as_stored(item)
+        title = L[f"section_{section.value}"]
+
+        def fits_head(continued: bool) -> Callable[[EntryView], bool]:
+            return lambda v: self.fits_heading(self.head_chunk(v, title, continued, L))
+
+        view = entry_view(report, updated, L)
+        head = fit_fields(view, CUTTABLE_ENTRY_FIELDS, fits_head(False))
+        again = fit_fields(view, CUTTABLE_ENTRY_FIELDS, fits_head(True))
+        continued = self.piece(self.head_chunk(again, title, True, L), keep_with_next=True)
+        pieces = [self.piece(self.head_chunk(head, title, False, L))]
+        for block in section_blocks(report, section, L):
+            for fitted in self.fit_block(block, L):
+                chunk = self.block_chunk(fitted, L)
+                pieces.append(self.piece(chunk, heading=continued, tight=fitted.tight))
+        actions = self.actions_chunk(head, L) if section is Section.SUMMARY else None
+        if actions is not None:
+            pieces.append(self.piece(actions, heading=continued, tight=True))
+        return self.messages(pieces)
+
+    def notice(self, text: str, locale: Locale) -> RenderedMessage:
+        L = labels(locale)
+        cut = cut_to_fit(text, lambda t: self.fits_body(self.text_chunk("notice", L, text=t)))
+        chunk = self.text_chunk("notice", L, text=ELLIPSIS if cut is None else cut)
+        return self.assemble([self.piece(chunk)])
+
+    def macro(self, name: str) -> Callable[..., str]:
+        """A macro by name from the platform's digest, section or notice template."""
+        for module in (self.digest_macros, self.section_macros, self.notice_macros):
+            found = getattr(module, name, None)
+            if found is not None:
+                return found  # type: ignore[no-any-return]
+        raise LookupError(f"no template macro named {name!r}")

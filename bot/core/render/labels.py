@@ -1,0 +1,219 @@
+"""The words the bot itself says, in `zh` and `en`; report text is never translated.
+
+Templates read labels through `labels(locale)`; small bot messages ("not found", usage) are
+`notice_text(key, locale, params)`. Placeholders use `str.format` names (`{ref}`, `{n}`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from bot.core.models import Locale
+
+_ZH: dict[str, str] = {
+    "tag_view": "标签视图",
+    "colon": "：",
+    "prs": "{n} 个 PR",
+    "prs_one": "{n} 个 PR",
+    "high_impact": "{n} 个高影响",
+    "top_flags": "高频风险",
+    "impact": "影响",
+    "impact_high": "高",
+    "impact_medium": "中",
+    "impact_low": "低",
+    "updated": "更新",
+    "must_read": "★",
+    "more": "还有 {n} 个 PR 未列出",
+    "other": "其他",
+    "empty_digest": "这段时间没有新的 PR。",
+    "button_risks": "风险",
+    "button_files": "文件",
+    "continued": "续",
+    "section_empty": "这份报告没有「{section}」部分。",
+    "one_liner": "一句话",
+    "recommendation": "推荐动作",
+    "impact_level": "影响程度",
+    "risk_flags": "风险标记",
+    "risks_text": "风险",
+    "impact_text": "影响",
+    "tags": "标签",
+    "merged_at": "合并时间",
+    "link": "原文链接",
+    "key_symbols": "关键符号",
+    "module": "模块",
+    "category": "类别",
+    "kind": "类型",
+    "symbols": "符号",
+    "section_summary": "执行摘要",
+    "section_risks": "风险与影响",
+    "section_files": "关键文件",
+    "section_related": "关联脉络",
+    "section_motivation": "功能与动机",
+    "section_impl": "实现拆解",
+    "section_comments": "评论区精华",
+    "section_full": "完整报告",
+    "section_snippets": "关键源码片段",
+}
+
+_EN: dict[str, str] = {
+    "tag_view": "tag view",
+    "colon": ": ",
+    "prs": "{n} PRs",
+    "prs_one": "{n} PR",
+    "high_impact": "{n} high impact",
+    "top_flags": "top risks",
+    "impact": "impact",
+    "impact_high": "high",
+    "impact_medium": "medium",
+    "impact_low": "low",
+    "updated": "updated",
+    "must_read": "★",
+    "more": "+{n} more",
+    "other": "other",
+    "empty_digest": "No new PRs in this window.",
+    "button_risks": "Risks",
+    "button_files": "Files",
+    "continued": "cont.",
+    "section_empty": "This report has no {section} section.",
+    "one_liner": "One-liner",
+    "recommendation": "Recommendation",
+    "impact_level": "Impact level",
+    "risk_flags": "Risk flags",
+    "risks_text": "Risks",
+    "impact_text": "Impact",
+    "tags": "Tags",
+    "merged_at": "Merged",
+    "link": "Link",
+    "key_symbols": "Key symbols",
+    "module": "module",
+    "category": "category",
+    "kind": "kind",
+    "symbols": "symbols",
+    "section_summary": "Summary",
+    "section_risks": "Risks and impact",
+    "section_files": "Key files",
+    "section_related": "Related PRs",
+    "section_motivation": "Motivation",
+    "section_impl": "Implementation",
+    "section_comments": "Review highlights",
+    "section_full": "Full report",
+    "section_snippets": "Key code",
+}
+
+_SECTION_NAMES = "summary, risks, files, related, motivation, impl, comments, full"
+
+# Small bot messages, by key (the commands name them; `{name}` parameters are user or report
+# text and are escaped like report text). Both locales take the same parameters.
+_NOTICES: dict[Locale, dict[str, str]] = {
+    Locale.ZH: {
+        "not_found": "没有找到 {ref} 的报告。",
+        "ambiguous": "{ref} 对应多个仓库：{choices}。请写成 owner/repo#编号。",
+        "bad_ref": "看不懂这个 PR 编号：{ref}。请写 7422、owner/repo#7422 或 PR 链接。",
+        "bad_repo": "仓库应写成 owner/name：{repo}",
+        "bad_tag": "标签只能包含字母、数字和 . _ - ：{tag}",
+        "bad_timezone": "不认识的时区：{tz}（请用 Asia/Shanghai 这样的名字）",
+        "bad_schedule": "无法设置推送时间：{reason}",
+        "too_many_args": "参数太多（最多 {limit} 个）。",
+        "usage": f"用法：/pr 编号 [章节]。章节：{_SECTION_NAMES}。",
+        "usage_search": "用法：/search 关键词…",
+        "usage_subscribe": "用法：/subscribe 标签… [-排除标签…] [repo:owner/name]",
+        "usage_unsubscribe": "用法：/unsubscribe 标签… 或 /unsubscribe all",
+        "usage_schedule": '用法：/schedule 09:00 [时区] 或 /schedule "0 9 * * mon-fri" [时区]',
+        "unknown_section": "没有「{section}」这个章节。可选：" + _SECTION_NAMES + "。",
+        "unknown_command": "不认识的命令：{command}。发送 /help 查看用法。",
+        "not_admin": "只有本群管理员可以修改订阅。",
+        "config_managed": "本群的推送由配置文件中的频道 {name} 管理，请在配置里修改。",
+        "subscribed": "已订阅：{tags}",
+        "unsubscribed": "已更新订阅：{tags}",
+        "all_unsubscribed": "已停止本群的全部推送。",
+        "subscription_changed": "{user} 修改了本群订阅：{summary}",
+        "subscription_stopped": "{user} 停止了本群的推送。",
+        "subscriptions": "当前订阅：{tags}\n推送时间：{schedule}（{tz}）",
+        "no_subscriptions": "本群还没有订阅。发送 /subscribe 标签 开始。",
+        "schedule_set": "推送时间已设为 {cron}（{tz}），下一次：{next}",
+        "schedule_changed": "{user} 把推送时间改为 {cron}（{tz}），下一次：{next}",
+        "status": "状态：{state}\n上次推送：{last}\n待发送：{pending}，失败：{failed}",
+        "digest_empty": "自上次推送以来没有新的 PR。",
+        "search_empty": "没有找到与「{words}」相关的报告。",
+        "search_results": "与「{words}」相关的报告：\n{items}",
+        "no_tags": "最近 30 天没有带标签的报告。",
+        "tags_list": "最近 30 天的标签：{items}",
+        "help": "命令：\n{commands}",
+        "welcome": "你好！我会把 PR 评审报告按标签推送到这里。\n{commands}",
+        "error": "出错了，请稍后再试。",
+    },
+    Locale.EN: {
+        "not_found": "No report found for {ref}.",
+        "ambiguous": "{ref} matches several repos: {choices}. Write it as owner/repo#number.",
+        "bad_ref": "Cannot read {ref} as a PR: write 7422, owner/repo#7422 or a PR link.",
+        "bad_repo": "A repo is written owner/name: {repo}",
+        "bad_tag": "A tag has only letters, digits and . _ -: {tag}",
+        "bad_timezone": "Unknown time zone {tz} (use a name like Europe/Berlin).",
+        "bad_schedule": "Cannot set that schedule: {reason}",
+        "too_many_args": "Too many arguments (at most {limit}).",
+        "usage": f"Usage: /pr NUMBER [SECTION]. Sections: {_SECTION_NAMES}.",
+        "usage_search": "Usage: /search WORDS…",
+        "usage_subscribe": "Usage: /subscribe TAG… [-TAG…] [repo:owner/name]",
+        "usage_unsubscribe": "Usage: /unsubscribe TAG… or /unsubscribe all",
+        "usage_schedule": 'Usage: /schedule 09:00 [TZ] or /schedule "0 9 * * mon-fri" [TZ]',
+        "unknown_section": "There is no {section} section. Choose one of: " + _SECTION_NAMES + ".",
+        "unknown_command": "Unknown command: {command}. Send /help for usage.",
+        "not_admin": "Only admins of this chat can change its subscriptions.",
+        "config_managed": "This chat's digests are set in the config (channel {name}).",
+        "subscribed": "Subscribed: {tags}",
+        "unsubscribed": "Subscription updated: {tags}",
+        "all_unsubscribed": "All digests for this chat are stopped.",
+        "subscription_changed": "{user} changed this chat's subscription: {summary}",
+        "subscription_stopped": "{user} stopped the digests for this chat.",
+        "subscriptions": "Subscribed to: {tags}\nSchedule: {schedule} ({tz})",
+        "no_subscriptions": "This chat has no subscription yet: send /subscribe TAG to start.",
+        "schedule_set": "Digests now arrive at {cron} ({tz}); next: {next}",
+        "schedule_changed": "{user} set the digest schedule to {cron} ({tz}); next: {next}",
+        "status": "State: {state}\nLast digest: {last}\nPending: {pending}, failed: {failed}",
+        "digest_empty": "No new PRs since the last digest.",
+        "search_empty": "No report matches {words}.",
+        "search_results": "Reports matching {words}:\n{items}",
+        "no_tags": "No tagged reports in the last 30 days.",
+        "tags_list": "Tags of the last 30 days: {items}",
+        "help": "Commands:\n{commands}",
+        "welcome": "Hello! I post PR review digests here, grouped by tag.\n{commands}",
+        "error": "Something went wrong; please try again later.",
+    },
+}
+
+_LABELS: dict[Locale, dict[str, str]] = {Locale.ZH: _ZH, Locale.EN: _EN}
+
+
+class UnknownNoticeError(KeyError):
+    """A notice key that the labels table does not have."""
+
+
+def labels(locale: Locale) -> Mapping[str, str]:
+    """The label table for one locale (templates read it as `L`)."""
+    return _LABELS[locale]
+
+
+def notice_keys() -> frozenset[str]:
+    """Every notice key, the same in every locale."""
+    return frozenset(_NOTICES[Locale.EN])
+
+
+def notice_text(key: str, locale: Locale, params: Mapping[str, str]) -> str:
+    """The plain text of a notice, with `params` filled in (not escaped: callers escape)."""
+    try:
+        template = _NOTICES[locale][key]
+    except KeyError:
+        known = ", ".join(sorted(notice_keys()))
+        raise UnknownNoticeError(f"unknown notice {key!r} (known: {known})") from None
+    try:
+        return template.format_map(dict(params))
+    except KeyError as exc:
+        raise UnknownNoticeError(f"notice {key!r} needs the parameter {exc.args[0]!r}") from None
+
+
+def count_label(locale: Locale, key: str, n: int) -> str:
+    """A label with a count, singular where the language has one (`1 PR`, `2 PRs`)."""
+    table = _LABELS[locale]
+    singular = table.get(f"{key}_one")
+    template = singular if n == 1 and singular is not None else table[key]
+    return template.format(n=n)

@@ -1,0 +1,74 @@
+"""Digests, `/pr` sections and notices as ready-to-send messages for Slack, Telegram and text.
+
+One jinja2 Environment per platform (StrictUndefined; that platform's escape is the only way
+report text reaches output), templates under `templates/{slack,telegram,text}/`, labels in
+`zh` and `en`. Output that does not fit a platform's limits is split between entries.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from bot.core.models import Format, Locale, Section
+from bot.core.render.flow import PlatformRenderer, RenderedMessage
+from bot.core.render.labels import notice_text
+from bot.core.render.slack import SlackRenderer
+from bot.core.render.telegram import TelegramRenderer
+from bot.core.render.text import TextRenderer
+from bot.core.reports.model import Report
+from bot.core.select import Digest, StoredReport
+
+__all__ = ["Format", "RenderedMessage", "Renderer", "Section", "default_templates_dir"]
+
+
+class TemplatesNotFoundError(FileNotFoundError):
+    """The templates directory is missing (an install without the repo's `templates/`)."""
+
+
+def default_templates_dir() -> Path:
+    """The repo's `templates/` (an editable install or a checkout), else `./templates`."""
+    candidates = [Path(__file__).resolve().parents[3] / "templates", Path.cwd() / "templates"]
+    for candidate in candidates:
+        if (candidate / "telegram" / "digest.j2").is_file():
+            return candidate
+    tried = ", ".join(str(candidate) for candidate in candidates)
+    raise TemplatesNotFoundError(f"templates directory not found (tried {tried})")
+
+
+class Renderer:
+    """Renders for every format; environments are built once, on first use of a format."""
+
+    def __init__(self, templates_dir: Path | None = None) -> None:
+        self.templates_dir = templates_dir or default_templates_dir()
+        self._platforms: dict[Format, PlatformRenderer[Any]] = {}
+
+    def _platform(self, fmt: Format) -> PlatformRenderer[Any]:
+        platform = self._platforms.get(fmt)
+        if platform is None:
+            kinds: dict[Format, type[PlatformRenderer[Any]]] = {
+                Format.TEXT: TextRenderer,
+                Format.SLACK: SlackRenderer,
+                Format.TELEGRAM: TelegramRenderer,
+            }
+            platform = kinds[Format(fmt)](self.templates_dir)
+            self._platforms[fmt] = platform
+        return platform
+
+    def digest(
+        self, digest: Digest, fmt: Format, locale: Locale, *, date: date | None = None
+    ) -> list[RenderedMessage]:
+        """The digest as one or more messages (split between entries)."""
+        return self._platform(fmt).digest(digest, Locale(locale), date)
+
+    def section(
+        self, item: StoredReport | Report, section: Section, fmt: Format, locale: Locale
+    ) -> list[RenderedMessage]:
+        """A `/pr` answer: one section of a report (`full` for all), split as needed."""
+        return self._platform(fmt).section(item, Section(section), Locale(locale))
+
+    def notice(self, key: str, fmt: Format, locale: Locale, **params: str) -> RenderedMessage:
+        """A small bot message from the labels table; `params` are escaped like report text."""
+        text = notice_text(key, Locale(locale), params)
+        return self._platform(fmt).notice(text, Locale(locale))

@@ -1,0 +1,239 @@
+"""Slack: Block Kit messages with a fallback `text`, within Slack's block and size limits.
+
+Report text reaches the output only through `escape_mrkdwn` — the Environment's `finalize`
+applies it to every printed value that is not already `SlackText` — which escapes `&`, `<`,
+`>` (and nothing else: HTML autoescape would show `&#39;`) and defangs a literal `@here`.
+Every mrkdwn text object is `verbatim`, and `link_names`/`parse` are never sent, so
+`<!channel>`, `<@U1>` or `<https://evil|label>` in a report stay inert text. Links are made
+only by the `link` filter and only for http(s) URLs.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined
+
+from bot.core.render.flow import PART_HEADING_ROOM, PlatformRenderer, RenderedMessage
+from bot.core.render.sections import Block
+from bot.core.render.split import ELLIPSIS, Cost, Piece, cut_to_fit, scrub_surrogates, utf16_len
+from bot.core.render.views import EntryView, HeaderView, action_ref, link_url
+
+SLACK_MAX_BLOCKS = 45  # Slack allows 50; the rest is headroom
+SLACK_MAX_MESSAGE_CHARS = 10_000  # Slack's undocumented total is about 12k (msg_blocks_too_long)
+SLACK_SECTION_TEXT_MAX = 3000
+SLACK_HEADER_MAX = 150
+SLACK_FALLBACK_MAX = 3000  # the notification text; Slack truncates past 40k, keep it short
+SLACK_BUTTON_VALUE_MAX = 2000
+# Room kept in every message for a header or a repeated heading.
+SLACK_HEADING_MAX = 600
+SLACK_HEADING_BLOCKS = 3
+
+_BROADCAST = re.compile(r"@(?=(?:channel|here|everyone)\b)", re.IGNORECASE)
+_LINK = re.compile(r"<([^<>|]*)\|([^<>]*)>")
+_ZERO_WIDTH_SPACE = "\u200b"
+
+
+class SlackText(str):
+    """mrkdwn that is already escaped (or ours); `finalize` passes it through unchanged."""
+
+    __slots__ = ()
+
+
+def escape_mrkdwn(value: Any) -> SlackText:
+    """Escape `&`, `<`, `>` and defang `@channel`/`@here`/`@everyone`; nothing else changes."""
+    if isinstance(value, SlackText):
+        return value
+    text = scrub_surrogates(str(value))
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    if "@" in text:
+        text = _BROADCAST.sub("@" + _ZERO_WIDTH_SPACE, text)
+    return SlackText(text)
+
+
+def _link(url: str | None, label: str) -> SlackText:
+    """`<url|label>` for an http(s) URL without `|`, `<`, `>`; else the escaped label."""
+    safe = link_url(url)
+    if safe is None:
+        return escape_mrkdwn(label)
+    return SlackText(f"<{safe.replace('&', '&amp;')}|{escape_mrkdwn(label)}>")
+
+
+def _unescape(text: str) -> str:
+    return text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+
+
+def mrkdwn_to_plain(text: str) -> str:
+    """What a reader sees, for logs: `<url|label>` → `label (url)`, entities decoded."""
+    return _unescape(_LINK.sub(lambda m: f"{m.group(2)} ({m.group(1)})", text))
+
+
+def block_texts(block: Mapping[str, Any]) -> Iterator[str]:
+    """Every text a block carries (header, section, context elements, button labels)."""
+    text = block.get("text")
+    if isinstance(text, dict):
+        yield text["text"]
+    for element in block.get("elements", ()):
+        inner = element.get("text")
+        yield inner["text"] if isinstance(inner, dict) else inner
+
+
+def blocks_chars(blocks: Sequence[Mapping[str, Any]]) -> int:
+    """The characters that count toward Slack's per-message total."""
+    return sum(utf16_len(text) for block in blocks for text in block_texts(block))
+
+
+def _mrkdwn(text: str) -> dict[str, Any]:
+    return {"type": "mrkdwn", "text": text or _ZERO_WIDTH_SPACE, "verbatim": True}
+
+
+def _section(text: str) -> dict[str, Any]:
+    return {"type": "section", "text": _mrkdwn(text)}
+
+
+def _context(text: str) -> dict[str, Any]:
+    return {"type": "context", "elements": [_mrkdwn(text)]}
+
+
+def _header(text: str) -> dict[str, Any]:
+    return {"type": "header", "text": {"type": "plain_text", "text": text or ELLIPSIS}}
+
+
+def _button(label: str, action_id: str, value: str) -> dict[str, Any]:
+    text = {"type": "plain_text", "text": label}
+    return {"type": "button", "text": text, "action_id": action_id, "value": value}
+
+
+@dataclass(frozen=True, slots=True)
+class SlackChunk:
+    blocks: tuple[dict[str, Any], ...]
+    fallback: str = ""  # plain (unescaped) line for the notification text
+
+
+class SlackRenderer(PlatformRenderer[SlackChunk]):
+    limit = (SLACK_MAX_BLOCKS, SLACK_MAX_MESSAGE_CHARS)
+    separator = (0, 1)  # merging two sections adds a line break
+
+    def make_environment(self, templates_dir: Path) -> Environment:
+        env = Environment(
+            loader=FileSystemLoader(templates_dir / "slack"),
+            # HTML autoescape is wrong for mrkdwn (it would show &#39;): finalize escapes instead
+            autoescape=False,  # noqa: S701
+            undefined=StrictUndefined,
+            finalize=escape_mrkdwn,
+            trim_blocks=True,
+            lstrip_blocks=True,
+            keep_trailing_newline=False,
+        )
+        env.filters["escape_mrkdwn"] = escape_mrkdwn
+        env.filters["link"] = _link
+        env.filters["link_ok"] = lambda url: link_url(url) is not None
+        return env
+
+    def cost(self, chunk: SlackChunk) -> Cost:
+        return (len(chunk.blocks), blocks_chars(chunk.blocks))
+
+    def _within(self, chunk: SlackChunk, blocks: int, chars: int) -> bool:
+        for block in chunk.blocks:
+            limit = SLACK_HEADER_MAX if block["type"] == "header" else SLACK_SECTION_TEXT_MAX
+            if any(utf16_len(text) > limit for text in block_texts(block)):
+                return False
+        return len(chunk.blocks) <= blocks and blocks_chars(chunk.blocks) <= chars
+
+    def fits_body(self, chunk: SlackChunk) -> bool:
+        blocks = SLACK_MAX_BLOCKS - SLACK_HEADING_BLOCKS
+        room = SLACK_MAX_MESSAGE_CHARS - SLACK_HEADING_MAX - PART_HEADING_ROOM - 2
+        return self._within(chunk, blocks, room)
+
+    def fits_heading(self, chunk: SlackChunk) -> bool:
+        return self._within(chunk, SLACK_HEADING_BLOCKS, SLACK_HEADING_MAX)
+
+    def _text(self, macro: str, **values: Any) -> str:
+        return str(self.macro(macro)(**values)).strip("\n")
+
+    def header_chunk(self, view: HeaderView, labels: Mapping[str, str]) -> SlackChunk:
+        title = self._text("header_title", h=view, L=labels)
+        blocks = (_header(title), _context(self._text("header_context", h=view, L=labels)))
+        return SlackChunk(blocks, _unescape(title))
+
+    def group_chunk(self, label: str, labels: Mapping[str, str]) -> SlackChunk:
+        return SlackChunk((_section(self._text("group", label=label, L=labels)),))
+
+    def _actions(self, view: EntryView, labels: Mapping[str, str]) -> dict[str, Any]:
+        value = action_ref(view, SLACK_BUTTON_VALUE_MAX)
+        buttons = [
+            _button(labels["button_risks"], "pr_risks", value),
+            _button(labels["button_files"], "pr_files", value),
+        ]
+        return {"type": "actions", "elements": buttons}
+
+    def entry_chunk(self, view: EntryView, labels: Mapping[str, str]) -> SlackChunk:
+        text = self._text("entry", e=view, L=labels)
+        blocks = (_section(text), self._actions(view, labels))
+        return SlackChunk(blocks, f"#{view.number} {view.title}")
+
+    def text_chunk(self, macro: str, labels: Mapping[str, str], **values: Any) -> SlackChunk:
+        text = self._text(macro, L=labels, **values)
+        block = _context(text) if macro == "more" else _section(text)
+        return SlackChunk((block,), mrkdwn_to_plain(text))
+
+    def head_chunk(
+        self, view: EntryView, title: str, continued: bool, labels: Mapping[str, str]
+    ) -> SlackChunk:
+        values = {"e": view, "title": title, "L": labels}
+        fallback = f"#{view.number} {view.title} · {title}"
+        if continued:
+            return SlackChunk((_context(self._text("head_continued", **values)),), fallback)
+        blocks = (
+            _header(self._text("head_title", **values)),
+            _context(self._text("head_context", **values)),
+        )
+        return SlackChunk(blocks, fallback)
+
+    def block_chunk(self, block: Block, labels: Mapping[str, str]) -> SlackChunk:
+        return SlackChunk((_section(self._text(block.kind, b=block, L=labels)),))
+
+    def actions_chunk(self, view: EntryView, labels: Mapping[str, str]) -> SlackChunk:
+        return SlackChunk((self._actions(view, labels),))
+
+    def assemble(self, pieces: Sequence[Piece[SlackChunk]]) -> RenderedMessage:
+        blocks: list[dict[str, Any]] = []
+        fallback: list[str] = []
+        previous: Piece[SlackChunk] | None = None
+        for piece in pieces:
+            incoming = list(piece.content.blocks)
+            joins = piece.tight or (previous is not None and previous.keep_with_next)
+            if joins and blocks and _mergeable(blocks[-1], incoming[0]):
+                merged = blocks[-1]["text"]["text"] + "\n" + incoming[0]["text"]["text"]
+                blocks[-1] = _section(merged)
+                incoming = incoming[1:]
+            blocks += incoming
+            if piece.content.fallback:
+                fallback.append(piece.content.fallback)
+            previous = piece
+        shown = [block for block in blocks if block["type"] != "actions"]
+        plain = "\n".join(mrkdwn_to_plain(t) for b in shown for t in block_texts(b))
+        payload = {
+            "text": _fallback_text("\n".join(fallback)),
+            "blocks": blocks,
+            "unfurl_links": False,
+            "unfurl_media": False,
+        }
+        return RenderedMessage(payload=payload, text=plain)
+
+
+def _mergeable(last: Mapping[str, Any], incoming: Mapping[str, Any]) -> bool:
+    if last["type"] != "section" or incoming["type"] != "section":
+        return False
+    size = utf16_len(last["text"]["text"]) + 1 + utf16_len(incoming["text"]["text"])
+    return size <= SLACK_SECTION_TEXT_MAX
+
+
+def _fallback_text(plain: str) -> str:
+    """The notification text: the message's plain summary, cut before escaping, escaped."""
+    cut = cut_to_fit(plain, lambda t: utf16_len(escape_mrkdwn(t)) <= SLACK_FALLBACK_MAX)
+    return escape_mrkdwn(cut if cut is not None else ELLIPSIS)

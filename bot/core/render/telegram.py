@@ -1,0 +1,172 @@
+"""Telegram: HTML parse mode, messages within 4096 UTF-16 units, inline keyboards per entry.
+
+Report text reaches the output only through jinja2's HTML autoescape (plus the `finalize`
+hook below, which also defangs `@username` mentions); links are made only by the `link`
+filter and only for http(s) URLs. Sizes are measured on the HTML we send — never less than
+what Telegram counts after parsing entities — so a message can never be too long.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from markupsafe import Markup
+
+from bot.core.models import Section
+from bot.core.render.flow import PART_HEADING_ROOM, PlatformRenderer, RenderedMessage, join_texts
+from bot.core.render.sections import Block
+from bot.core.render.split import Cost, Piece, scrub_surrogates, utf16_len
+from bot.core.render.views import EntryView, HeaderView, action_ref, link_url
+
+TELEGRAM_MAX_UTF16 = 4096
+# Telegram ignores entities past the 100th (MessageLimit.MESSAGE_ENTITIES).
+TELEGRAM_MAX_ENTITIES = 100
+# An inline keyboard much larger than this is refused ("reply markup is too long").
+TELEGRAM_MAX_BUTTONS = 100
+TELEGRAM_MAX_CALLBACK_BYTES = 64
+# Room kept in every message for a header or a repeated heading ("[rollout]", "(cont.)").
+TELEGRAM_HEADING_MAX = 600
+
+_MENTION = re.compile(r"@(?=[A-Za-z0-9_])")
+_TAG = re.compile(r"<[^>]*>")
+_WORD_JOINER = "\u2060"
+_LANGUAGE = re.compile(r"[A-Za-z0-9_+-]{1,32}")
+
+
+def defang_mentions(text: str) -> str:
+    """`@name` → `@⁠name` (a word joiner): reads the same, but Telegram no longer sees a
+    mention that would notify that user."""
+    return _MENTION.sub("@" + _WORD_JOINER, text) if "@" in text else text
+
+
+def _finalize(value: Any) -> Any:
+    if isinstance(value, Markup):
+        return value
+    return defang_mentions(scrub_surrogates(str(value)))
+
+
+def _link(url: str | None, label: str) -> Markup:
+    """`<a href>` for an http(s) URL; otherwise just the (escaped) label."""
+    safe = link_url(url)
+    if safe is None:
+        return Markup("{}").format(label)
+    return Markup('<a href="{}">{}</a>').format(safe, label)
+
+
+def _language(name: str) -> str:
+    """A code block's language if it is a plain name (it lands in a class attribute)."""
+    return name if _LANGUAGE.fullmatch(name) else ""
+
+
+def callback_data(section: Section, view: EntryView) -> str:
+    """`risks:owner/repo#7422`, or `risks:7422` when that would pass 64 bytes; either way
+    the part after the colon is a REF that `/pr` accepts."""
+    prefix = f"{section.value}:"
+    return prefix + action_ref(view, TELEGRAM_MAX_CALLBACK_BYTES - len(prefix))
+
+
+def parse_callback_data(data: str) -> tuple[Section, str]:
+    """The inverse of `callback_data`: (section, REF). Raises ValueError if it is not ours."""
+    name, _, ref = data.partition(":")
+    return Section(name), ref
+
+
+def html_to_plain(text: str) -> str:
+    """What the user reads: tags dropped, entities decoded (all literal `<` are escaped)."""
+    return html.unescape(_TAG.sub("", text))
+
+
+@dataclass(frozen=True, slots=True)
+class TelegramChunk:
+    html: str
+    buttons: tuple[tuple[dict[str, str], ...], ...] = ()  # inline keyboard rows
+
+
+class TelegramRenderer(PlatformRenderer[TelegramChunk]):
+    limit = (TELEGRAM_MAX_UTF16, TELEGRAM_MAX_ENTITIES, TELEGRAM_MAX_BUTTONS)
+    separator = (2, 0, 0)
+
+    def make_environment(self, templates_dir: Path) -> Environment:
+        env = Environment(
+            loader=FileSystemLoader(templates_dir / "telegram"),
+            autoescape=True,
+            undefined=StrictUndefined,
+            finalize=_finalize,
+            trim_blocks=True,
+            lstrip_blocks=True,
+            keep_trailing_newline=False,
+        )
+        env.filters["link"] = _link
+        env.filters["link_ok"] = lambda url: link_url(url) is not None
+        env.filters["language"] = _language
+        return env
+
+    def cost(self, chunk: TelegramChunk) -> Cost:
+        text = chunk.html
+        entities = text.count("<") - text.count("</")  # opening tags: report text has no `<`
+        return (utf16_len(text), entities, sum(len(row) for row in chunk.buttons))
+
+    def fits_body(self, chunk: TelegramChunk) -> bool:
+        units, entities, buttons = self.cost(chunk)
+        room = TELEGRAM_MAX_UTF16 - TELEGRAM_HEADING_MAX - PART_HEADING_ROOM - 2 * self.separator[0]
+        return units <= room and entities <= TELEGRAM_MAX_ENTITIES // 2 and buttons <= 2
+
+    def fits_heading(self, chunk: TelegramChunk) -> bool:
+        return utf16_len(chunk.html) <= TELEGRAM_HEADING_MAX
+
+    def _render(self, macro: str, **values: Any) -> TelegramChunk:
+        return TelegramChunk(str(self.macro(macro)(**values)).strip("\n"))
+
+    def header_chunk(self, view: HeaderView, labels: Mapping[str, str]) -> TelegramChunk:
+        return self._render("header", h=view, L=labels)
+
+    def group_chunk(self, label: str, labels: Mapping[str, str]) -> TelegramChunk:
+        return self._render("group", label=label, L=labels)
+
+    def _buttons(self, view: EntryView, labels: Mapping[str, str]) -> tuple[dict[str, str], ...]:
+        return (
+            {
+                "text": f"#{view.number} {labels['button_risks']}",
+                "callback_data": callback_data(Section.RISKS, view),
+            },
+            {
+                "text": f"#{view.number} {labels['button_files']}",
+                "callback_data": callback_data(Section.FILES, view),
+            },
+        )
+
+    def entry_chunk(self, view: EntryView, labels: Mapping[str, str]) -> TelegramChunk:
+        rendered = self._render("entry", e=view, L=labels)
+        return TelegramChunk(rendered.html, (self._buttons(view, labels),))
+
+    def text_chunk(self, macro: str, labels: Mapping[str, str], **values: Any) -> TelegramChunk:
+        return self._render(macro, L=labels, **values)
+
+    def head_chunk(
+        self, view: EntryView, title: str, continued: bool, labels: Mapping[str, str]
+    ) -> TelegramChunk:
+        return self._render("head", e=view, title=title, continued=continued, L=labels)
+
+    def block_chunk(self, block: Block, labels: Mapping[str, str]) -> TelegramChunk:
+        return self._render(block.kind, b=block, L=labels)
+
+    def actions_chunk(self, view: EntryView, labels: Mapping[str, str]) -> TelegramChunk:
+        return TelegramChunk("", (self._buttons(view, labels),))
+
+    def assemble(self, pieces: Sequence[Piece[TelegramChunk]]) -> RenderedMessage:
+        text = join_texts(pieces, lambda chunk: chunk.html)
+        rows = [list(row) for piece in pieces for row in piece.content.buttons]
+        payload: dict[str, Any] = {
+            "text": text,
+            "parse_mode": "HTML",
+            "link_preview_options": {"is_disabled": True},
+        }
+        if rows:
+            payload["reply_markup"] = {"inline_keyboard": rows}
+        return RenderedMessage(payload=payload, text=html_to_plain(text))

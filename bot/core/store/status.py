@@ -1,0 +1,88 @@
+"""Per-destination delivery status: last digest, queued and failed messages, why."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from bot.core.store.destinations import Destination, DestinationStore
+from bot.core.store.tables import digest_runs, outbox
+
+
+@dataclass
+class DestinationStatus:
+    destination: str
+    platform: str
+    target: str
+    active: bool
+    deactivated_reason: str | None
+    last_digest: str | None
+    last_digest_status: str | None
+    pending: int
+    failed: int
+    last_error: str | None
+    watermark: int
+
+
+async def _counts(engine: AsyncEngine, dest_id: int) -> tuple[int, int, str | None]:
+    async with engine.connect() as conn:
+        rows: dict[str, int] = dict(
+            (
+                await conn.execute(
+                    select(outbox.c.status, func.count())
+                    .where(outbox.c.destination_id == dest_id)
+                    .group_by(outbox.c.status)
+                )
+            ).all()
+        )
+        error = (
+            await conn.execute(
+                select(outbox.c.last_error)
+                .where(outbox.c.destination_id == dest_id, outbox.c.last_error.is_not(None))
+                .order_by(outbox.c.id.desc())
+                .limit(1)
+            )
+        ).scalar()
+    pending = int(rows.get("pending", 0)) + int(rows.get("sending", 0))
+    return pending, int(rows.get("failed", 0)), error
+
+
+async def _last_run(engine: AsyncEngine, dest_id: int) -> tuple[datetime | None, str | None]:
+    async with engine.connect() as conn:
+        row = (
+            await conn.execute(
+                select(digest_runs.c.scheduled_for, digest_runs.c.status)
+                .where(digest_runs.c.destination_id == dest_id)
+                .order_by(digest_runs.c.scheduled_for.desc())
+                .limit(1)
+            )
+        ).first()
+    return (row.scheduled_for, row.status) if row else (None, None)
+
+
+async def collect(
+    engine: AsyncEngine, only: list[Destination] | None = None
+) -> list[DestinationStatus]:
+    result = []
+    for dest in only if only is not None else await DestinationStore(engine).all():
+        pending, failed, error = await _counts(engine, dest.id)
+        when, status = await _last_run(engine, dest.id)
+        result.append(
+            DestinationStatus(
+                destination=dest.label,
+                platform=dest.platform.value,
+                target=dest.target,
+                active=dest.active,
+                deactivated_reason=dest.deactivated_reason,
+                last_digest=when.isoformat() if when else None,
+                last_digest_status=status,
+                pending=pending,
+                failed=failed,
+                last_error=error,
+                watermark=dest.watermark,
+            )
+        )
+    return result
