@@ -45,7 +45,7 @@ from bot.adapters.telegram.sender import (  # noqa: E402
 from bot.core.delivery.deliverer import Deliverer  # noqa: E402
 from bot.core.delivery.ledger import unfinished_count  # noqa: E402
 from bot.core.delivery.pacing import ArrivalWindow  # noqa: E402
-from bot.core.models import Platform
+from bot.core.models import Platform  # noqa: E402
 from tests.fakes.telegram_remote import RemoteFake, text_digest  # noqa: E402
 
 TOKEN = "123456:BENCH-fanout-token"

@@ -26,8 +26,8 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # runnable as `python bench/render.py` from anywhere
     sys.path.insert(0, str(ROOT))
 
-from bot.core.models import Format, Locale
-from bot.core.render.renderer import Renderer
+from bot.core.models import Format, Locale  # noqa: E402
+from bot.core.render.renderer import Renderer  # noqa: E402
 from bot.core.reports.model import ImpactLevel, RecommendationLevel, Report  # noqa: E402
 from bot.core.reports.parser import parse_file  # noqa: E402
 from bot.core.select import (  # noqa: E402

@@ -15,7 +15,7 @@ from bot.core.reports.tags import MAX_TITLE_TAG_LENGTH, TagRule, derive_tags, pa
 
 DATA = Path(__file__).parent / "data"
 
-# --- verl's own PR-title rule, restated independently of bot.core.reports.tags ---------------------
+# --- verl's own PR-title rule, restated independently of bot.core.reports.tags ---------------
 # Source: tests/special_sanity/check_pr_title.py in verl-project/verl (run by the PR-title CI
 # check). A title, stripped, may start with one `[d/N]` (single digit), then `[BREAKING]` (any
 # case), then must be `[modules] type: description` where the module group holds only letters,
