@@ -2,7 +2,7 @@
 
 The bot's own delivery layer (`Deliverer` + `TelegramSender`, outbox on SQLite) sends every
 message to the strict fake Bot API (`tests/fakes/telegram_api.FakeTelegram`, in a process of its
-own: `tests/fakes/telegram_remote.py`), which enforces
+own: `tests/fakes/telegram/remote.py`), which enforces
 Telegram's flood limits (1 message/s per chat, 20/min per group, 30/s overall) and answers 429
 past them. Time is scaled: the fake's windows and the sender's pacing are both multiplied by
 `TIME_SCALE`, so the allowed overall rate is 30 / TIME_SCALE messages per second and the run is
@@ -46,7 +46,7 @@ from bot.core.delivery.deliverer import Deliverer  # noqa: E402
 from bot.core.delivery.ledger import unfinished_count  # noqa: E402
 from bot.core.delivery.pacing import ArrivalWindow  # noqa: E402
 from bot.core.models import Platform  # noqa: E402
-from tests.fakes.telegram_remote import RemoteFake, text_digest  # noqa: E402
+from tests.fakes.telegram.remote import RemoteFake, text_digest  # noqa: E402
 
 TOKEN = "123456:BENCH-fanout-token"
 TIME_SCALE = 0.5  # every flood window ×0.5: 60 messages/s allowed overall

@@ -33,14 +33,14 @@ if str(ROOT) not in sys.path:
 
 import httpx  # noqa: E402
 
-from bench.faults_kit import (  # noqa: E402
+from bench.memory import FULL_REPORTS, QUICK_REPORTS, build_store, copy_store  # noqa: E402
+from tests.kits.servers import (  # noqa: E402
     SIGNING_SECRET,
     Server,
     SignedSlack,
     clean_env,
     signed_headers,
 )
-from bench.memory import FULL_REPORTS, QUICK_REPORTS, build_store, copy_store  # noqa: E402
 
 CLIENTS = 50
 WARMUP_PER_CLIENT = 2
@@ -216,7 +216,7 @@ async def start_fake_slack(keys: int) -> tuple[asyncio.subprocess.Process, dict[
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
-        "bench.faults_kit",
+        "tests.kits.servers",
         "fake-slack",
         "--keys",
         str(keys),

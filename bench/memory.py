@@ -27,12 +27,12 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench import ingest  # noqa: E402
-from bench.faults_kit import Server, SignedSlack  # noqa: E402
 from bot.core.reports.model import Report  # noqa: E402
 from bot.core.reports.parser import parse_file  # noqa: E402
 from bot.core.store.db import create_engine, migrate  # noqa: E402
 from bot.core.store.reports import WINDOW_LIMIT, ReportStore  # noqa: E402
-from tests.fakes.slack_api import FakeSlack  # noqa: E402
+from tests.fakes.slack.api import FakeSlack  # noqa: E402
+from tests.kits.servers import Server, SignedSlack  # noqa: E402
 
 TEMPLATES = 400  # distinct generated reports; the store cycles through them
 BATCH = 2_000

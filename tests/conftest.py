@@ -18,10 +18,8 @@ import netguard
 
 from bot.core.store.db import create_engine, migrate
 from bot.core.store.reports import ReportStore
+from tests.kits.paths import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
-DATA = Path(__file__).parent / "data"
-SEED = DATA / "003_ccacf97c43044eb5.txt"
 PG_ENV = "BOT_TEST_DATABASE_URL"
 PG_HINT = (
     f"PostgreSQL tests skipped: set {PG_ENV}=postgresql+psycopg://postgres@127.0.0.1:5432/test "

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from tests.conftest import ROOT
+from tests.kits.paths import ROOT
 
 PLATFORM_LIBRARIES = {
     "slack_sdk", "slack_bolt", "telegram", "apscheduler", "starlette", "uvicorn", "aiohttp",

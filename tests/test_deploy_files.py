@@ -35,8 +35,8 @@ from bot.core.store.reports import ReportStore
 from bot.metrics import Metrics
 from bot.settings import DEFAULT_CONFIG_PATH, BotConfig, Env, load_config
 from bot.web import WebDeps, build_web
+from tests.kits.paths import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 DEPLOY = ROOT / "deploy"
 K8S = DEPLOY / "k8s"
 ENV_PREFIXES = ("BOT_", "SLACK_", "TELEGRAM_")

@@ -5,14 +5,13 @@ from __future__ import annotations
 import asyncio
 import sys
 import time
-from pathlib import Path
 
 import pytest
 from sqlalchemy import func, select
 
 from bot.core.store.reports import ReportStore
 from bot.core.store.tables import digest_runs, outbox
-from tests.conftest import ROOT
+from tests.kits.paths import ROOT, TESTS
 
 RUNS = 20
 
@@ -25,7 +24,7 @@ async def test_two_processes_firing_the_same_runs_make_one_digest_each(
     procs = [
         await asyncio.create_subprocess_exec(
             sys.executable,
-            str(Path(__file__).parent / "fire_runs.py"),
+            str(TESTS / "kits" / "fire_runs.py"),
             database_url,
             str(start),
             str(RUNS),

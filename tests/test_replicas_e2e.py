@@ -13,8 +13,8 @@ from sqlalchemy import select
 
 from bot.core.store.db import create_engine
 from bot.core.store.tables import destinations, digest_runs
-from tests.fakes.slack_api import FakeSlack
-from tests.proc_kit import BotProcess
+from tests.fakes.slack.api import FakeSlack
+from tests.kits.proc import BotProcess
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres]
 
@@ -146,7 +146,7 @@ async def test_two_replicas_never_exceed_telegrams_global_rate(
     The fake runs in a process of its own: a pause in this one (a full collection after
     hundreds of tests) would stamp the requests queued meanwhile together, a burst the
     replicas did not send."""
-    from tests.fakes.telegram_remote import RemoteFake
+    from tests.fakes.telegram.remote import RemoteFake
 
     chats = [1_000 + n for n in range(300)]
     lines = [

@@ -10,9 +10,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.conftest import SEED
-from tests.fakes.slack_api import FakeSlack
-from tests.proc_kit import BotProcess
+from tests.fakes.slack.api import FakeSlack
+from tests.kits.paths import SEED
+from tests.kits.proc import BotProcess
 
 pytestmark = pytest.mark.slow
 

@@ -13,7 +13,7 @@ from bot.core.store.destinations import DestinationStore
 from bot.core.store.reports import ReportStore
 from bot.cron import CronError, next_fire, previous_fire, trigger
 from bot.scheduler import DigestTicker, due_time
-from tests.delivery_kit import FakeClock, add_reports, channel, setup_destinations
+from tests.kits.delivery import FakeClock, add_reports, channel, setup_destinations
 
 BERLIN = ZoneInfo("Europe/Berlin")
 

@@ -14,7 +14,7 @@ from aiohttp import web
 from bot.core.store.reports import IngestOutcome, ReportStore
 from bot.settings import Source
 from bot.sources import SourcePoller
-from tests.conftest import SEED
+from tests.kits.paths import SEED
 
 SEED_TEXT = SEED.read_text(encoding="utf-8")
 

@@ -10,7 +10,7 @@ import pytest
 from bot.core.store.reports import ReportStore
 from bot.metrics import Metrics
 from bot.web import WebDeps, build_web
-from tests.conftest import SEED
+from tests.kits.paths import SEED
 
 TOKEN = "ingest-secret-token"
 AUTH = {"Authorization": f"Bearer {TOKEN}", "Content-Type": "text/markdown; charset=utf-8"}

@@ -1,0 +1,167 @@
+"""Platform pacing: in one process, and shared by replicas through PostgreSQL."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import sys
+import time
+
+import pytest
+
+from bot.core.delivery.pacing import ArrivalWindow, LocalPace, SharedPace, make_pace
+from bot.core.models import Platform
+from bot.core.store.db import create_engine, migrate
+from tests.kits.paths import ROOT
+
+RATE = 40.0
+
+
+async def _send_times(pace: LocalPace | SharedPace, count: int, sink: list[float]) -> None:
+    for _ in range(count):
+        await pace.wait()
+        sink.append(time.monotonic())
+
+
+def _max_in_any_second(times: list[float]) -> int:
+    times = sorted(times)
+    return max(sum(1 for t in times[i:] if t - start < 1.0) for i, start in enumerate(times))
+
+
+async def test_one_process_never_exceeds_the_rate() -> None:
+    times: list[float] = []
+    pace = LocalPace(RATE)
+    await asyncio.gather(*(_send_times(pace, 20, times) for _ in range(4)))
+    assert _max_in_any_second(times) <= RATE + 1
+
+
+async def test_replicas_share_one_rate_through_postgresql(postgres_database_url: str) -> None:
+    engines = [create_engine(postgres_database_url) for _ in range(3)]
+    await migrate(engines[0])
+    try:
+        paces = [make_pace(engine, Platform.TELEGRAM, RATE) for engine in engines]
+        assert all(isinstance(p, SharedPace) for p in paces)
+        times: list[float] = []
+        await asyncio.gather(*(_send_times(p, 30, times) for p in paces))
+    finally:
+        for engine in engines:
+            await engine.dispose()
+    assert len(times) == 90
+    assert _max_in_any_second(times) <= RATE + 1
+    assert max(times) - min(times) >= (90 - RATE - 1) / RATE
+
+
+async def test_three_replicas_migrating_at_once_all_start(
+    database_url: str, subprocess_env: dict[str, str]
+) -> None:
+    subprocess_env["BOT_DATABASE_URL"] = database_url
+    procs = [
+        await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "bot", "migrate",
+            cwd=ROOT, env=subprocess_env,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        )
+        for _ in range(3)
+    ]  # fmt: skip
+    outputs = [await p.communicate() for p in procs]
+    for proc, (out, err) in zip(procs, outputs, strict=True):
+        assert proc.returncode == 0, err.decode()[-2000:]
+        assert out.decode().strip() == "database at revision 0005"
+    engine = create_engine(database_url)
+    await migrate(engine)  # and again: nothing to do, no error
+    await engine.dispose()
+
+
+# --- the arrival window: arrivals, not departures, stay within the limit ------------------------
+WINDOW_LIMIT = 5
+WINDOW_SECONDS = 0.2
+BURST = 30
+SEEDS = range(2)
+
+
+def _max_in_window(times: list[float], seconds: float) -> int:
+    """Most arrivals in any half-open window (t - seconds, t], as the platform counts them."""
+    times = sorted(times)
+    return max(sum(1 for t in times[: i + 1] if t > end - seconds) for i, end in enumerate(times))
+
+
+async def _jittery_request(
+    window: ArrivalWindow | None, rng: random.Random, arrivals: list[float]
+) -> None:
+    """A request that reaches the server somewhere between leaving and its answer, with the
+    worst shape for a pace: early ones slow, later ones fast (they bunch on arrival)."""
+
+    async def travel() -> None:
+        await asyncio.sleep(rng.uniform(0.0, 0.04))
+        arrivals.append(time.monotonic())
+        await asyncio.sleep(rng.uniform(0.0, 0.01))
+
+    if window is None:
+        await travel()
+        return
+    async with window.slot():
+        await travel()
+
+
+async def _paced_burst(window: ArrivalWindow | None, seed: int) -> list[float]:
+    rng = random.Random(seed)
+    pace = LocalPace(WINDOW_LIMIT / WINDOW_SECONDS)  # exactly the limit: no headroom at all
+    arrivals: list[float] = []
+    requests = []
+    for _ in range(BURST):
+        await pace.wait()
+        requests.append(asyncio.create_task(_jittery_request(window, rng, arrivals)))
+    await asyncio.gather(*requests)
+    return arrivals
+
+
+async def test_paced_departures_alone_let_jittery_arrivals_bunch() -> None:
+    """The control: the failure the arrival window exists for does happen without it."""
+    bursts = [await _paced_burst(None, seed) for seed in SEEDS]
+    assert max(_max_in_window(arrivals, WINDOW_SECONDS) for arrivals in bursts) > WINDOW_LIMIT
+
+
+async def test_arrival_window_keeps_jittery_arrivals_within_the_limit() -> None:
+    for seed in SEEDS:
+        arrivals = await _paced_burst(ArrivalWindow(WINDOW_LIMIT, WINDOW_SECONDS), seed)
+        assert len(arrivals) == BURST
+        assert _max_in_window(arrivals, WINDOW_SECONDS) <= WINDOW_LIMIT
+
+
+async def test_an_unanswered_request_holds_the_window_for_one_window_only() -> None:
+    window = ArrivalWindow(1, 0.05)
+    hung = asyncio.Event()
+
+    async def never_answered() -> None:
+        async with window.slot():
+            hung.set()
+            await asyncio.sleep(3600)
+
+    stuck = asyncio.create_task(never_answered())
+    await hung.wait()
+    started = time.monotonic()
+    async with window.slot():
+        waited = time.monotonic() - started
+    stuck.cancel()
+    # one window for the hung request to count as answered, one more after that answer
+    assert 0.09 <= waited < 1.0
+
+
+async def test_a_place_given_up_unused_holds_nobody_up() -> None:
+    window = ArrivalWindow(2, 0.5)
+    started = time.monotonic()
+    for _ in range(5):  # five requests refused before they left (stopping, chat busy)
+        async with window.slot() as place:
+            place.unused()
+    for _ in range(2):
+        async with window.slot():
+            pass
+    assert time.monotonic() - started < 0.25, "places nobody used held the window"
+    async with window.slot():  # the third request really sent within the window waits
+        pass
+    assert time.monotonic() - started >= 0.5
+
+
+def test_arrival_window_refuses_a_limit_it_cannot_keep() -> None:
+    with pytest.raises(ValueError, match="limit"):
+        ArrivalWindow(0, 1.0)

@@ -1,0 +1,252 @@
+"""The shared command table: parsing what people type, and what the bot answers."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.answers import Answerer, Chat, DigestAnswer, Notice, SectionAnswer
+from bot.core.commands import COMMAND_TABLE, UsageError, Verb, parse, parse_mention, parse_pr_text
+from bot.core.models import Platform
+from bot.core.render.renderer import Section
+from bot.core.reports.parser import parse_file
+from bot.core.reports.refs import PRRef
+from bot.core.store.destinations import DestinationStore
+from bot.core.store.reports import ReportStore
+from bot.settings import BotConfig
+from tests.kits.delivery import add_reports
+from tests.kits.paths import SEED
+
+
+@pytest.mark.parametrize(
+    ("text", "ref", "section"),
+    [
+        ("7422", PRRef(7422), Section.SUMMARY),
+        ("7422 risks", PRRef(7422), Section.RISKS),
+        ("verl-project/verl#7422 files", PRRef(7422, "verl-project/verl"), Section.FILES),
+        (
+            "https://github.com/verl-project/verl/pull/7422 related",
+            PRRef(7422, "verl-project/verl"),
+            Section.RELATED,
+        ),
+        ("#7422 full public", PRRef(7422), Section.FULL),
+    ],
+)
+def test_slack_pr_text_names_a_pr_and_a_section(text: str, ref: PRRef, section: Section) -> None:
+    inv = parse_pr_text(text)
+    assert (inv.verb, inv.ref, inv.section) == (Verb.PR, ref, section)
+    assert inv.public == text.endswith("public")
+
+
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        ("7422abc", "bad_ref"),
+        ("٧٤٢٢", "bad_ref"),
+        ("7422 nonsense", "unknown_section"),
+        ("99999999999999", "bad_ref"),
+    ],
+)
+def test_bad_pr_input_gets_a_usage_notice(text: str, key: str) -> None:
+    with pytest.raises(UsageError) as caught:
+        parse_pr_text(text)
+    assert caught.value.key == key
+
+
+def test_empty_pr_text_is_help() -> None:
+    assert parse_pr_text("").verb is Verb.HELP
+    assert parse_pr_text("   ").verb is Verb.HELP
+
+
+def test_slack_subcommands_and_telegram_commands_parse_the_same() -> None:
+    slack = parse_pr_text("subscribe rollout -ci repo:verl-project/verl")
+    telegram = parse("subscribe", "rollout -ci repo:verl-project/verl")
+    assert slack == telegram
+    assert slack.add_tags == ("rollout",)
+    assert slack.exclude_tags == ("ci",)
+    assert slack.repos == ("verl-project/verl",)
+
+
+def test_risks_shortcut_is_pr_risks() -> None:
+    inv = parse("risks", "7422")
+    assert (inv.verb, inv.ref, inv.section) == (Verb.PR, PRRef(7422), Section.RISKS)
+
+
+@pytest.mark.parametrize(
+    ("text", "cron", "tz"),
+    [
+        ("09:00", "0 9 * * *", None),
+        ("9:30 mon-fri Europe/Berlin", "30 9 * * mon-fri", "Europe/Berlin"),
+        ('"0 9 * * mon-fri" Asia/Shanghai', "0 9 * * mon-fri", "Asia/Shanghai"),
+        ("0 9 * * mon-fri", "0 9 * * mon-fri", None),
+    ],
+)
+def test_schedule_accepts_a_time_or_a_cron(text: str, cron: str, tz: str | None) -> None:
+    inv = parse("schedule", text)
+    assert (inv.schedule, inv.timezone) == (cron, tz)
+
+
+@pytest.mark.parametrize(
+    ("text", "key"), [("", "usage_schedule"), ("09:00 Mars/Base", "bad_timezone")]
+)
+def test_bad_schedules_name_the_problem(text: str, key: str) -> None:
+    with pytest.raises(UsageError) as caught:
+        parse("schedule", text)
+    assert caught.value.key == key
+
+
+@pytest.mark.parametrize(
+    ("text", "section"),
+    [
+        ("<@U0BOT> show risks for #7422", Section.RISKS),
+        ("what files did 7422 touch", Section.FILES),
+        ("#7422 的风险", Section.RISKS),
+        ("related to 7422", Section.RELATED),
+        ("<@U0BOT> 7422", Section.SUMMARY),
+        ("tell me about verl-project/verl#7422 please", Section.SUMMARY),
+    ],
+)
+def test_mentions_in_english_and_chinese(text: str, section: Section) -> None:
+    inv = parse_mention(text)
+    assert inv is not None
+    assert inv.ref is not None and inv.ref.number == 7422
+    assert inv.section is section
+
+
+def test_a_mention_without_a_pr_is_not_a_command() -> None:
+    assert parse_mention("<@U0BOT> thanks, great bot") is None
+
+
+def test_every_command_in_the_table_parses() -> None:
+    samples = {
+        Verb.PR: "7422",
+        Verb.SEARCH: "rollout",
+        Verb.SUBSCRIBE: "x",
+        Verb.UNSUBSCRIBE: "all",
+        Verb.SCHEDULE: "09:00",
+    }
+    for spec in COMMAND_TABLE:
+        assert parse(spec.verb.value, samples.get(spec.verb, "")).verb is spec.verb
+
+
+def _chat(admin: bool = True, chat_id: str = "-100") -> Chat:
+    async def is_admin() -> bool:
+        return admin
+
+    return Chat(Platform.TELEGRAM, chat_id, "42", is_admin, user_name="ada")
+
+
+async def _answerer(store: ReportStore) -> Answerer:
+    return Answerer(store, DestinationStore(store.engine), BotConfig())
+
+
+async def test_pr_answers_from_the_store(store: ReportStore) -> None:
+    await store.upsert(parse_file(SEED).report)
+    answer = await (await _answerer(store)).answer(parse("risks", "7422"), _chat())
+    assert isinstance(answer.reply, SectionAnswer)
+    assert answer.reply.item.report.risk_flags[0] == "移除隐式配置兜底"
+    missing = await (await _answerer(store)).answer(parse("pr", "99999999"), _chat())
+    assert missing.reply == Notice("not_found", {"ref": "#99999999"})
+
+
+async def test_only_admins_change_subscriptions(store: ReportStore) -> None:
+    answerer = await _answerer(store)
+    refused = await answerer.answer(parse("subscribe", "rollout"), _chat(admin=False))
+    assert refused.reply == Notice("not_admin")
+    assert await DestinationStore(store.engine).all() == []
+    done = await answerer.answer(parse("subscribe", "rollout -ci"), _chat(admin=True))
+    assert done.reply == Notice("subscribed", {"tags": "rollout -ci"})
+    assert done.announce is not None and done.announce.params["user"] == "ada"
+    [dest] = await DestinationStore(store.engine).all()
+    assert (dest.filter.tags, dest.filter.exclude_tags) == (("rollout",), ("ci",))
+
+
+async def test_unsubscribe_all_stops_and_subscribe_resumes(store: ReportStore) -> None:
+    answerer = await _answerer(store)
+    await answerer.answer(parse("subscribe", "rollout sglang"), _chat())
+    partly = await answerer.answer(parse("unsubscribe", "sglang"), _chat())
+    assert partly.reply == Notice("unsubscribed", {"tags": "rollout"})
+    stopped = await answerer.answer(parse("unsubscribe", "all"), _chat())
+    assert stopped.reply == Notice("all_unsubscribed")
+    [dest] = await DestinationStore(store.engine).all()
+    assert not dest.active
+    await answerer.answer(parse("subscribe", "fix"), _chat())
+    [dest] = await DestinationStore(store.engine).all()
+    assert dest.active and dest.filter.tags == ("fix",)
+
+
+async def test_digest_now_shows_what_the_next_digest_would(store: ReportStore) -> None:
+    answerer = await _answerer(store)
+    await answerer.answer(parse("subscribe", "rollout"), _chat())
+    empty = await answerer.answer(parse("digest"), _chat())
+    assert empty.reply == Notice("digest_empty")
+    await add_reports(store, [1, 2], tags=["rollout"])
+    await add_reports(store, [3], tags=["ci"])
+    answer = await answerer.answer(parse("digest"), _chat())
+    assert isinstance(answer.reply, DigestAnswer)
+    assert answer.reply.digest.total == 2
+
+
+async def test_schedule_is_validated_and_saved(store: ReportStore) -> None:
+    answerer = await _answerer(store)
+    await answerer.answer(parse("subscribe", "rollout"), _chat())
+    ok = await answerer.answer(parse("schedule", "08:15 Europe/Berlin"), _chat())
+    assert isinstance(ok.reply, Notice) and ok.reply.key == "schedule_set"
+    [dest] = await DestinationStore(store.engine).all()
+    assert (dest.schedule, dest.timezone) == ("15 8 * * *", "Europe/Berlin")
+    bad = await answerer.answer(parse("schedule", "0 25 * * *"), _chat())
+    assert isinstance(bad.reply, Notice) and bad.reply.key == "bad_schedule"
+
+
+async def test_config_channels_are_changed_in_the_config_not_the_chat(store: ReportStore) -> None:
+    config = BotConfig.model_validate(
+        {"channels": [{"name": "team", "platform": "telegram", "target": "-100"}]}
+    )
+    await DestinationStore(store.engine).sync_config(config)
+    answerer = Answerer(store, DestinationStore(store.engine), config)
+    answer = await answerer.answer(parse("subscribe", "x"), _chat())
+    assert answer.reply == Notice("config_managed", {"name": "team"})
+
+
+async def test_search_and_tags(store: ReportStore) -> None:
+    await store.upsert(parse_file(SEED).report)
+    answerer = await _answerer(store)
+    found = await answerer.answer(parse("search", "dummy"), _chat())
+    assert isinstance(found.reply, Notice) and "#7422" in found.reply.params["items"]
+    tags = await answerer.answer(parse("tags"), _chat())
+    assert isinstance(tags.reply, Notice) and "rollout (1)" in tags.reply.params["items"]
+
+
+def test_every_notice_the_bot_can_say_exists_in_both_locales_and_renders() -> None:
+    import re
+
+    from bot.core.models import Format, Locale
+    from bot.core.render.labels import notice_keys
+    from bot.core.render.renderer import Renderer
+    from tests.kits.paths import ROOT
+
+    sources = (ROOT / "bot" / "answers.py").read_text() + (
+        ROOT / "bot" / "core" / "commands.py"
+    ).read_text()
+    used = set(re.findall(r'(?:Notice|UsageError)\(\s*"([a-z_]+)"', sources))
+    assert used, "the scan found the notice keys"
+    assert used <= notice_keys(), used - notice_keys()
+    renderer = Renderer()
+    for key in sorted(notice_keys()):
+        params = {name: "<!channel> & x" for name in re.findall(r"{(\w+)}", _any_text(key))}
+        for fmt in Format:
+            for locale in Locale:
+                assert renderer.notice(key, fmt, locale, **params).text
+
+
+def _any_text(key: str) -> str:
+    from bot.core.render.labels import _NOTICES
+
+    return "".join(table[key] for table in _NOTICES.values())
+
+
+async def test_an_inbound_event_is_handled_once(store: ReportStore) -> None:
+    from bot.core.store.dedupe import first_time
+
+    assert await first_time(store.engine, "slack:Ev1")
+    assert not await first_time(store.engine, "slack:Ev1")
+    assert await first_time(store.engine, "telegram:1")

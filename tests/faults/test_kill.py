@@ -1,0 +1,226 @@
+"""Random SIGKILLs during digests: nothing is lost, and only a send in flight can repeat.
+
+`prdigest run` delivers the catch-up digests of 50 reports to 5 Slack channels (the strict fake
+Slack), and is SIGKILLed after a random number of posts, at a random moment (often right after
+the fake recorded a post, before the bot could commit it). It is restarted on the same store
+and runs until the outbox is empty. What the channels received is compared with the dry-run
+payloads: every message arrives; a message arrives twice only if the fake had accepted it when
+the kill landed and the store had not yet recorded it ("a kill inside a send").
+
+A killed process's claims stay leased for `LEASE` (60 s) so another replica does not take a
+send in flight; the test moves that lease into the past instead of waiting a minute per run.
+
+Sample: 2 runs in `make test`; `pytest -m faults`: 200 runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import shutil
+import sqlite3
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from bot.core.reports.parser import parse_file
+from tests.fakes.slack.api import FakeSlack
+from tests.kits.faults import counts, report_line
+from tests.kits.paths import SEED
+from tests.kits.proc import BotProcess
+
+pytestmark = pytest.mark.slow
+
+CHANNELS = [f"C0KILL{n}" for n in range(1, 6)]
+REPORTS = 50
+FINISH_SECONDS = 90.0
+Delivery = Counter[tuple[str, str]]  # (channel, text) → times
+
+
+def write_reports(folder: Path) -> None:
+    folder.mkdir()
+    base = json.loads(parse_file(SEED).report.model_dump_json())
+    for n in range(1, REPORTS + 1):
+        number = 20_000 + n
+        report = {
+            **base,
+            "number": number,
+            "title": f"[rollout, trainer] fix: kill-safe change {n}",
+            "url": f"https://github.com/verl-project/verl/pull/{number}",
+        }
+        (folder / f"r{n}.json").write_text(json.dumps(report, ensure_ascii=False))
+
+
+def write_config(path: Path) -> None:
+    lines = ["timezone: UTC", "channels:"]
+    for n, channel in enumerate(CHANNELS, 1):
+        locale = "zh" if n % 2 else "en"
+        lines.append(
+            f"  - {{name: team{n}, platform: slack, target: {channel}, max_items: 500,"
+            f" schedule: '* * * * *', locale: {locale}}}"
+        )
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+async def run_cli(env: dict[str, str], *args: str) -> str:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "bot",
+        *args,
+        env=env,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await proc.communicate()
+    assert proc.returncode == 0, err.decode()[-2000:]
+    return out.decode()
+
+
+@dataclass
+class Template:
+    """A store with the 50 reports ingested, and what each channel's digest must contain."""
+
+    db: Path
+    config: Path
+    expected: Delivery
+
+
+async def make_template(folder: Path, base_env: dict[str, str]) -> Template:
+    write_reports(folder / "reports")
+    config = folder / "bot.yaml"
+    write_config(config)
+    db = folder / "template.db"
+    env = {**base_env, "BOT_DATABASE_URL": f"sqlite:///{db}", "BOT_CONFIG": str(config)}
+    env["SLACK_BOT_TOKEN"] = "xoxb-dry-run"
+    await run_cli(env, "ingest", "-q", str(folder / "reports"))
+    outputs = await asyncio.gather(
+        *(run_cli(env, "digest", f"team{n}", "--dry-run") for n in range(1, len(CHANNELS) + 1))
+    )
+    expected: Delivery = Counter()
+    for channel, out in zip(CHANNELS, outputs, strict=True):
+        expected.update((channel, json.loads(line)["text"]) for line in out.splitlines())
+    return Template(db, config, expected)
+
+
+def copy_store(template: Template, folder: Path) -> Path:
+    folder.mkdir()
+    db = folder / "bot.db"
+    shutil.copyfile(template.db, db)
+    return db
+
+
+def recorded_as_sent(db: Path) -> Delivery:
+    """(channel, text) of the outbox rows the store says were sent."""
+    with sqlite3.connect(db, timeout=30) as conn:
+        rows = conn.execute(
+            "SELECT d.target, o.payload FROM outbox o JOIN destinations d"
+            " ON d.id = o.destination_id WHERE o.status = 'sent'"
+        ).fetchall()
+    return Counter((str(target), json.loads(payload)["text"]) for target, payload in rows)
+
+
+def unfinished(db: Path) -> int:
+    with sqlite3.connect(db, timeout=30) as conn:
+        query = "SELECT count(*) FROM outbox WHERE status IN ('pending', 'sending')"
+        return int(conn.execute(query).fetchone()[0])
+
+
+def expire_leases(db: Path) -> None:
+    """Stand-in for waiting out LEASE (60 s): the dead process's claims may be taken again."""
+    with sqlite3.connect(db, timeout=30) as conn:
+        conn.execute(
+            "UPDATE outbox SET lease_until = '2000-01-01 00:00:00.000000' WHERE status = 'sending'"
+        )
+
+
+def posted(fake: FakeSlack) -> Delivery:
+    return Counter((m.channel, m.text or "") for m in fake.posted if m.method == "chat.postMessage")
+
+
+@dataclass
+class KillRun:
+    killed_after: int
+    in_flight: int
+    lost: int
+    duplicates: int
+    unexpected: int
+
+
+async def kill_and_resume(
+    template: Template, folder: Path, base_env: dict[str, str], rng: random.Random
+) -> KillRun:
+    db = copy_store(template, folder)
+    async with FakeSlack() as fake:
+        for channel in CHANNELS:
+            fake.add_channel(channel)
+        env = {
+            **base_env,
+            "BOT_DATABASE_URL": f"sqlite:///{db}",
+            "BOT_CONFIG": str(template.config),
+            "SLACK_BOT_TOKEN": fake.bot_token,
+            "SLACK_SIGNING_SECRET": "kill-test-secret",
+            "SLACK_API_URL": fake.api_url,
+        }
+        first = BotProcess(dict(env))
+        await first.start()
+        target = rng.randrange(sum(template.expected.values()))
+        deadline = time.monotonic() + FINISH_SECONDS
+        while len(fake.posted) < target:
+            assert time.monotonic() < deadline, first.stderr.decode()[-2000:]
+            await asyncio.sleep(0.002)
+        await asyncio.sleep(rng.choice([0.0, 0.0, rng.uniform(0.0, 0.6)]))
+        await first.kill()
+        await asyncio.sleep(0.3)  # a request the dead process had sent is still answered
+        at_kill = posted(fake)
+        in_flight = sum((at_kill - recorded_as_sent(db)).values())
+        expire_leases(db)
+        second = BotProcess(dict(env))
+        await second.start()
+        try:
+            await second.wait_ready()
+            while unfinished(db) or not set(template.expected) <= set(posted(fake)):
+                assert time.monotonic() < deadline + FINISH_SECONDS, "not delivered in time"
+                await asyncio.sleep(0.1)
+        finally:
+            code = await second.terminate()
+        assert code == 0, second.stderr.decode()[-2000:]
+        final = posted(fake)
+    return KillRun(
+        killed_after=sum(at_kill.values()),
+        in_flight=in_flight,
+        lost=sum((template.expected - final).values()),
+        duplicates=sum((final - template.expected).values()),
+        unexpected=len(set(final) - set(template.expected)),
+    )
+
+
+@pytest.mark.parametrize("count", counts(2, 200))
+async def test_random_kills_lose_nothing_and_repeat_only_sends_in_flight(
+    count: int, subprocess_env: dict[str, str], tmp_path: Path
+) -> None:
+    template = await make_template(tmp_path, subprocess_env)
+    assert len(template.expected) >= 2 * len(CHANNELS), "each digest should split in parts"
+    runs: list[KillRun] = []
+    for number in range(count):
+        rng = random.Random(f"kill-{number}")
+        runs.append(await kill_and_resume(template, tmp_path / f"run{number}", subprocess_env, rng))
+    summary = report_line(
+        "kills",
+        runs=len(runs),
+        messages_per_run=sum(template.expected.values()),
+        kills_inside_a_send=sum(1 for r in runs if r.in_flight),
+        sends_in_flight=sum(r.in_flight for r in runs),
+        lost=sum(r.lost for r in runs),
+        duplicates=sum(r.duplicates for r in runs),
+    )
+    print(summary)
+    bad = [
+        (n, r) for n, r in enumerate(runs) if r.lost or r.unexpected or r.duplicates > r.in_flight
+    ]
+    assert not bad, f"{summary}\nruns that broke the rules (seed kill-N): {bad[:5]}"
