@@ -37,8 +37,8 @@ from bot.core.store.destinations import Destination
 from bot.core.store.reports import ReportStore
 from bot.core.store.tables import destinations, outbox
 from tests.fakes.slack import api as slack_api
-from tests.fakes.telegram import api as telegram_api
 from tests.fakes.slack.api import FakeSlack
+from tests.fakes.telegram import api as telegram_api
 from tests.fakes.telegram.api import FakeTelegram
 from tests.kits.delivery import FakeClock, add_reports, channel, setup_destinations
 from tests.kits.faults import counts, report_line
