@@ -12,6 +12,7 @@ rows and never recomputes.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -23,8 +24,9 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from bot.core.delivery.ledger import RowStatus, RunStatus, advance_watermark
 from bot.core.models import Format, Platform
+from bot.core.render.flow import RenderedMessage
 from bot.core.render.renderer import Renderer
-from bot.core.select import build_digest, default_title, select_new
+from bot.core.select import StoredReport, build_digest, default_title, select_new
 from bot.core.store.db import write_transaction
 from bot.core.store.destinations import Destination
 from bot.core.store.reports import WINDOW_LIMIT, WindowCache, count_after, reports_after
@@ -77,6 +79,45 @@ async def _window_start(conn: AsyncConnection, dest_id: int) -> int:
     return max(int(watermark), int(pending or 0))
 
 
+async def _read_window(
+    conn: AsyncConnection, dest: Destination, start: int, windows: WindowCache | None
+) -> list[StoredReport]:
+    """The reports after `start`, at most WINDOW_LIMIT of them (a cap is logged)."""
+    if windows is None:
+        window = await reports_after(conn, start, WINDOW_LIMIT)
+    else:
+        window = await windows.after(conn, start)
+    if len(window) == WINDOW_LIMIT:
+        skipped = await count_after(conn, start) - WINDOW_LIMIT
+        log(
+            logger, "digest.window_capped", logging.WARNING, destination=dest.label, skipped=skipped
+        )
+    return window
+
+
+async def _queue(
+    conn: AsyncConnection,
+    run_id: int,
+    destination_id: int,
+    messages: Sequence[RenderedMessage],
+    now: datetime,
+) -> None:
+    """One pending outbox row per message of the run, in order."""
+    for part, message in enumerate(messages):
+        await conn.execute(
+            outbox.insert().values(
+                run_id=run_id,
+                destination_id=destination_id,
+                part=part,
+                payload=message.payload,
+                status=RowStatus.PENDING.value,
+                attempts=0,
+                next_attempt_at=now,
+                created_at=now,
+            )
+        )
+
+
 async def plan_digest(
     engine: AsyncEngine,
     dest: Destination,
@@ -104,19 +145,7 @@ async def plan_digest(
         if run_id is None:
             return PlannedRun(run_id=None, created=False)
         start = await _window_start(conn, dest.id)
-        if windows is None:
-            window = await reports_after(conn, start, WINDOW_LIMIT)
-        else:
-            window = await windows.after(conn, start)
-        if len(window) == WINDOW_LIMIT:
-            skipped = await count_after(conn, start) - WINDOW_LIMIT
-            log(
-                logger,
-                "digest.window_capped",
-                logging.WARNING,
-                destination=dest.label,
-                skipped=skipped,
-            )
+        window = await _read_window(conn, dest, start, windows)
         end = max((item.seq for item in window), default=start)
         digest = build_digest(
             select_new(window, dest.filter, start),
@@ -127,19 +156,7 @@ async def plan_digest(
         if not digest.is_empty or dest.post_empty:
             fmt = PLATFORM_FORMAT[dest.platform]
             messages = renderer.digest(digest, fmt, dest.locale, date=scheduled_for.date())
-        for part, message in enumerate(messages):
-            await conn.execute(
-                outbox.insert().values(
-                    run_id=run_id,
-                    destination_id=dest.id,
-                    part=part,
-                    payload=message.payload,
-                    status=RowStatus.PENDING.value,
-                    attempts=0,
-                    next_attempt_at=now,
-                    created_at=now,
-                )
-            )
+        await _queue(conn, run_id, dest.id, messages, now)
         status = RunStatus.PENDING if messages else RunStatus.EMPTY
         await conn.execute(
             update(digest_runs)
