@@ -29,15 +29,17 @@ from starlette.routing import BaseRoute
 from bot.adapters.console import ConsoleSender
 from bot.answers import Answerer
 from bot.context import Context
-from bot.core.delivery.deliverer import Clock, Deliverer, Outcome, Sender, utc_clock
+from bot.core.clock import Clock, utc_clock
+from bot.core.delivery.deliverer import Deliverer, Outcome, Sender
 from bot.core.delivery.ledger import Claimed, unfinished_count
 from bot.core.models import Platform
 from bot.core.render.renderer import Renderer
 from bot.core.store.destinations import DestinationStore
+from bot.core.store.runs import last_scheduled_time
 from bot.cron import CronError, next_fire
 from bot.logs import log
 from bot.metrics import Metrics
-from bot.scheduler import DigestTicker, build_scheduler, last_scheduled
+from bot.scheduler import DigestTicker, build_scheduler
 from bot.sources import SourcePoller, make_pollers
 from bot.web import WebDeps, build_web
 
@@ -122,7 +124,9 @@ class Service:
             self._on_result,
             lease=timedelta(seconds=self.ctx.config.delivery.lease_seconds),
         )
-        self.answerer = Answerer(self.ctx.reports, self.destinations, self.ctx.config)
+        self.answerer = Answerer(
+            self.ctx.reports, self.destinations, self.ctx.config, clock=self.clock
+        )
         self.adapters: list[Adapter] = [make(self) for make in adapter_factories(self.ctx)]
         self.scheduler: AsyncIOScheduler | None = None
         self._delivery_task: asyncio.Task[None] | None = None
@@ -152,7 +156,7 @@ class Service:
                 upcoming = next_fire(dest.schedule, dest.timezone, now)
             except CronError:
                 upcoming = None
-            last = await last_scheduled(self.ctx.engine, dest.id)
+            last = await last_scheduled_time(self.ctx.engine, dest.id)
             log(
                 logger,
                 "destination.schedule",

@@ -20,33 +20,20 @@ from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
 
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
-from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bot.core.delivery.deliverer import Clock, utc_clock
+from bot.core.clock import Clock, utc_clock
 from bot.core.delivery.outbox import PlannedRun, plan_digest
 from bot.core.render.renderer import Renderer
 from bot.core.store.destinations import Destination, DestinationStore
 from bot.core.store.reports import WindowCache
-from bot.core.store.tables import digest_runs
+from bot.core.store.runs import last_scheduled_time
 from bot.cron import CronError, previous_fire
 from bot.logs import log
 
 logger = logging.getLogger("prdigest.scheduler")
 
 CATCH_UP_HORIZON_DAYS = 8  # a weekly schedule missed once still catches up
-
-
-async def last_scheduled(engine: AsyncEngine, dest_id: int) -> datetime | None:
-    async with engine.connect() as conn:
-        value: datetime | None = (
-            await conn.execute(
-                select(func.max(digest_runs.c.scheduled_for)).where(
-                    digest_runs.c.destination_id == dest_id
-                )
-            )
-        ).scalar()
-    return value
 
 
 def due_time(dest: Destination, now: datetime, last: datetime | None) -> datetime | None:
@@ -80,7 +67,7 @@ class DigestTicker:
         planned: list[PlannedRun] = []
         windows = WindowCache()
         for dest in await self.destinations.all(active_only=True):
-            fire = due_time(dest, now, await last_scheduled(self.engine, dest.id))
+            fire = due_time(dest, now, await last_scheduled_time(self.engine, dest.id))
             if fire is None:
                 continue
             run = await plan_digest(self.engine, dest, fire, self.renderer, now, windows)
@@ -121,7 +108,9 @@ def build_scheduler(
         "interval",
         seconds=tick_seconds,
         id="digest-tick",
-        next_run_time=datetime.now().astimezone(),
+        # APScheduler runs on the real clock: "at once" is the real now, whatever clock
+        # the ticker is given.
+        next_run_time=utc_clock(),
         coalesce=True,
         max_instances=1,
         misfire_grace_time=max(60, int(tick_seconds * 4)),

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 
 from bot.answers import Answerer, Chat, DigestAnswer, Notice, SectionAnswer
+from bot.core.clock import utc_clock
 from bot.core.commands import COMMAND_TABLE, UsageError, Verb, parse, parse_mention, parse_pr_text
 from bot.core.models import Platform
 from bot.core.render.renderer import Section
@@ -13,7 +16,7 @@ from bot.core.reports.refs import PRRef
 from bot.core.store.destinations import DestinationStore
 from bot.core.store.reports import ReportStore
 from bot.settings import BotConfig
-from tests.kits.delivery import add_reports
+from tests.kits.delivery import FakeClock, add_reports
 from tests.kits.paths import SEED
 
 
@@ -136,7 +139,7 @@ def _chat(admin: bool = True, chat_id: str = "-100") -> Chat:
 
 
 async def _answerer(store: ReportStore) -> Answerer:
-    return Answerer(store, DestinationStore(store.engine), BotConfig())
+    return Answerer(store, DestinationStore(store.engine), BotConfig(), clock=utc_clock)
 
 
 async def test_pr_answers_from_the_store(store: ReportStore) -> None:
@@ -197,12 +200,26 @@ async def test_schedule_is_validated_and_saved(store: ReportStore) -> None:
     assert isinstance(bad.reply, Notice) and bad.reply.key == "bad_schedule"
 
 
+async def test_the_next_digest_time_counts_from_the_injected_clock(store: ReportStore) -> None:
+    clock = FakeClock(datetime(2026, 9, 1, 9, 30, tzinfo=UTC))
+    answerer = Answerer(store, DestinationStore(store.engine), BotConfig(), clock=clock)
+    await answerer.answer(parse("subscribe", "rollout"), _chat())
+    ok = await answerer.answer(parse("schedule", "08:15 Europe/Berlin"), _chat())
+    assert isinstance(ok.reply, Notice)
+    assert ok.reply.params["next"] == "2026-09-02T08:15+02:00"
+
+
+def test_every_verb_has_a_handler(store: ReportStore) -> None:
+    answerer = Answerer(store, DestinationStore(store.engine), BotConfig(), clock=utc_clock)
+    assert set(answerer.handlers) == set(Verb)
+
+
 async def test_config_channels_are_changed_in_the_config_not_the_chat(store: ReportStore) -> None:
     config = BotConfig.model_validate(
         {"channels": [{"name": "team", "platform": "telegram", "target": "-100"}]}
     )
     await DestinationStore(store.engine).sync_config(config)
-    answerer = Answerer(store, DestinationStore(store.engine), config)
+    answerer = Answerer(store, DestinationStore(store.engine), config, clock=utc_clock)
     answer = await answerer.answer(parse("subscribe", "x"), _chat())
     assert answer.reply == Notice("config_managed", {"name": "team"})
 

@@ -206,6 +206,7 @@ def build_slack_adapter(service: Service) -> SlackAdapter:
         service.ctx.reports,
         service.destinations,
         service.ctx.config,
+        clock=service.clock,
         command_prefix=SLACK_COMMAND_PREFIX,
     )
     return SlackAdapter(

@@ -15,12 +15,13 @@ import logging
 import random
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Protocol, runtime_checkable
 
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from bot.core.clock import Clock, utc_clock
 from bot.core.delivery import ledger
 from bot.core.delivery.ledger import Claimed
 from bot.core.delivery.pacing import make_pace
@@ -125,13 +126,6 @@ class WarmsUp(Protocol):
     async def warm_up(self) -> None:
         """Open a connection before a burst (errors are the first send's to report)."""
         ...
-
-
-Clock = Callable[[], datetime]
-
-
-def utc_clock() -> datetime:
-    return datetime.now(UTC)
 
 
 def backoff(attempts: int, rng: random.Random) -> float:

@@ -9,7 +9,8 @@ from datetime import UTC, datetime
 import pytest
 
 from bot.adapters.slack.sender import DEFAULT_RETRY_AFTER, SLACK_PER_CHANNEL_INTERVAL, SlackSender
-from bot.core.delivery.deliverer import Deliverer, RetryAfter, Sent, utc_clock
+from bot.core.clock import utc_clock
+from bot.core.delivery.deliverer import Deliverer, RetryAfter, Sent
 from bot.core.delivery.outbox import plan_digest
 from bot.core.models import Platform
 from bot.core.render.renderer import Renderer

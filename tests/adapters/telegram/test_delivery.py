@@ -17,7 +17,8 @@ import pytest
 
 from bot.adapters.telegram.pace import ChatPacer
 from bot.adapters.telegram.sender import TelegramSender
-from bot.core.delivery.deliverer import Deliverer, RetryAfter, Sent, utc_clock
+from bot.core.clock import utc_clock
+from bot.core.delivery.deliverer import Deliverer, RetryAfter, Sent
 from bot.core.delivery.ledger import unfinished_count
 from bot.core.delivery.outbox import plan_digest
 from bot.core.models import Locale, Platform
