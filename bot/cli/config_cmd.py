@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import argparse
 import json
-from datetime import UTC, datetime
 
 from sqlalchemy.engine import make_url
 
 from bot.cli.common import CliError, Command
 from bot.context import load, open_context
+from bot.core.clock import utc_clock
 from bot.core.models import Platform
 from bot.core.reports.model import Report
 from bot.core.store.db import current_revision
@@ -27,7 +27,7 @@ def problems(env: Env, config: BotConfig) -> list[str]:
     for channel in config.channels:
         tz = config.channel_timezone(channel)
         try:
-            next_fire(channel.schedule, tz, datetime.now(UTC))
+            next_fire(channel.schedule, tz, utc_clock())
         except CronError as exc:
             found.append(f"channels.{channel.name}.schedule: {exc}")
         if channel.platform is Platform.SLACK and not env.slack_enabled:
@@ -44,7 +44,7 @@ def problems(env: Env, config: BotConfig) -> list[str]:
 
 
 def describe(env: Env, config: BotConfig) -> list[str]:
-    now = datetime.now(UTC)
+    now = utc_clock()
     lines = [
         f"config:    {env.config_path or 'built-in defaults (no config/bot.yaml)'}",
         f"database:  {make_url(env.database_url).render_as_string(hide_password=True)}",

@@ -10,6 +10,7 @@ import time
 from bot.app import build_senders, worker_id
 from bot.cli.common import CliError, Command, print_json_lines
 from bot.context import Context, open_context
+from bot.core.clock import utc_clock
 from bot.core.delivery.deliverer import Deliverer
 from bot.core.delivery.ledger import unfinished_count
 from bot.core.delivery.outbox import PLATFORM_FORMAT, plan_digest
@@ -17,7 +18,6 @@ from bot.core.models import Format
 from bot.core.render.renderer import Renderer
 from bot.core.select import DigestFilter, build_digest, default_title, select_new
 from bot.core.store.destinations import Destination, DestinationStore
-from bot.core.store.reports import utcnow
 from bot.settings import Channel
 
 DELIVERY_DEADLINE_SECONDS = 120.0
@@ -45,7 +45,7 @@ async def _dry_run(ctx: Context, channel: Channel, fmt: Format) -> int:
     if digest.is_empty and not channel.post_empty:
         print(f"nothing new for {channel.name} since seq {watermark}", file=sys.stderr)
         return 0
-    messages = Renderer().digest(digest, fmt, channel.locale, date=utcnow().date())
+    messages = Renderer().digest(digest, fmt, channel.locale, date=utc_clock().date())
     if fmt is Format.TEXT:
         print("\n\n".join(m.text for m in messages))
     else:
@@ -73,7 +73,7 @@ async def _deliver(ctx: Context, dest: Destination, deadline: float) -> int:
     if resumed:
         print(f"{resumed} message(s) of an earlier digest still queued", file=sys.stderr)
         return 1
-    now = utcnow()  # a manual run is its own scheduled time
+    now = utc_clock()  # a manual run is its own scheduled time
     run = await plan_digest(ctx.engine, dest, now, Renderer(), now)
     if not run.created:
         raise CliError(f"a digest for {dest.label} was run at the same instant")

@@ -16,10 +16,10 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from bot.core.clock import Clock, utc_clock
 from bot.core.models import Locale, Platform
 from bot.core.select import DigestFilter
 from bot.core.store.db import write_transaction
-from bot.core.store.reports import utcnow
 from bot.core.store.tables import counters, destinations
 from bot.settings import BotConfig, Channel
 
@@ -100,14 +100,15 @@ def _channel_values(config: BotConfig, channel: Channel) -> dict[str, Any]:
 
 
 class DestinationStore:
-    def __init__(self, engine: AsyncEngine) -> None:
+    def __init__(self, engine: AsyncEngine, clock: Clock = utc_clock) -> None:
         self.engine = engine
+        self.clock = clock  # stamps created_at / updated_at
 
     async def sync_config(self, config: BotConfig) -> list[Destination]:
         """Insert or update one destination per config channel; returns them.
 
         Replicas start at the same time: the insert is ON CONFLICT DO NOTHING, then updated."""
-        now = utcnow()
+        now = self.clock()
         async with write_transaction(self.engine) as conn:
             for channel in config.channels:
                 values = _channel_values(config, channel)
@@ -157,13 +158,6 @@ class DestinationStore:
             row = await self._row(conn, platform, target)
         return None if row is None else _from_row(row)
 
-    async def by_name(self, name: str) -> Destination | None:
-        async with self.engine.connect() as conn:
-            row = (
-                await conn.execute(select(destinations).where(destinations.c.name == name))
-            ).first()
-        return None if row is None else _from_row(row)
-
     async def save_chat(
         self,
         platform: Platform,
@@ -175,7 +169,7 @@ class DestinationStore:
         locale: Locale,
     ) -> Destination:
         """Create or change a chat's own subscription (and reactivate it)."""
-        now = utcnow()
+        now = self.clock()
         async with write_transaction(self.engine) as conn:
             values: dict[str, Any] = {"filters": filter_to_json(flt), "updated_at": now}
             if schedule is not None:
@@ -218,7 +212,7 @@ class DestinationStore:
                     active=active,
                     deactivated_reason=None if active else reason,
                     consecutive_failures=0,
-                    updated_at=utcnow(),
+                    updated_at=self.clock(),
                 )
             )
 
@@ -228,7 +222,7 @@ class DestinationStore:
             await conn.execute(
                 update(destinations)
                 .where(destinations.c.id == destination_id)
-                .values(target=new_target, updated_at=utcnow())
+                .values(target=new_target, updated_at=self.clock())
             )
 
 

@@ -17,6 +17,7 @@ from typing import Any
 from sqlalchemy import bindparam, func, or_, select, tuple_, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from bot.core.clock import Clock, utc_clock
 from bot.core.reports.model import Report
 from bot.core.reports.parser import content_hash
 from bot.core.select import StoredReport
@@ -40,10 +41,6 @@ class IngestResult:
     outcome: IngestOutcome
     seq: int
     revision: int
-
-
-def utcnow() -> datetime:
-    return datetime.now(UTC)
 
 
 def _stored(row: Any) -> StoredReport:
@@ -178,8 +175,9 @@ async def count_after(conn: AsyncConnection, watermark: int) -> int:
 class ReportStore:
     """Queries and writes on the `reports` table."""
 
-    def __init__(self, engine: AsyncEngine) -> None:
+    def __init__(self, engine: AsyncEngine, clock: Clock = utc_clock) -> None:
         self.engine = engine
+        self.clock = clock  # stamps ingested_at / updated_at
 
     async def upsert(self, report: Report, source: str = "") -> IngestResult:
         return (await self.upsert_many([(report, source)]))[0]
@@ -197,7 +195,7 @@ class ReportStore:
     async def _upsert_batch(
         self, conn: AsyncConnection, batch: list[tuple[Report, str]]
     ) -> list[IngestResult]:
-        now = utcnow()
+        now = self.clock()
         existing = await _existing(conn, [(r.repo, r.number) for r, _ in batch])
         digests = [content_hash(report) for report, _ in batch]
         changed = [
