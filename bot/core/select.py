@@ -133,11 +133,6 @@ class Digest:
         return self.total == 0
 
 
-def should_post(digest: Digest, post_empty: bool) -> bool:
-    """An empty window posts nothing unless the channel asked for it (`post_empty`)."""
-    return post_empty or not digest.is_empty
-
-
 def default_title(flt: DigestFilter, channel_name: str) -> str:
     """The digest title: the repo when the channel follows exactly one, else the channel."""
     return flt.repos[0] if len(flt.repos) == 1 else channel_name
@@ -152,13 +147,16 @@ def group_tag(report: Report, wanted: Sequence[str]) -> str:
     return own[0] if own else OTHER_TAG
 
 
+_UNDATED = datetime.max.replace(tzinfo=UTC)  # sorts after every merge time
+
+
 def _importance(report: Report, seq: int) -> tuple[int, int, datetime, int]:
     """Sort key: must-read first, then impact high → low, then merge time (undated last)."""
     merged = report.merged_at
     if merged is None:
-        merged = datetime.max
-    elif merged.tzinfo is not None:  # compare aware and naive times on one (UTC) clock
-        merged = merged.astimezone(UTC).replace(tzinfo=None)
+        merged = _UNDATED
+    elif merged.tzinfo is None:  # a header's wall-clock time: read it as UTC, one clock for all
+        merged = merged.replace(tzinfo=UTC)
     must_read = 0 if report.recommendation_level is RecommendationLevel.MUST_READ else 1
     return (must_read, _IMPACT_RANK[report.impact_level], merged, seq)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 from typing import Any
 
 import pytest
@@ -514,7 +514,7 @@ def test_the_default_templates_are_found_from_the_package() -> None:
 
 
 def test_merge_time_appears_in_the_summary_card() -> None:
-    dated = report(merged_at=datetime(2026, 8, 17, 12, 51))
+    dated = report(merged_at=datetime(2026, 8, 17, 12, 51, tzinfo=UTC))
 
     [message] = RENDERER.section(dated, Section.SUMMARY, Format.TEXT, Locale.ZH)
 

@@ -6,7 +6,7 @@ import json
 import re
 import time
 from collections.abc import Callable
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -100,7 +100,7 @@ def test_seed_header_gives_repo_number_title_and_naive_merge_time(seed: Report) 
     assert seed.repo == "verl-project/verl"
     assert seed.number == 7422
     assert seed.title == SEED_TITLE
-    assert seed.merged_at == datetime(2026, 8, 17, 12, 51)
+    assert seed.merged_at == datetime(2026, 8, 17, 12, 51)  # noqa: DTZ001 (the header has no zone)
     assert seed.merged_at.tzinfo is None
     assert seed.url == "http://prhub.com.cn/verl-project/verl/pull/7422"
 
@@ -752,7 +752,8 @@ def test_samples_cover_repos_levels_and_tag_styles() -> None:
     assert {r.impact_level for r in reports} == set(ImpactLevel)
     assert sum("breaking" in r.tags for r in reports) >= 2
     assert any(r.tags[:3] == ["rollout", "sglang", "feat"] for r in reports)
-    assert all(datetime(2026, 8, 1) <= r.merged_at.replace(tzinfo=None) < datetime(2026, 10, 1)
+    assert all(datetime(2026, 8, 1, tzinfo=UTC) <= r.merged_at.replace(tzinfo=UTC)
+               < datetime(2026, 10, 1, tzinfo=UTC)
                for r in reports if r.merged_at)  # fmt: skip
 
 
