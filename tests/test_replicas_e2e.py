@@ -14,7 +14,7 @@ from sqlalchemy import select
 from bot.core.store.db import create_engine
 from bot.core.store.tables import destinations, digest_runs
 from tests.fakes.slack.api import FakeSlack
-from tests.kits.proc import BotProcess
+from tests.kits.proc import BotProcess, dry_run_texts, write_json_reports
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres]
 
@@ -88,10 +88,9 @@ async def test_three_replicas_deliver_each_scheduled_digest_exactly_once(
 async def test_killing_the_sending_replica_hands_its_digest_to_another(
     postgres_database_url: str, subprocess_env: dict[str, str], tmp_path: Path
 ) -> None:
-    from tests.test_run_e2e import _dry_run_texts, _reports
 
     reports = tmp_path / "reports"
-    _reports(reports, 120)
+    write_json_reports(reports, 120)
     config = tmp_path / "bot.yaml"
     config.write_text(
         "delivery: {tick_seconds: 0.5, lease_seconds: 3}\n"
@@ -112,7 +111,7 @@ async def test_killing_the_sending_replica_hands_its_digest_to_another(
         ingest = BotProcess(dict(env), args=["ingest", "-q", str(reports)])
         await ingest.start()
         assert await ingest.wait() == 0
-        expected = await _dry_run_texts(env)
+        expected = await dry_run_texts(env)
         assert len(expected) >= 5
         replicas = [BotProcess(dict(env)) for _ in range(2)]
         for bot in replicas:

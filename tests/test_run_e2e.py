@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
-import sys
 from pathlib import Path
 
 import httpx
@@ -12,7 +10,7 @@ import pytest
 
 from tests.fakes.slack.api import FakeSlack
 from tests.kits.paths import SEED
-from tests.kits.proc import BotProcess
+from tests.kits.proc import BotProcess, dry_run_texts, write_json_reports
 
 pytestmark = pytest.mark.slow
 
@@ -67,45 +65,11 @@ async def test_logs_never_print_a_secret(subprocess_env: dict[str, str]) -> None
         assert secret not in logs
 
 
-def _reports(folder: Path, count: int) -> None:
-    folder.mkdir()
-    base = json.loads(
-        __import__("bot.core.reports.parser", fromlist=["parse_file"])
-        .parse_file(SEED)
-        .report.model_dump_json()
-    )
-    for n in range(1, count + 1):
-        report = {
-            **base,
-            "number": 10_000 + n,
-            "title": f"[rollout] fix: change {n}",
-            "url": f"https://github.com/verl-project/verl/pull/{10_000 + n}",
-        }
-        (folder / f"r{n}.json").write_text(json.dumps(report, ensure_ascii=False))
-
-
-async def _dry_run_texts(env: dict[str, str]) -> list[str]:
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "bot",
-        "digest",
-        "team",
-        "--dry-run",
-        env=env,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await proc.communicate()
-    assert proc.returncode == 0, err.decode()
-    return [json.loads(line)["text"] for line in out.decode().splitlines()]
-
-
 async def test_a_kill_mid_digest_loses_nothing_and_repeats_at_most_the_send_in_flight(
     subprocess_env: dict[str, str], tmp_path: Path
 ) -> None:
     reports = tmp_path / "reports"
-    _reports(reports, 230)
+    write_json_reports(reports, 230)
     config = tmp_path / "bot.yaml"
     config.write_text(
         "channels:\n  - {name: team, platform: slack, target: C0TEST1, max_items: 500,"
@@ -123,7 +87,7 @@ async def test_a_kill_mid_digest_loses_nothing_and_repeats_at_most_the_send_in_f
         ingest = BotProcess(env, args=["ingest", "-q", str(reports)])
         await ingest.start()
         assert await ingest.wait() == 0
-        expected = await _dry_run_texts(env)
+        expected = await dry_run_texts(env)
         assert len(expected) >= 10, f"the digest should split into ≥10 messages: {len(expected)}"
         first = BotProcess(env, args=["digest", "team"])
         await first.start()

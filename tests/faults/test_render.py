@@ -24,7 +24,11 @@ import pytest
 from bot.core.models import Format
 from bot.core.render.renderer import RenderedMessage
 from bot.core.select import DigestFilter, StoredReport, build_digest
-from tests.core.render.test_render_safety import (
+from tests.fakes.slack.mentions import LIVE_MENTION, UNSAFE_LINK
+from tests.fakes.slack.spec import SlackRefusal
+from tests.fakes.telegram.spec import BotApiError
+from tests.kits.faults import counts, report_line
+from tests.kits.safety import (
     LOCALES,
     RENDERER,
     SECTIONS,
@@ -33,10 +37,6 @@ from tests.core.render.test_render_safety import (
     assert_telegram_message_is_safe,
     deal_report,
 )
-from tests.fakes.slack.mentions import LIVE_MENTION, UNSAFE_LINK
-from tests.fakes.slack.spec import SlackRefusal
-from tests.fakes.telegram.spec import BotApiError
-from tests.kits.faults import counts, report_line
 
 PER_DIGEST = 4
 DECK_BYTES = 700

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import signal
 import socket
 import sys
@@ -12,7 +13,8 @@ from pathlib import Path
 
 import httpx
 
-from tests.kits.paths import ROOT
+from bot.core.reports.parser import parse_file
+from tests.kits.paths import ROOT, SEED
 
 
 def free_port() -> int:
@@ -121,3 +123,35 @@ def bot_env(base: dict[str, str], **extra: str) -> dict[str, str]:
     env.update(extra)
     env.setdefault("PYTHONUNBUFFERED", "1")
     return {k: v for k, v in env.items() if v is not None}
+
+
+def write_json_reports(folder: Path, count: int) -> None:
+    """`count` JSON reports (copies of the seed report, PRs 10001…) in a new `folder`."""
+    folder.mkdir()
+    base = json.loads(parse_file(SEED).report.model_dump_json())
+    for n in range(1, count + 1):
+        report = {
+            **base,
+            "number": 10_000 + n,
+            "title": f"[rollout] fix: change {n}",
+            "url": f"https://github.com/verl-project/verl/pull/{10_000 + n}",
+        }
+        (folder / f"r{n}.json").write_text(json.dumps(report, ensure_ascii=False))
+
+
+async def dry_run_texts(env: dict[str, str]) -> list[str]:
+    """What `prdigest digest team --dry-run` would send, one text per message."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "bot",
+        "digest",
+        "team",
+        "--dry-run",
+        env=env,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await proc.communicate()
+    assert proc.returncode == 0, err.decode()
+    return [json.loads(line)["text"] for line in out.decode().splitlines()]
