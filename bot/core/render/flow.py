@@ -15,7 +15,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
-from jinja2 import Environment
+from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from bot.core.models import Locale, Section
 from bot.core.render.labels import labels
@@ -88,6 +88,29 @@ def join_texts(pieces: Sequence[Piece[C]], text_of: Callable[[C], str]) -> str:
         parts.append(text)
         previous = piece
     return "".join(parts)
+
+
+def jinja_environment(
+    folder: Path,
+    *,
+    autoescape: bool,
+    finalize: Callable[[Any], Any],
+    filters: Mapping[str, Callable[..., Any]] | None = None,
+) -> Environment:
+    """The one recipe for a platform's Environment; a platform passes only its escaping
+    (`autoescape` and/or `finalize`) and its filters. StrictUndefined makes a misspelt
+    variable fail in the tests instead of rendering as nothing."""
+    env = Environment(
+        loader=FileSystemLoader(folder),
+        autoescape=autoescape,  # noqa: S701 - each platform says why it is off (its finalize escapes)
+        undefined=StrictUndefined,
+        finalize=finalize,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=False,
+    )
+    env.filters.update(filters or {})
+    return env
 
 
 def load_macros(env: Environment, name: str) -> Any:

@@ -16,9 +16,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from jinja2 import Environment
 
-from bot.core.render.flow import PART_HEADING_ROOM, PlatformRenderer, RenderedMessage
+from bot.core.render.flow import (
+    PART_HEADING_ROOM,
+    PlatformRenderer,
+    RenderedMessage,
+    jinja_environment,
+)
 from bot.core.render.sections import Block
 from bot.core.render.split import ELLIPSIS, Cost, Piece, cut_to_fit, scrub_surrogates, utf16_len
 from bot.core.render.views import EntryView, HeaderView, action_ref, link_url
@@ -119,20 +124,17 @@ class SlackRenderer(PlatformRenderer[SlackChunk]):
     separator = (0, 1)  # merging two sections adds a line break
 
     def make_environment(self, templates_dir: Path) -> Environment:
-        env = Environment(
-            loader=FileSystemLoader(templates_dir / "slack"),
+        return jinja_environment(
+            templates_dir / "slack",
             # HTML autoescape is wrong for mrkdwn (it would show &#39;): finalize escapes instead
-            autoescape=False,  # noqa: S701
-            undefined=StrictUndefined,
+            autoescape=False,
             finalize=escape_mrkdwn,
-            trim_blocks=True,
-            lstrip_blocks=True,
-            keep_trailing_newline=False,
+            filters={
+                "escape_mrkdwn": escape_mrkdwn,
+                "link": _link,
+                "link_ok": lambda url: link_url(url) is not None,
+            },
         )
-        env.filters["escape_mrkdwn"] = escape_mrkdwn
-        env.filters["link"] = _link
-        env.filters["link_ok"] = lambda url: link_url(url) is not None
-        return env
 
     def cost(self, chunk: SlackChunk) -> Cost:
         return (len(chunk.blocks), blocks_chars(chunk.blocks))

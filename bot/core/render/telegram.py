@@ -15,11 +15,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from jinja2 import Environment
 from markupsafe import Markup
 
 from bot.core.models import Section
-from bot.core.render.flow import PART_HEADING_ROOM, PlatformRenderer, RenderedMessage, join_texts
+from bot.core.render.flow import (
+    PART_HEADING_ROOM,
+    PlatformRenderer,
+    RenderedMessage,
+    jinja_environment,
+    join_texts,
+)
 from bot.core.render.sections import Block
 from bot.core.render.split import Cost, Piece, scrub_surrogates, utf16_len
 from bot.core.render.views import EntryView, HeaderView, action_ref, link_url
@@ -93,19 +99,16 @@ class TelegramRenderer(PlatformRenderer[TelegramChunk]):
     separator = (2, 0, 0)
 
     def make_environment(self, templates_dir: Path) -> Environment:
-        env = Environment(
-            loader=FileSystemLoader(templates_dir / "telegram"),
+        return jinja_environment(
+            templates_dir / "telegram",
             autoescape=True,
-            undefined=StrictUndefined,
             finalize=_finalize,
-            trim_blocks=True,
-            lstrip_blocks=True,
-            keep_trailing_newline=False,
+            filters={
+                "link": _link,
+                "link_ok": lambda url: link_url(url) is not None,
+                "language": _language,
+            },
         )
-        env.filters["link"] = _link
-        env.filters["link_ok"] = lambda url: link_url(url) is not None
-        env.filters["language"] = _language
-        return env
 
     def cost(self, chunk: TelegramChunk) -> Cost:
         text = chunk.html

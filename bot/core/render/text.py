@@ -11,9 +11,15 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from jinja2 import Environment
 
-from bot.core.render.flow import PART_HEADING_ROOM, PlatformRenderer, RenderedMessage, join_texts
+from bot.core.render.flow import (
+    PART_HEADING_ROOM,
+    PlatformRenderer,
+    RenderedMessage,
+    jinja_environment,
+    join_texts,
+)
 from bot.core.render.sections import Block
 from bot.core.render.split import Cost, Piece, scrub_surrogates
 from bot.core.render.views import EntryView, HeaderView
@@ -36,15 +42,8 @@ class TextRenderer(PlatformRenderer[str]):
     separator = (2,)
 
     def make_environment(self, templates_dir: Path) -> Environment:
-        return Environment(
-            loader=FileSystemLoader(templates_dir / "text"),
-            autoescape=False,  # noqa: S701 - plain text, not HTML: finalize drops control chars
-            undefined=StrictUndefined,
-            finalize=escape_text,
-            trim_blocks=True,
-            lstrip_blocks=True,
-            keep_trailing_newline=False,
-        )
+        # Plain text, not HTML: finalize drops control characters instead.
+        return jinja_environment(templates_dir / "text", autoescape=False, finalize=escape_text)
 
     def cost(self, chunk: str) -> Cost:
         return (len(chunk),)
