@@ -127,7 +127,9 @@ async def lookups(slack: SignedSlack, url: str, count: int) -> None:
         await slack.command(url, f"{rng.randint(1, count)}", wait_answer=True)
 
 
-async def first_start(slack: SignedSlack, env: dict[str, str], digest: Path, count: int) -> dict:
+async def first_start(
+    slack: SignedSlack, env: dict[str, str], digest: Path, count: int
+) -> dict[str, Any]:
     """Start on the store, wait for the catch-up digest in the file, answer a few `/pr`."""
     server = Server(env, logs=digest.parent / "logs-first")
     await server.start()

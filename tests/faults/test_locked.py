@@ -110,5 +110,7 @@ async def test_pr_acks_within_three_seconds_while_sqlite_is_locked(
     assert max(acks) < SLACK_ACK_SECONDS, acks
     logs = bot.stderr.decode()
     assert "database is locked" not in logs
-    subscribed = [m for m in fake.posted if m.method == "response_url" and "rollout" in m.text]
+    subscribed = [
+        m for m in fake.posted if m.method == "response_url" and "rollout" in (m.text or "")
+    ]
     assert subscribed, "the admin's subscription was answered"

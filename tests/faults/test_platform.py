@@ -28,7 +28,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from bot.adapters.slack.sender import SlackSender
 from bot.adapters.telegram.pace import ChatPacer
 from bot.adapters.telegram.sender import TelegramSender
-from bot.core.delivery.deliverer import Deliverer
+from bot.core.delivery.deliverer import Deliverer, Sender
 from bot.core.delivery.ledger import unfinished_count
 from bot.core.delivery.outbox import plan_digest
 from bot.core.models import Platform
@@ -101,7 +101,9 @@ def received(slack: FakeSlack, telegram: FakeTelegram) -> Delivery:
     return got
 
 
-def fast_senders(slack: FakeSlack, telegram: FakeTelegram, clock: FakeClock) -> dict:
+def fast_senders(
+    slack: FakeSlack, telegram: FakeTelegram, clock: FakeClock
+) -> dict[Platform, Sender]:
     """The production senders, with a 1 s client timeout and the fake clock for pacing."""
     slack_sender = SlackSender(slack.bot_token, slack.api_url)
     slack_sender.client.timeout = int(CLIENT_TIMEOUT)
@@ -150,8 +152,8 @@ async def test_every_message_arrives_once_the_platform_faults_clear(
             ambiguous += accepted
         for chat in chats:
             telegram.add_chat(int(chat.target))
-            faults, accepted = telegram_faults(rng)
-            telegram.script(int(chat.target), *faults)
+            tg_faults, accepted = telegram_faults(rng)
+            telegram.script(int(chat.target), *tg_faults)
             ambiguous += accepted
         deliverer = Deliverer(store.engine, fast_senders(slack, telegram, clock), "faults", clock)
         steps = await deliver_until_done(deliverer, store, clock)

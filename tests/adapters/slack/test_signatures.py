@@ -51,7 +51,7 @@ def _help_command(bot: SlackBot) -> bytes:
 
 
 async def _post(bot: SlackBot, body: bytes, headers: dict[str, str]) -> int:
-    raw = {name: value.encode() for name, value in headers.items()}  # UTF-8 on the wire
+    raw = {name.encode(): value.encode() for name, value in headers.items()}  # UTF-8 on the wire
     response = await bot.http.post(EVENTS_PATH, content=body, headers=raw)
     return response.status_code
 
@@ -169,12 +169,7 @@ class RecordingSocket:
 
 def _adapter(bot: SlackBot, settings: SlackSettings, socket: RecordingSocket) -> SlackAdapter:
     return SlackAdapter(
-        settings,
-        bot.service.answerer,
-        bot.service.renderer,
-        bot.service.destinations,
-        bot.service.ctx.engine,
-        socket_handler_factory=lambda app, token: socket,
+        bot.service.adapter_deps, settings, socket_handler_factory=lambda app, token: socket
     )
 
 

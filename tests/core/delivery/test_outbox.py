@@ -6,7 +6,7 @@ import itertools
 from datetime import timedelta
 
 import pytest
-from sqlalchemy import func, select
+from sqlalchemy import Table, func, select
 
 from bot.core.delivery.deliverer import (
     Blocked,
@@ -39,7 +39,7 @@ def _deliverer(store: ReportStore, sender: ScriptedSender, clock: FakeClock) -> 
     return Deliverer(store.engine, {sender.platform: sender}, "test-worker", clock)
 
 
-async def _count(store: ReportStore, table: object) -> int:
+async def _count(store: ReportStore, table: Table) -> int:
     async with store.engine.connect() as conn:
         return int((await conn.execute(select(func.count()).select_from(table))).scalar_one())
 

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from bot.core.delivery.pacing import ArrivalWindow, LocalPace, SharedPace, make_pace
+from bot.core.delivery.pacing import ArrivalWindow, LocalPace, Pace, SharedPace, make_pace
 from bot.core.models import Platform
 from bot.core.store.db import create_engine, migrate
 from tests.kits.paths import ROOT
@@ -17,7 +17,7 @@ from tests.kits.paths import ROOT
 RATE = 40.0
 
 
-async def _send_times(pace: LocalPace | SharedPace, count: int, sink: list[float]) -> None:
+async def _send_times(pace: Pace, count: int, sink: list[float]) -> None:
     for _ in range(count):
         await pace.wait()
         sink.append(time.monotonic())

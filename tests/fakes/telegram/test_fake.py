@@ -631,7 +631,7 @@ async def test_answers_carry_every_field_the_spec_requires(
     fake: FakeTelegram, bot: telegram.Bot, http: httpx.AsyncClient
 ) -> None:
     fake.set_member(GROUP, 2, "administrator")
-    calls = [
+    calls: list[tuple[str, dict[str, Any], str]] = [
         ("getMe", {}, "User"),
         ("sendMessage", {"chat_id": USER, "text": "x"}, "Message"),
         ("getChat", {"chat_id": GROUP}, "ChatFullInfo"),
