@@ -3,6 +3,8 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+# Test processes: most tests wait on sockets and timers, so three share two CPUs well.
+TEST_WORKERS ?= 3
 
 .PHONY: install run test lint typecheck unit bench faults clean
 
@@ -22,10 +24,10 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check bot tests bench
 
 typecheck: $(STAMP)
-	$(BIN)/mypy bot
+	$(BIN)/mypy bot tests bench
 
 unit: $(STAMP)
-	$(BIN)/pytest -q $(PYTEST_ARGS)
+	$(BIN)/pytest -q -n $(TEST_WORKERS) $(PYTEST_ARGS)
 
 test: lint typecheck unit
 
