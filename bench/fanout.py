@@ -4,10 +4,11 @@ The bot's own delivery layer (`Deliverer` + `TelegramSender`, outbox on SQLite) 
 message to the strict fake Bot API (`tests/fakes/telegram_api.FakeTelegram`, in a process of its
 own: `tests/fakes/telegram/remote.py`), which enforces
 Telegram's flood limits (1 message/s per chat, 20/min per group, 30/s overall) and answers 429
-past them. Time is scaled: the fake's windows and the sender's pacing are both multiplied by
-`TIME_SCALE`, so the allowed overall rate is 30 / TIME_SCALE messages per second and the run is
-short. Beside it, the same messages through python-telegram-bot's own `AIORateLimiter`
-(overall and group limits scaled the same way), one task per chat sending its parts in order.
+past them. Time is scaled: the fake's windows and the sender's pacing (its `TelegramLimits`) are
+both multiplied by `TIME_SCALE`, so the allowed overall rate is 30 / TIME_SCALE messages per
+second and the run is short. Beside it, the same messages through python-telegram-bot's own
+`AIORateLimiter` (overall and group limits scaled the same way), one task per chat sending its
+parts in order.
 
 Figures: achieved rate ÷ allowed rate, 429s provoked, lost and duplicated messages.
 
@@ -35,22 +36,21 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench.fanout_setup import NEW_REPORTS, Message, prepare  # noqa: E402
-from bot.adapters.telegram.pace import ChatPacer  # noqa: E402
-from bot.adapters.telegram.sender import (  # noqa: E402
+from bot.adapters.telegram.pace import (  # noqa: E402
+    TELEGRAM_GROUP_MAX_IN_WINDOW,
     TELEGRAM_MAX_PER_SECOND,
     TELEGRAM_OVERALL_LIMIT,
     TELEGRAM_OVERALL_SECONDS,
-    TelegramSender,
 )
+from bot.adapters.telegram.sender import TelegramSender  # noqa: E402
 from bot.core.delivery.deliverer import Deliverer  # noqa: E402
 from bot.core.delivery.ledger import unfinished_count  # noqa: E402
-from bot.core.delivery.pacing import ArrivalWindow  # noqa: E402
 from bot.core.models import Platform  # noqa: E402
 from tests.fakes.telegram.remote import RemoteFake, text_digest  # noqa: E402
+from tests.kits.telegram import scaled_limits  # noqa: E402
 
 TOKEN = "123456:BENCH-fanout-token"
 TIME_SCALE = 0.5  # every flood window ×0.5: 60 messages/s allowed overall
-TELEGRAM_GROUP_PER_MINUTE = 20
 PTB_POOL_SIZE = 64  # PTB's default pool is 1 connection: a bulk sender raises it
 PTB_MAX_RETRIES = 5
 AIM_RATE_RATIO = 0.95
@@ -67,12 +67,7 @@ def fake_telegram(messages: Sequence[Message], scale: float, folder: Path) -> Re
 
 def scaled_sender(api_url: str, scale: float) -> TelegramSender:
     """The production sender with every pacing interval multiplied by `scale`."""
-    arrivals = ArrivalWindow(TELEGRAM_OVERALL_LIMIT, TELEGRAM_OVERALL_SECONDS * scale)
-    sender = TelegramSender(TOKEN, api_url, ChatPacer(time_scale=scale), arrivals)
-    sender.max_per_second = TELEGRAM_MAX_PER_SECOND / scale  # type: ignore[misc]
-    per_target = sender.interval_for
-    sender.interval_for = lambda target: per_target(target) * scale  # type: ignore[method-assign]
-    return sender
+    return TelegramSender(TOKEN, api_url, scaled_limits(scale))
 
 
 async def deliver_with_outbox(engine: Any, fake: RemoteFake, scale: float) -> float:
@@ -103,7 +98,7 @@ async def deliver_with_ptb(messages: Sequence[Message], fake: RemoteFake, scale:
     limiter = AIORateLimiter(
         overall_max_rate=TELEGRAM_OVERALL_LIMIT,
         overall_time_period=TELEGRAM_OVERALL_SECONDS * scale,
-        group_max_rate=TELEGRAM_GROUP_PER_MINUTE,
+        group_max_rate=TELEGRAM_GROUP_MAX_IN_WINDOW,
         group_time_period=60 * scale,
         max_retries=PTB_MAX_RETRIES,
     )

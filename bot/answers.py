@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import date, timedelta
 
 from bot.core.clock import Clock
-from bot.core.commands import SPECS, Invocation, UsageError, Verb
+from bot.core.commands import SPECS, Invocation, UsageError, Verb, command_prefix
 from bot.core.models import Format, Locale, Platform
 from bot.core.render.renderer import RenderedMessage, Renderer, Section
 from bot.core.select import (
@@ -117,13 +117,11 @@ class Answerer:
         config: BotConfig,
         *,
         clock: Clock,
-        command_prefix: str = "/",
     ) -> None:
         self.reports = reports
         self.destinations = destinations
         self.config = config
         self.clock = clock
-        self.prefix = command_prefix
         # Spelled out, not looked up by name, so grep and mypy see every handler; a test checks
         # that every Verb has one.
         self.handlers: dict[Verb, Handler] = {
@@ -306,7 +304,7 @@ class Answerer:
         return Answer(Notice("status", params), inv.public)
 
     async def _help(self, inv: Invocation, chat: Chat) -> Answer:
-        return Answer(Notice("help", {"commands": help_lines(self.prefix)}))
+        return Answer(Notice("help", {"commands": help_lines(command_prefix(chat.platform))}))
 
     async def _start(self, inv: Invocation, chat: Chat) -> Answer:
-        return Answer(Notice("welcome", {"commands": help_lines(self.prefix)}))
+        return Answer(Notice("welcome", {"commands": help_lines(command_prefix(chat.platform))}))

@@ -14,18 +14,19 @@ import os
 import signal
 import socket
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from datetime import timedelta
 from functools import partial
-from typing import Protocol
+from typing import TYPE_CHECKING
 
 import uvicorn
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
+from pydantic import SecretStr
 from starlette.applications import Starlette
-from starlette.routing import BaseRoute
 
+from bot.adapters.base import Adapter, AdapterDeps
 from bot.adapters.console import ConsoleSender
 from bot.answers import Answerer
 from bot.context import Context
@@ -40,63 +41,106 @@ from bot.cron import CronError, next_fire
 from bot.logs import log
 from bot.metrics import Metrics
 from bot.scheduler import DigestTicker, build_scheduler
+from bot.settings import ConfigError
 from bot.sources import SourcePoller, make_pollers
 from bot.web import WebDeps, build_web
 
+if TYPE_CHECKING:  # imported when their platform is on: a service without Slack loads no bolt
+    from bot.adapters.slack.adapter import SlackSettings
+    from bot.adapters.slack.sender import SlackSender
+    from bot.adapters.telegram.adapter import TelegramSettings
+    from bot.adapters.telegram.sender import TelegramSender
+
 logger = logging.getLogger("prdigest.app")
-
-
-class Adapter(Protocol):
-    """A chat platform's inbound side (commands, events); outbound goes through the outbox."""
-
-    name: str
-
-    def routes(self) -> list[BaseRoute]:
-        """HTTP routes it serves (webhooks); may be empty (Socket Mode, long polling)."""
-        ...
-
-    async def start(self) -> None: ...
-
-    async def stop(self) -> None: ...
-
-
-AdapterFactory = Callable[["Service"], Adapter]
-
-
-def adapter_factories(ctx: Context) -> list[AdapterFactory]:
-    """The inbound adapters for every platform that has credentials."""
-    factories: list[AdapterFactory] = []
-    if ctx.env.slack_bot_token is not None:
-        from bot.adapters.slack.adapter import build_slack_adapter
-
-        factories.append(build_slack_adapter)
-    if ctx.env.telegram_bot_token is not None:
-        from bot.adapters.telegram.adapter import build_telegram_adapter
-
-        factories.append(build_telegram_adapter)
-    return factories
 
 
 def worker_id() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
-def build_senders(ctx: Context) -> dict[Platform, Sender]:
-    """Console always; Slack and Telegram when their tokens are set."""
-    senders: dict[Platform, Sender] = {Platform.CONSOLE: ConsoleSender()}
+def _reveal(value: SecretStr | None) -> str | None:
+    return value.get_secret_value() if value is not None else None
+
+
+def _token(value: SecretStr | None, name: str) -> str:
+    if value is None:
+        raise ConfigError(f"{name} is not set")
+    return value.get_secret_value()
+
+
+def slack_settings(ctx: Context) -> SlackSettings:
+    """The Slack adapter's settings, from the environment and the config file."""
+    from bot.adapters.slack.adapter import SlackSettings
+
+    env = ctx.env
+    return SlackSettings(
+        bot_token=_token(env.slack_bot_token, "SLACK_BOT_TOKEN"),
+        api_url=env.slack_api_url,
+        signing_secret=_reveal(env.slack_signing_secret),
+        app_token=_reveal(env.slack_app_token),
+        admins=tuple(admin.strip() for admin in ctx.config.slack.admins if admin.strip()),
+    )
+
+
+def telegram_settings(ctx: Context) -> TelegramSettings:
+    """The Telegram adapter's settings, from the environment and the config file."""
+    from bot.adapters.telegram.adapter import TelegramSettings, webhook_from
+
+    env = ctx.env
+    token = _token(env.telegram_bot_token, "TELEGRAM_BOT_TOKEN")
+    webhook = webhook_from(ctx.config.telegram.webhook_url, _reveal(env.telegram_webhook_secret))
+    return TelegramSettings(token, env.telegram_api_url, webhook)
+
+
+@dataclass(frozen=True)
+class Senders:
+    """The outbound side: the console always, Slack and Telegram when their tokens are set.
+    The Telegram sender is its adapter's too: replies and digests share one pace per chat."""
+
+    console: ConsoleSender
+    slack: SlackSender | None = None
+    telegram: TelegramSender | None = None
+
+    def by_platform(self) -> dict[Platform, Sender]:
+        found = {Platform.SLACK: self.slack, Platform.TELEGRAM: self.telegram}
+        senders: dict[Platform, Sender] = {Platform.CONSOLE: self.console}
+        senders.update({platform: s for platform, s in found.items() if s is not None})
+        return senders
+
+
+def open_senders(ctx: Context, clock: Clock = utc_clock) -> Senders:
+    slack: SlackSender | None = None
+    telegram: TelegramSender | None = None
     if ctx.env.slack_bot_token is not None:
         from bot.adapters.slack.sender import SlackSender
 
-        senders[Platform.SLACK] = SlackSender(
-            ctx.env.slack_bot_token.get_secret_value(), ctx.env.slack_api_url
-        )
+        token = ctx.env.slack_bot_token.get_secret_value()
+        slack = SlackSender(token, ctx.env.slack_api_url, clock)
     if ctx.env.telegram_bot_token is not None:
         from bot.adapters.telegram.sender import TelegramSender
 
-        senders[Platform.TELEGRAM] = TelegramSender(
-            ctx.env.telegram_bot_token.get_secret_value(), ctx.env.telegram_api_url
-        )
-    return senders
+        token = ctx.env.telegram_bot_token.get_secret_value()
+        telegram = TelegramSender(token, ctx.env.telegram_api_url)
+    return Senders(ConsoleSender(), slack, telegram)
+
+
+def build_senders(ctx: Context, clock: Clock = utc_clock) -> dict[Platform, Sender]:
+    """Every platform's sender, for the outbox."""
+    return open_senders(ctx, clock).by_platform()
+
+
+def build_adapters(ctx: Context, deps: AdapterDeps, senders: Senders) -> list[Adapter]:
+    """The inbound adapters for every platform that has credentials."""
+    adapters: list[Adapter] = []
+    if senders.slack is not None:  # both made when their platform's token is set
+        from bot.adapters.slack.adapter import SlackAdapter
+
+        adapters.append(SlackAdapter(deps, slack_settings(ctx)))
+    if senders.telegram is not None:
+        from bot.adapters.telegram.adapter import build_telegram_adapter
+
+        adapters.append(build_telegram_adapter(deps, telegram_settings(ctx), senders.telegram))
+    return adapters
 
 
 @dataclass
@@ -107,7 +151,6 @@ class Service:
     clock: Clock = utc_clock
     metrics: Metrics = field(default_factory=Metrics)
     renderer: Renderer = field(default_factory=Renderer)
-    extra_routes: list[BaseRoute] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.destinations = DestinationStore(self.ctx.engine)
@@ -115,7 +158,8 @@ class Service:
             list(self.ctx.config.sources), self.ctx.reports, self.ctx.tag_rules
         )
         self.ticker = DigestTicker(self.ctx.engine, self.destinations, self.renderer, self.clock)
-        self.senders = build_senders(self.ctx)
+        senders = open_senders(self.ctx, self.clock)
+        self.senders = senders.by_platform()
         self.deliverer = Deliverer(
             self.ctx.engine,
             self.senders,
@@ -127,7 +171,15 @@ class Service:
         self.answerer = Answerer(
             self.ctx.reports, self.destinations, self.ctx.config, clock=self.clock
         )
-        self.adapters: list[Adapter] = [make(self) for make in adapter_factories(self.ctx)]
+        # One Answerer for every platform: `/pr 7422 risks` and `/risks 7422` agree.
+        self.adapter_deps = AdapterDeps(
+            answerer=self.answerer,
+            renderer=self.renderer,
+            destinations=self.destinations,
+            engine=self.ctx.engine,
+            clock=self.clock,
+        )
+        self.adapters = build_adapters(self.ctx, self.adapter_deps, senders)
         self.scheduler: AsyncIOScheduler | None = None
         self._delivery_task: asyncio.Task[None] | None = None
 
@@ -217,7 +269,7 @@ class Service:
             ),
             is_ready=self.is_ready,
         )
-        routes = [*self.extra_routes, *(r for a in self.adapters for r in a.routes())]
+        routes = [route for adapter in self.adapters for route in adapter.routes()]
         return build_web(deps, routes, lifespan)
 
 

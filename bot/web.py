@@ -1,7 +1,7 @@
 """The HTTP side: health, metrics, the report ingest API, and the platforms' webhooks.
 
-Platform adapters contribute their own routes (`/slack/events`, `/telegram/webhook`); this
-module owns the rest.
+Platform adapters contribute their own routes (`/slack/events`, `/telegram/webhook`), which
+`build_web` mounts beside the rest.
 """
 
 from __future__ import annotations
@@ -118,7 +118,7 @@ def ingest_endpoint(deps: WebDeps) -> Callable[[Request], Any]:
 
 def build_web(
     deps: WebDeps,
-    extra_routes: Sequence[BaseRoute] = (),
+    platform_routes: Sequence[BaseRoute] = (),
     lifespan: Lifespan | None = None,
 ) -> Starlette:
     async def healthz(request: Request) -> Response:
@@ -142,6 +142,6 @@ def build_web(
         Route("/readyz", readyz, methods=["GET"]),
         Route("/metrics", metrics, methods=["GET"]),
         Route("/api/reports", ingest_endpoint(deps), methods=["POST"]),
-        *extra_routes,
+        *platform_routes,
     ]
     return Starlette(routes=routes, lifespan=lifespan)

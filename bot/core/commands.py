@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from bot.core.models import Section
+from bot.core.models import Platform, Section
 from bot.core.reports.refs import BadRefError, PRRef, parse_ref
 
 
@@ -56,13 +56,55 @@ COMMAND_TABLE: tuple[CommandSpec, ...] = (
 )
 SPECS = {spec.verb: spec for spec in COMMAND_TABLE}
 
-# Telegram shortcuts: `/risks 7422` is `/pr 7422 risks`.
-SECTION_SHORTCUTS = {
-    "risks": Section.RISKS,
-    "files": Section.FILES,
-    "related": Section.RELATED,
-    "summary": Section.SUMMARY,
-}
+
+@dataclass(frozen=True, slots=True)
+class Shortcut:
+    """`/risks 7422` is `/pr 7422 risks`: a command of its own in Telegram, a word after
+    `/pr` in Slack."""
+
+    name: str
+    section: Section
+    description: str  # the command menu's one line
+
+
+SHORTCUT_TABLE: tuple[Shortcut, ...] = (
+    Shortcut("risks", Section.RISKS, "A PR's risk flags and impact: /risks 7422"),
+    Shortcut("files", Section.FILES, "A PR's key files: /files 7422"),
+    Shortcut("related", Section.RELATED, "PRs related to a PR: /related 7422"),
+    Shortcut("summary", Section.SUMMARY, "A PR's one-line summary and advice: /summary 7422"),
+)
+SECTION_SHORTCUTS = {shortcut.name: shortcut.section for shortcut in SHORTCUT_TABLE}
+# `/start` is not in the table (help does not list it), but every menu shows it first.
+START = CommandSpec(Verb.START, "", "What this bot does")
+
+
+@dataclass(frozen=True, slots=True)
+class MenuEntry:
+    name: str
+    description: str
+
+
+def _menu() -> tuple[MenuEntry, ...]:
+    menu = [MenuEntry(START.verb.value, START.description)]
+    for spec in COMMAND_TABLE:
+        menu.append(MenuEntry(spec.verb.value, spec.description))
+        if spec.verb is Verb.PR:
+            menu += [MenuEntry(s.name, s.description) for s in SHORTCUT_TABLE]
+    return tuple(menu)
+
+
+# Every command a chat may type, in menu order: `/start`, the table, and the section shortcuts
+# right after `/pr`. Telegram registers and lists exactly these.
+COMMAND_MENU = _menu()
+
+# How a platform's help lines start a command: Slack's commands are words after `/pr`.
+COMMAND_PREFIXES = {Platform.SLACK: "/pr "}
+DEFAULT_COMMAND_PREFIX = "/"
+
+
+def command_prefix(platform: Platform) -> str:
+    return COMMAND_PREFIXES.get(platform, DEFAULT_COMMAND_PREFIX)
+
 
 SECTION_WORDS: dict[str, Section] = {
     **{s.value: s for s in Section},

@@ -18,7 +18,7 @@ import httpx
 from starlette.applications import Starlette
 
 from bot.adapters.telegram.adapter import TelegramAdapter
-from bot.adapters.telegram.pace import ChatPacer
+from bot.adapters.telegram.pace import ChatPacer, TelegramLimits
 from bot.adapters.telegram.sender import TelegramSender
 from bot.app import Service
 from bot.context import Context
@@ -46,6 +46,17 @@ TIME_SCALE = 0.1
 
 def fast_fake() -> FakeTelegram:
     return FakeTelegram(flood=FloodLimits(time_scale=TIME_SCALE))
+
+
+def scaled_limits(scale: float) -> TelegramLimits:
+    """Telegram's limits with every window multiplied by `scale`, like the fake's."""
+    limits = TelegramLimits()
+    return TelegramLimits(
+        per_chat_seconds=limits.per_chat_seconds * scale,
+        group_window_seconds=limits.group_window_seconds * scale,
+        overall_seconds=limits.overall_seconds * scale,
+        max_per_second=limits.max_per_second / scale,
+    )
 
 
 async def until(condition: Callable[[], object], timeout: float = 5.0) -> None:
@@ -114,7 +125,7 @@ class TelegramBot:
         service = await open_service(fake, tmp_path, webhook=webhook)
         sender = service.senders[Platform.TELEGRAM]
         assert isinstance(sender, TelegramSender)
-        sender.pacer = ChatPacer(time_scale=fake.flood.time_scale)
+        sender.pacer = ChatPacer(limits=scaled_limits(fake.flood.time_scale))
         bot = cls(service)
         await bot.service.ctx.reports.upsert(parse_file(SEED).report, source="test")
         await bot.adapter.start()

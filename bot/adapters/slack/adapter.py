@@ -2,23 +2,21 @@
 
 HTTP mode (the default, and what production should use: it load-balances across replicas)
 mounts one route for events, slash commands and interactivity. The signature is checked here
-first (see `slack_verify`), so a forged or malformed request is a 401 before bolt parses it;
+first (see `verify.py`), so a forged or malformed request is a 401 before bolt parses it;
 bolt checks it again. With `SLACK_APP_TOKEN` set the app connects out over Socket Mode instead,
 for teams whose bot cannot be reached from the internet, and serves no route.
 
-Outbound digests do not pass through here: they go through the outbox and `slack_sender`.
+Outbound digests do not pass through here: they go through the outbox and `sender.py`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
-from pydantic import SecretStr
 from slack_bolt.adapter.starlette.async_handler import to_async_bolt_request, to_starlette_response
 from slack_bolt.async_app import AsyncApp
 from slack_sdk.web.async_client import AsyncWebClient
@@ -26,29 +24,21 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
+from bot.adapters.base import AdapterDeps
 from bot.adapters.slack.ack_gate import AckGate
 from bot.adapters.slack.client import BotIdentity, interactive_client
 from bot.adapters.slack.listeners import SlackListeners
 from bot.adapters.slack.users import SlackUsers
 from bot.adapters.slack.verify import SlackSignature
-from bot.answers import Answerer
-from bot.core.render.renderer import Renderer
 from bot.core.store.dedupe import forget_older_than
-from bot.core.store.destinations import DestinationStore
 from bot.logs import log
 from bot.settings import ConfigError
 from bot.web import BodyTooLargeError, read_capped
-
-if TYPE_CHECKING:
-    from sqlalchemy.ext.asyncio import AsyncEngine
-
-    from bot.app import Service
 
 logger = logging.getLogger("prdigest.slack")
 
 EVENTS_PATH = "/slack/events"
 MAX_SLACK_BODY_BYTES = 1024 * 1024  # Slack's payloads are a few KB; refuse floods early
-SLACK_COMMAND_PREFIX = "/pr "  # help lines read `/pr search WORDS`
 SHUTDOWN_GRACE_SECONDS = 5.0  # answers in flight may finish; uvicorn allows 10 s in all
 
 
@@ -86,21 +76,17 @@ class SlackAdapter:
 
     def __init__(
         self,
+        deps: AdapterDeps,
         settings: SlackSettings,
-        answerer: Answerer,
-        renderer: Renderer,
-        destinations: DestinationStore,
-        engine: AsyncEngine,
         socket_handler_factory: SocketHandlerFactory = bolt_socket_handler,
-        clock: Callable[[], float] = time.time,
     ) -> None:
         if not settings.socket_mode and not settings.signing_secret:
             raise ConfigError(
                 "Slack needs SLACK_SIGNING_SECRET (HTTP mode) or SLACK_APP_TOKEN (Socket Mode)"
             )
         self.settings = settings
-        self.engine = engine
-        self.client = interactive_client(settings.bot_token, settings.api_url)
+        self.engine = deps.engine
+        self.client = interactive_client(settings.bot_token, settings.api_url, deps.clock)
         self.identity = BotIdentity(self.client)
         self.app = AsyncApp(
             name="prdigest",
@@ -117,12 +103,12 @@ class SlackAdapter:
         )
         self.users = SlackUsers(self.client, settings.admins)
         self.gate = AckGate()
-        self.listeners = SlackListeners(
-            answerer, renderer, destinations, self.users, engine, self.gate
-        )
+        self.listeners = SlackListeners(deps, self.users, self.gate)
         self.listeners.register(self.app)
         self._signature = (
-            None if settings.socket_mode else SlackSignature(settings.signing_secret or "", clock)
+            None
+            if settings.socket_mode
+            else SlackSignature(settings.signing_secret or "", lambda: deps.clock().timestamp())
         )
         self._socket_handler_factory = socket_handler_factory
         self._socket: SocketHandler | None = None
@@ -157,7 +143,7 @@ class SlackAdapter:
 
     async def handle_events(self, request: Request) -> Response:
         """Events, slash commands and interactivity: verify, then hand to bolt. Answers the
-        listeners start wait until no request is left to acknowledge (see `slack_ack_gate`)."""
+        listeners start wait until no request is left to acknowledge (see `ack_gate.py`)."""
         with self.gate.acking():
             return await self._handle_events(request)
 
@@ -176,43 +162,3 @@ class SlackAdapter:
             log(logger, "slack.bad_payload", logging.WARNING, reason=type(exc).__name__)
             return JSONResponse({"error": "malformed payload"}, status_code=400)
         return to_starlette_response(await self.app.async_dispatch(bolt_request))
-
-
-def settings_from(service: Service) -> SlackSettings:
-    env = service.ctx.env
-    token = _reveal(env.slack_bot_token)
-    if token is None:
-        raise ConfigError("SLACK_BOT_TOKEN is not set")
-    return SlackSettings(
-        bot_token=token,
-        api_url=env.slack_api_url,
-        signing_secret=_reveal(env.slack_signing_secret),
-        app_token=_reveal(env.slack_app_token),
-        admins=_ids(service.ctx.config.slack.admins),
-    )
-
-
-def _reveal(value: SecretStr | None) -> str | None:
-    return value.get_secret_value() if value is not None else None
-
-
-def _ids(values: Iterable[str]) -> tuple[str, ...]:
-    return tuple(value.strip() for value in values if value.strip())
-
-
-def build_slack_adapter(service: Service) -> SlackAdapter:
-    """The adapter `prdigest run` mounts when SLACK_BOT_TOKEN is set."""
-    answerer = Answerer(
-        service.ctx.reports,
-        service.destinations,
-        service.ctx.config,
-        clock=service.clock,
-        command_prefix=SLACK_COMMAND_PREFIX,
-    )
-    return SlackAdapter(
-        settings_from(service),
-        answerer,
-        service.renderer,
-        service.destinations,
-        service.ctx.engine,
-    )

@@ -23,6 +23,7 @@ from slack_sdk.http_retry.state import RetryState
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.adapters.slack.sender import parse_retry_after
+from bot.core.clock import Clock
 from bot.logs import log
 
 logger = logging.getLogger("prdigest.slack")
@@ -32,12 +33,12 @@ INTERACTIVE_RATE_LIMIT_RETRIES = 2
 INTERACTIVE_TIMEOUT_SECONDS = 15
 
 
-def _retry_after(response: HttpResponse) -> float:
+def _retry_after(response: HttpResponse, clock: Clock) -> float:
     for name, values in response.headers.items():
         if name.lower() == "retry-after":
             value = values[0] if isinstance(values, list) and values else values
-            return parse_retry_after(str(value))
-    return parse_retry_after(None)
+            return parse_retry_after(str(value), clock())
+    return parse_retry_after(None, clock())
 
 
 class ShortRateLimitRetryHandler(AsyncRetryHandler):
@@ -45,10 +46,12 @@ class ShortRateLimitRetryHandler(AsyncRetryHandler):
 
     def __init__(
         self,
+        clock: Clock,
         max_retry_count: int = INTERACTIVE_RATE_LIMIT_RETRIES,
         max_wait: float = INTERACTIVE_MAX_WAIT_SECONDS,
     ) -> None:
         super().__init__(max_retry_count=max_retry_count)
+        self.clock = clock  # a Retry-After may be an HTTP date
         self.max_wait = max_wait
 
     async def _can_retry_async(
@@ -61,7 +64,7 @@ class ShortRateLimitRetryHandler(AsyncRetryHandler):
     ) -> bool:
         if response is None or response.status_code != 429:
             return False
-        return _retry_after(response) <= self.max_wait
+        return _retry_after(response, self.clock) <= self.max_wait
 
     async def prepare_for_next_attempt_async(
         self,
@@ -73,16 +76,16 @@ class ShortRateLimitRetryHandler(AsyncRetryHandler):
     ) -> None:
         assert response is not None  # _can_retry_async answered True only with a response
         state.next_attempt_requested = True
-        await asyncio.sleep(_retry_after(response))
+        await asyncio.sleep(_retry_after(response, self.clock))
         state.increment_current_attempt()
 
 
-def interactive_client(token: str, api_url: str) -> AsyncWebClient:
+def interactive_client(token: str, api_url: str, clock: Clock) -> AsyncWebClient:
     return AsyncWebClient(
         token=token,
         base_url=api_url,
         timeout=INTERACTIVE_TIMEOUT_SECONDS,
-        retry_handlers=[AsyncConnectionErrorRetryHandler(), ShortRateLimitRetryHandler()],
+        retry_handlers=[AsyncConnectionErrorRetryHandler(), ShortRateLimitRetryHandler(clock)],
     )
 
 

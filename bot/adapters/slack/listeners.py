@@ -16,27 +16,24 @@ from typing import Any
 
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.response import BoltResponse
-from sqlalchemy.ext.asyncio import AsyncEngine
 
+from bot.adapters.base import AdapterDeps, chat_at
 from bot.adapters.slack.ack_gate import AckGate
 from bot.adapters.slack.replies import Respond, clean_text, post_all, respond_all
 from bot.adapters.slack.users import SlackUsers
-from bot.answers import Answer, Answerer, Chat, Notice, render_reply
+from bot.answers import Answer, Chat, Notice, render_reply
 from bot.core.commands import Invocation, UsageError, Verb, parse_mention, parse_pr_text
 from bot.core.models import Format, Locale, Platform
-from bot.core.render.renderer import RenderedMessage, Renderer, Section
+from bot.core.render.renderer import RenderedMessage, Section
 from bot.core.reports.refs import BadRefError, parse_ref
 from bot.core.store.dedupe import first_time
-from bot.core.store.destinations import DestinationStore
+from bot.core.store.resume import resume_if_bot_back
 from bot.logs import log
 
 logger = logging.getLogger("prdigest.slack")
 
 SLASH_COMMAND = "/pr"
 BUTTON_SECTIONS = {"pr_risks": Section.RISKS, "pr_files": Section.FILES}
-# Deactivation reasons a mention disproves: Slack delivers `app_mention` only from channels the
-# bot is a member of, so it was invited back (or the channel was unarchived).
-BOT_BACK_REASONS = frozenset({"not_in_channel", "is_archived", "channel_not_found"})
 MAX_REF_SHOWN = 80
 
 
@@ -49,21 +46,13 @@ def _button_invocation(value: str, section: Section) -> Invocation:
 
 
 class SlackListeners:
-    def __init__(
-        self,
-        answerer: Answerer,
-        renderer: Renderer,
-        destinations: DestinationStore,
-        users: SlackUsers,
-        engine: AsyncEngine,
-        gate: AckGate | None = None,
-    ) -> None:
-        self.gate = gate or AckGate()
-        self.answerer = answerer
-        self.renderer = renderer
-        self.destinations = destinations
+    def __init__(self, deps: AdapterDeps, users: SlackUsers, gate: AckGate) -> None:
+        self.gate = gate
+        self.answerer = deps.answerer
+        self.renderer = deps.renderer
+        self.destinations = deps.destinations
         self.users = users
-        self.engine = engine
+        self.engine = deps.engine
         self._tasks: set[asyncio.Task[None]] = set()
 
     def register(self, app: AsyncApp) -> None:
@@ -132,7 +121,8 @@ class SlackListeners:
         text = clean_text(str(event.get("text", "")))
         found = parse_mention(text)
         chat = await self._chat(event, "")
-        await self._resume_if_back(chat.chat_id)
+        # Slack delivers `app_mention` only from channels the bot is a member of: it is back.
+        await resume_if_bot_back(self.destinations, Platform.SLACK, chat.chat_id)
         answer = await self._answer(partial(_known, found), chat)
         thread = str(event.get("thread_ts") or event.get("ts") or "") or None
         await post_all(self.users.client, chat.chat_id, self._render(answer, chat.locale), thread)
@@ -152,10 +142,15 @@ class SlackListeners:
 
     async def _chat(self, payload: dict[str, Any], user_name: str) -> Chat:
         channel_id, user_id = _where_and_who(payload)
-        dest = await self.destinations.find(Platform.SLACK, channel_id)
-        locale = dest.locale if dest is not None else Locale.EN
         is_admin = partial(self.users.is_admin, user_id)
-        return Chat(Platform.SLACK, channel_id, user_id, is_admin, locale, user_name)
+        return await chat_at(
+            self.destinations,
+            Platform.SLACK,
+            channel_id,
+            user_id,
+            is_admin=is_admin,
+            user_name=user_name,
+        )
 
     async def _answer(self, parse: Callable[[], Invocation], chat: Chat) -> Answer:
         """The answer, or the "error" notice: the user always hears back, the log has why."""
@@ -164,14 +159,6 @@ class SlackListeners:
         except Exception as exc:  # the one edge handler: a bug must not leave the user unanswered
             _log_failure("slack.answer_failed", exc, chat=chat.chat_id)
             return Answer(Notice("error"))
-
-    async def _resume_if_back(self, channel_id: str) -> None:
-        """The channel's digests stopped because the bot was out of it; it is back: resume."""
-        dest = await self.destinations.find(Platform.SLACK, channel_id)
-        if dest is None or dest.active or dest.deactivated_reason not in BOT_BACK_REASONS:
-            return
-        await self.destinations.set_active(dest.id, True)
-        log(logger, "destination.reactivated", destination=dest.label)
 
     def _render(self, answer: Answer, locale: Locale) -> list[RenderedMessage]:
         return render_reply(self.renderer, answer.reply, Format.SLACK, locale)
@@ -194,7 +181,7 @@ def _log_failure(event: str, exc: BaseException, **fields: str) -> None:
 
 
 async def _logged(work: Coroutine[Any, Any, None], gate: AckGate) -> None:
-    """Run an answer when its turn comes (acks first, see `slack_ack_gate`); a failure is
+    """Run an answer when its turn comes (acks first, see `ack_gate.py`); a failure is
     logged (with its traceback), never lost in the loop."""
     started = False
     try:

@@ -15,6 +15,7 @@ import aiohttp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.core.clock import Clock, utc_clock
 from bot.core.delivery.deliverer import (
     Gone,
     Outcome,
@@ -26,10 +27,10 @@ from bot.core.delivery.deliverer import (
     Withheld,
 )
 from bot.core.models import Platform
+from bot.core.render.slack import SLACK_FALLBACK_MAX
 
 SLACK_PER_CHANNEL_INTERVAL = 1.0  # chat.postMessage: about one message per second per channel
 SLACK_MAX_PER_SECOND = 20.0  # workspace-wide pace across channels
-SLACK_FALLBACK_TEXT_MAX = 3900
 DEFAULT_RETRY_AFTER = 30.0
 SEND_TIMEOUT_SECONDS = 15
 
@@ -51,7 +52,7 @@ TRANSIENT_ERRORS = frozenset(
 TOO_BIG_ERRORS = frozenset({"invalid_blocks", "msg_blocks_too_long", "msg_too_long"})
 
 
-def parse_retry_after(value: str | None, now: datetime | None = None) -> float:
+def parse_retry_after(value: str | None, now: datetime) -> float:
     """Seconds to wait from a Retry-After header: seconds, a decimal, or an HTTP date.
     Missing or garbage → a safe default, never an exception (slack_sdk's int() would raise)."""
     if not value:
@@ -66,7 +67,7 @@ def parse_retry_after(value: str | None, now: datetime | None = None) -> float:
             return DEFAULT_RETRY_AFTER
         if when.tzinfo is None:
             when = when.replace(tzinfo=UTC)
-        seconds = (when - (now or datetime.now(UTC))).total_seconds()
+        seconds = (when - now).total_seconds()
     if seconds != seconds or seconds < 0:  # NaN or in the past
         return 1.0
     return seconds
@@ -76,10 +77,11 @@ class SlackSender:
     platform = Platform.SLACK
     max_per_second = SLACK_MAX_PER_SECOND
 
-    def __init__(self, token: str, api_url: str) -> None:
+    def __init__(self, token: str, api_url: str, clock: Clock = utc_clock) -> None:
         self.client = AsyncWebClient(
             token=token, base_url=api_url, retry_handlers=[], timeout=SEND_TIMEOUT_SECONDS
         )
+        self.clock = clock  # a Retry-After may be an HTTP date
 
     def interval_for(self, target: str) -> float:
         return SLACK_PER_CHANNEL_INTERVAL
@@ -90,7 +92,8 @@ class SlackSender:
         outcome = await self._post(target, dict(payload))
         if isinstance(outcome, Rejected) and outcome.reason in TOO_BIG_ERRORS:
             # One plain-text fallback, so the digest still arrives; never a retry loop.
-            text = str(payload.get("text", ""))[:SLACK_FALLBACK_TEXT_MAX] or "(empty)"
+            # The renderer keeps `text` within the cap already; the cut guards other payloads.
+            text = str(payload.get("text", ""))[:SLACK_FALLBACK_MAX] or "(empty)"
             fallback = await self._post(target, {"text": text, "unfurl_links": False})
             if isinstance(fallback, Sent):
                 return fallback
@@ -100,18 +103,18 @@ class SlackSender:
         try:
             response = await self.client.chat_postMessage(channel=target, **args)
         except SlackApiError as exc:
-            return _api_error(exc)
+            return _api_error(exc, self.clock())
         except (aiohttp.ClientError, TimeoutError) as exc:
             return Transient(f"{type(exc).__name__}: {exc}")
         ts = response.get("ts")
         return Sent(str(ts) if ts else None)
 
 
-def _api_error(exc: SlackApiError) -> Outcome:
+def _api_error(exc: SlackApiError, now: datetime) -> Outcome:
     status = exc.response.status_code
     if status == 429:
         headers = {str(k).lower(): str(v) for k, v in (exc.response.headers or {}).items()}
-        return RetryAfter(parse_retry_after(headers.get("retry-after")))
+        return RetryAfter(parse_retry_after(headers.get("retry-after"), now))
     if status >= 500:
         return Transient(f"HTTP {status}")
     error = str(exc.response.get("error", "")) if exc.response.data else ""

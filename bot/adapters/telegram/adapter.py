@@ -3,8 +3,8 @@
 Long polling by default (one consumer per token; a 409 conflict is logged with the reason and
 PTB's retry loop backs off), or a webhook at `POST /telegram/webhook` when
 `telegram.webhook_url` is configured (several replicas can share it). No JobQueue: the
-service has one scheduler. Digests go out through the outbox (`telegram_sender.py`); command
-replies are sent straight away, paced by the same `ChatPacer`.
+service has one scheduler. Digests go out through the outbox (`sender.py`); command replies are
+sent straight away, through the same sender and its `ChatPacer`.
 
 On start: `getMe` (a wrong token stops the service here), the command menu (`setMyCommands`),
 then `setWebhook(url, secret_token)` or `deleteWebhook` + polling. If Telegram cannot be
@@ -19,7 +19,6 @@ import logging
 import re
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 from starlette.routing import BaseRoute, Route
@@ -27,6 +26,7 @@ from telegram import BotCommand
 from telegram.error import Conflict, InvalidToken, TelegramError
 from telegram.ext import Application
 
+from bot.adapters.base import AdapterDeps
 from bot.adapters.telegram.handlers import TelegramHandlers
 from bot.adapters.telegram.polling import PollingLeader
 from bot.adapters.telegram.reply import Replier
@@ -37,14 +37,11 @@ from bot.adapters.telegram.updates import (
     TelegramApp,
     webhook_endpoint,
 )
-from bot.core.commands import COMMAND_TABLE, Verb
-from bot.core.models import Platform
+from bot.core.clock import Clock
+from bot.core.commands import COMMAND_MENU
 from bot.core.store.dedupe import forget_older_than
 from bot.logs import log
 from bot.settings import ConfigError
-
-if TYPE_CHECKING:
-    from bot.app import Service
 
 logger = logging.getLogger("prdigest.telegram")
 
@@ -53,28 +50,34 @@ CONFLICT_REASON = "another instance is polling this token; use webhook mode for 
 CONFLICT_LOG_EVERY_SECONDS = 60.0  # a lasting conflict is logged once a minute, with a count
 RECONNECT_DELAYS = (5.0, 10.0, 30.0, 60.0, 300.0)
 WEBHOOK_SECRET_RULE = re.compile(r"[A-Za-z0-9_-]{1,256}")
-MENU_EXTRAS = {
-    "start": "What this bot does",
-    "risks": "A PR's risk flags and impact: /risks 7422",
-    "files": "A PR's key files: /files 7422",
-    "related": "PRs related to a PR: /related 7422",
-}
 
 
 def command_menu() -> list[BotCommand]:
-    """The shared command table, with `/start` first and the section shortcuts after `/pr`."""
-    menu = [BotCommand("start", MENU_EXTRAS["start"])]
-    for spec in COMMAND_TABLE:
-        menu.append(BotCommand(spec.verb.value, spec.description))
-        if spec.verb is Verb.PR:
-            menu += [BotCommand(name, MENU_EXTRAS[name]) for name in ("risks", "files", "related")]
-    return menu
+    return [BotCommand(command.name, command.description) for command in COMMAND_MENU]
 
 
 @dataclass(frozen=True)
 class Webhook:
     url: str
     secret: str
+
+
+def webhook_from(url: str | None, secret: str | None) -> Webhook | None:
+    """Webhook mode when `telegram.webhook_url` is configured; its secret must be valid."""
+    if url is None:
+        return None
+    if secret is None:
+        raise ConfigError("telegram.webhook_url is set but TELEGRAM_WEBHOOK_SECRET is not")
+    if not WEBHOOK_SECRET_RULE.fullmatch(secret):
+        raise ConfigError("TELEGRAM_WEBHOOK_SECRET must be 1-256 characters of A-Z a-z 0-9 _ -")
+    return Webhook(url, secret)
+
+
+@dataclass(frozen=True)
+class TelegramSettings:
+    bot_token: str
+    api_url: str
+    webhook: Webhook | None = None
 
 
 def build_application(token: str, api_url: str, webhook: bool) -> TelegramApp:
@@ -101,11 +104,13 @@ class TelegramAdapter:
         handlers: TelegramHandlers,
         engine: AsyncEngine,
         webhook: Webhook | None,
+        clock: Clock,
     ) -> None:
         self.app = app
         self.replier = handlers.replier
         self.engine = engine
         self.webhook = webhook
+        self.clock = clock
         handlers.register(app)
         self._reconnect_task: asyncio.Task[None] | None = None
         self._leader: PollingLeader | None = None
@@ -153,6 +158,7 @@ class TelegramAdapter:
                 ),
                 updater.stop,
                 lambda: updater.running,
+                self.clock,
             )
             await self._leader.step()
             self._leader_task = asyncio.create_task(self._leader.run())
@@ -211,33 +217,12 @@ class TelegramAdapter:
             await self._leader.release()
 
 
-def _webhook(service: Service) -> Webhook | None:
-    url = service.ctx.config.telegram.webhook_url
-    if url is None:
-        return None
-    secret = service.ctx.env.telegram_webhook_secret
-    if secret is None:
-        raise ConfigError("telegram.webhook_url is set but TELEGRAM_WEBHOOK_SECRET is not")
-    if not WEBHOOK_SECRET_RULE.fullmatch(secret.get_secret_value()):
-        raise ConfigError("TELEGRAM_WEBHOOK_SECRET must be 1-256 characters of A-Z a-z 0-9 _ -")
-    return Webhook(url, secret.get_secret_value())
-
-
-def build_telegram_adapter(service: Service) -> TelegramAdapter:
-    env = service.ctx.env
-    if env.telegram_bot_token is None:
-        raise ConfigError("TELEGRAM_BOT_TOKEN is not set")
-    token = env.telegram_bot_token.get_secret_value()
-    sender = service.senders.get(Platform.TELEGRAM)
-    if not isinstance(sender, TelegramSender):
-        sender = TelegramSender(token, env.telegram_api_url)
-    webhook = _webhook(service)
-    handlers = TelegramHandlers(
-        service.ctx.engine,
-        service.answerer,
-        service.renderer,
-        service.destinations,
-        Replier(sender),
-    )
-    app = build_application(token, env.telegram_api_url, webhook=webhook is not None)
-    return TelegramAdapter(app, handlers, service.ctx.engine, webhook)
+def build_telegram_adapter(
+    deps: AdapterDeps, settings: TelegramSettings, sender: TelegramSender
+) -> TelegramAdapter:
+    """The adapter `prdigest run` starts when TELEGRAM_BOT_TOKEN is set. Replies go through
+    `sender`, the outbox's own: one pace per chat for digests and replies together."""
+    handlers = TelegramHandlers(deps, Replier(sender))
+    webhook = settings.webhook
+    app = build_application(settings.bot_token, settings.api_url, webhook=webhook is not None)
+    return TelegramAdapter(app, handlers, deps.engine, webhook, deps.clock)

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Awaitable, Callable
 from functools import partial
 
-from sqlalchemy.ext.asyncio import AsyncEngine
-from telegram import Message, Update
+from telegram import Message, Update, User
 from telegram.constants import ChatType
 from telegram.ext import (
     ApplicationHandlerStop,
@@ -26,58 +26,43 @@ from telegram.ext import (
     filters,
 )
 
+from bot.adapters.base import AdapterDeps, chat_at, nobody_is_admin
 from bot.adapters.telegram.members import (
     GONE_STATUSES,
     Membership,
     is_chat_admin,
-    locale_for,
     sender_name,
+    user_locale,
 )
 from bot.adapters.telegram.reply import Replier
 from bot.adapters.telegram.updates import TelegramApp
-from bot.answers import Answer, Answerer, Chat, Notice, Reply, render_reply
-from bot.core.commands import COMMAND_TABLE, parse
+from bot.answers import Answer, Chat, Notice, Reply, render_reply
+from bot.core.commands import COMMAND_MENU, parse
 from bot.core.models import Format, Locale, Platform
-from bot.core.render.renderer import Renderer
 from bot.core.render.telegram import parse_callback_data
 from bot.core.store.dedupe import first_time
-from bot.core.store.destinations import DestinationStore
 from bot.logs import log
 
 logger = logging.getLogger("prdigest.telegram")
 
 Context = ContextTypes.DEFAULT_TYPE
-# Commands besides the shared table's verbs: `/start` and the `/pr` section shortcuts.
-EXTRA_COMMANDS = ("start", "risks", "files", "related")
-COMMAND_NAMES = (*(spec.verb.value for spec in COMMAND_TABLE), *EXTRA_COMMANDS)
 _COMMAND_LINE = re.compile(r"/(?P<name>[^\s@]+)(?:@(?P<bot>\S+))?\s*(?P<args>.*)", re.DOTALL)
 
 
-async def _nobody_is_admin() -> bool:
-    return False
-
-
 class TelegramHandlers:
-    def __init__(
-        self,
-        engine: AsyncEngine,
-        answerer: Answerer,
-        renderer: Renderer,
-        destinations: DestinationStore,
-        replier: Replier,
-    ) -> None:
-        self.engine = engine
-        self.answerer = answerer
-        self.renderer = renderer
-        self.destinations = destinations
-        self.membership = Membership(destinations)
+    def __init__(self, deps: AdapterDeps, replier: Replier) -> None:
+        self.engine = deps.engine
+        self.answerer = deps.answerer
+        self.renderer = deps.renderer
+        self.destinations = deps.destinations
+        self.membership = Membership(deps.destinations)
         self.replier = replier
 
     def register(self, app: TelegramApp) -> None:
         new_messages = filters.UpdateType.MESSAGE
         app.add_handler(TypeHandler(Update, self.drop_repeats), group=-1)
-        for name in COMMAND_NAMES:
-            app.add_handler(CommandHandler(name, self.on_command, filters=new_messages))
+        for command in COMMAND_MENU:
+            app.add_handler(CommandHandler(command.name, self.on_command, filters=new_messages))
         app.add_handler(MessageHandler(filters.COMMAND & new_messages, self.on_unknown_command))
         app.add_handler(MessageHandler(filters.StatusUpdate.MIGRATE, self.on_migration))
         app.add_handler(CallbackQueryHandler(self.on_button))
@@ -90,17 +75,33 @@ class TelegramHandlers:
             log(logger, "telegram.update_repeated", update_id=update.update_id)
             raise ApplicationHandlerStop
 
-    async def _chat(self, message: Message, context: Context) -> Chat:
-        chat_id = str(message.chat.id)
-        destination = await self.destinations.find(Platform.TELEGRAM, chat_id)
+    async def _chat(
+        self,
+        chat_id: int,
+        user_id: int,
+        user: User | None,
+        user_name: str,
+        is_admin: Callable[[], Awaitable[bool]] = nobody_is_admin,
+    ) -> Chat:
+        return await chat_at(
+            self.destinations,
+            Platform.TELEGRAM,
+            str(chat_id),
+            str(user_id),
+            is_admin=is_admin,
+            user_name=user_name,
+            user_locale=user_locale(user),
+        )
+
+    async def _message_chat(self, message: Message, context: Context) -> Chat:
+        """Who sent `message` (a user, or a chat speaking as itself), where."""
         sender = message.sender_chat or message.from_user
-        return Chat(
-            platform=Platform.TELEGRAM,
-            chat_id=chat_id,
-            user_id=str(sender.id) if sender is not None else chat_id,
-            is_admin=partial(is_chat_admin, context.bot, message),
-            locale=locale_for(destination, message.from_user),
-            user_name=sender_name(message),
+        return await self._chat(
+            message.chat.id,
+            sender.id if sender is not None else message.chat.id,
+            message.from_user,
+            sender_name(message),
+            partial(is_chat_admin, context.bot, message),
         )
 
     async def on_command(self, update: Update, context: Context) -> None:
@@ -109,7 +110,7 @@ class TelegramHandlers:
         if message is None or line is None:
             return
         verb, args = line["name"].lower(), line["args"]
-        chat = await self._chat(message, context)
+        chat = await self._message_chat(message, context)
         if verb == "start":
             await self.membership.returned(chat.chat_id)
         answer = await self.answerer.answer_text(lambda: parse(verb, args), chat)
@@ -128,7 +129,7 @@ class TelegramHandlers:
             return
         if not addressee and message.chat.type != ChatType.PRIVATE:
             return
-        chat = await self._chat(message, context)
+        chat = await self._message_chat(message, context)
         notice = Notice("unknown_command", {"command": f"/{line['name']}"[:40]})
         await self._reply(message, notice, chat.locale)
 
@@ -149,20 +150,12 @@ class TelegramHandlers:
             return
         if message is None:
             return
-        chat_id = str(message.chat.id)
-        destination = await self.destinations.find(Platform.TELEGRAM, chat_id)
-        chat = Chat(
-            platform=Platform.TELEGRAM,
-            chat_id=chat_id,
-            user_id=str(query.from_user.id),
-            is_admin=_nobody_is_admin,
-            locale=locale_for(destination, query.from_user),
-            user_name=query.from_user.full_name,
-        )
+        user = query.from_user
+        chat = await self._chat(message.chat.id, user.id, user, user.full_name)
         answer = await self.answerer.answer_text(lambda: parse("pr", f"{ref} {section}"), chat)
-        log(logger, "telegram.button", section=section.value, ref=ref, chat=chat_id)
+        log(logger, "telegram.button", section=section.value, ref=ref, chat=chat.chat_id)
         rendered = render_reply(self.renderer, answer.reply, Format.TELEGRAM, chat.locale)
-        await self.replier.send(chat_id, rendered, reply_to=message.message_id)
+        await self.replier.send(chat.chat_id, rendered, reply_to=message.message_id)
 
     async def on_membership(self, update: Update, context: Context) -> None:
         change = update.my_chat_member
@@ -193,7 +186,7 @@ class TelegramHandlers:
         )
         message = update.message if isinstance(update, Update) else None
         if message is not None:
-            locale = locale_for(None, message.from_user)
+            locale = user_locale(message.from_user)
             notice = render_reply(self.renderer, Notice("error"), Format.TELEGRAM, locale)
             await self.replier.send(str(message.chat.id), notice, reply_to=message.message_id)
 

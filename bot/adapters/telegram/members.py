@@ -17,15 +17,13 @@ from telegram.error import TelegramError
 
 from bot.core.models import Locale, Platform
 from bot.core.store.destinations import Destination, DestinationStore
+from bot.core.store.resume import REMOVED_FROM_CHAT, resume_if_bot_back
 from bot.logs import log
 
 logger = logging.getLogger("prdigest.telegram")
 
 ADMIN_STATUSES = frozenset({ChatMemberStatus.ADMINISTRATOR, ChatMemberStatus.OWNER})
 GONE_STATUSES = frozenset({ChatMemberStatus.LEFT, ChatMemberStatus.BANNED})
-# The reason `bot/answers.py` records for `/unsubscribe all`: the chat's own choice, which
-# re-adding the bot must not undo.
-STOPPED_BY_CHAT = "unsubscribed from the chat"
 
 
 async def is_chat_admin(bot: Bot, message: Message) -> bool:
@@ -53,10 +51,8 @@ def sender_name(message: Message) -> str:
     return user.full_name if user is not None else str(message.chat.id)
 
 
-def locale_for(destination: Destination | None, user: User | None) -> Locale:
-    """The chat's digest language if it has one, else the user's Telegram language."""
-    if destination is not None:
-        return destination.locale
+def user_locale(user: User | None) -> Locale:
+    """The user's Telegram language (a chat with digests reads theirs instead)."""
     code = (user.language_code or "") if user is not None else ""
     return Locale.ZH if code.lower().startswith("zh") else Locale.EN
 
@@ -75,7 +71,7 @@ class Membership:
         dest = await self._find(chat_id)
         if dest is None or not dest.active:
             return False
-        reason = f"the bot was removed from the chat ({status})"
+        reason = f"{REMOVED_FROM_CHAT} ({status})"
         await self.destinations.set_active(dest.id, False, reason)
         log(
             logger,
@@ -89,12 +85,8 @@ class Membership:
     async def returned(self, chat_id: int | str) -> bool:
         """The bot is back (re-added, unblocked, `/start`): resume a subscription that stopped
         because the bot was gone, not one the chat stopped itself."""
-        dest = await self._find(chat_id)
-        if dest is None or dest.active or dest.deactivated_reason == STOPPED_BY_CHAT:
-            return False
-        await self.destinations.set_active(dest.id, True)
-        log(logger, "destination.reactivated", destination=dest.label)
-        return True
+        resumed = await resume_if_bot_back(self.destinations, Platform.TELEGRAM, str(chat_id))
+        return resumed is not None
 
     async def migrated(self, old_chat_id: int, new_chat_id: int) -> bool:
         """A group became a supergroup: its subscription moves to the new id."""

@@ -1,4 +1,5 @@
-"""When each Telegram chat may get its next message, shared by digests and command replies.
+"""Telegram's flood limits, and when each chat may get its next message (digests and command
+replies alike). The one place Telegram's pacing numbers live.
 
 The outbox paces its own rows, but command replies are sent directly: without one shared
 account of what each chat received, a reply and a digest message could reach a chat within the
@@ -11,14 +12,21 @@ from __future__ import annotations
 import time
 from collections import deque
 from collections.abc import Callable
+from dataclasses import dataclass
 
 # Counted from when the previous message's answer came back: it reached Telegram before that,
 # so no delay on the way (a slow connection, a paused process) can bring two arrivals closer
 # together than they left. Counted from departures, a first request held up on the way by
 # more than the headroom arrived within a second of the next one.
-PER_CHAT_SECONDS = 1.0
-GROUP_WINDOW_SECONDS = 61.0  # 20 messages per minute per group, with a second of headroom
-GROUP_MAX_IN_WINDOW = 20
+TELEGRAM_PER_CHAT_SECONDS = 1.0  # ≤ 1 message per second per chat
+# 20 messages per minute per group, with a second of headroom
+TELEGRAM_GROUP_WINDOW_SECONDS = 61.0
+TELEGRAM_GROUP_MAX_IN_WINDOW = 20
+TELEGRAM_OVERALL_LIMIT = 30  # messages per second to all chats together
+TELEGRAM_OVERALL_SECONDS = 1.0
+# The pace plans 29.7/s; the arrival window (see `ArrivalWindow`) makes sure that, however the
+# requests bunch on the way, no second holds more than 30 arrivals.
+TELEGRAM_MAX_PER_SECOND = 29.7
 
 
 def is_group(chat_id: str) -> bool:
@@ -26,16 +34,38 @@ def is_group(chat_id: str) -> bool:
     return chat_id.startswith("-")
 
 
+@dataclass(frozen=True)
+class TelegramLimits:
+    """The limits one bot keeps to; the defaults are Telegram's. A fake Bot API whose windows
+    are shorter gets a bot with the same shorter windows."""
+
+    per_chat_seconds: float = TELEGRAM_PER_CHAT_SECONDS
+    group_window_seconds: float = TELEGRAM_GROUP_WINDOW_SECONDS
+    group_max_in_window: int = TELEGRAM_GROUP_MAX_IN_WINDOW
+    overall_limit: int = TELEGRAM_OVERALL_LIMIT
+    overall_seconds: float = TELEGRAM_OVERALL_SECONDS
+    max_per_second: float = TELEGRAM_MAX_PER_SECOND
+
+    def interval_for(self, chat_id: str) -> float:
+        """The outbox's spacing between two messages to one chat: a group's window spread
+        evenly (the `ChatPacer` holds any message that would still overfill it)."""
+        if is_group(chat_id):
+            return self.group_window_seconds / self.group_max_in_window
+        return self.per_chat_seconds
+
+
 class ChatPacer:
     """Per-chat send times, group windows and 429 holds for one bot, in this process."""
 
     def __init__(
-        self, clock: Callable[[], float] = time.monotonic, time_scale: float = 1.0
+        self,
+        clock: Callable[[], float] = time.monotonic,
+        limits: TelegramLimits = TelegramLimits(),
     ) -> None:
         self.clock = clock
-        # Tests run against a fake whose flood windows are shrunk by the same factor.
-        self.per_chat = PER_CHAT_SECONDS * time_scale
-        self.group_window = GROUP_WINDOW_SECONDS * time_scale
+        self.per_chat = limits.per_chat_seconds
+        self.group_window = limits.group_window_seconds
+        self.group_max = limits.group_max_in_window
         self._last: dict[str, float] = {}
         self._windows: dict[str, deque[float]] = {}
         self._held_until: dict[str, float] = {}
@@ -48,7 +78,7 @@ class ChatPacer:
         if last is not None:
             waits.append(last + self.per_chat - now)
         window = self._window(chat_id, now)
-        if window is not None and len(window) >= GROUP_MAX_IN_WINDOW:
+        if window is not None and len(window) >= self.group_max:
             waits.append(window[0] + self.group_window - now)
         return max(0.0, *waits)
 

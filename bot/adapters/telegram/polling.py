@@ -13,11 +13,12 @@ import logging
 import os
 import socket
 from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from bot.core.clock import Clock, utc_clock
 from bot.core.store.leases import release, take
 from bot.logs import log
 
@@ -41,16 +42,18 @@ class PollingLeader:
         start_polling: Callable[[], Awaitable[object]],
         stop_polling: Callable[[], Awaitable[object]],
         is_polling: Callable[[], bool],
+        clock: Clock = utc_clock,
     ) -> None:
         self.engine = engine
         self.start_polling = start_polling
         self.stop_polling = stop_polling
         self.is_polling = is_polling
+        self.clock = clock
         self.holder = f"{socket.gethostname()}:{os.getpid()}"
         self._refused_by: str | None = None
 
     async def step(self) -> None:
-        held = await take(self.engine, POLL_LEASE, self.holder, datetime.now(UTC), POLL_LEASE_TTL)
+        held = await take(self.engine, POLL_LEASE, self.holder, self.clock(), POLL_LEASE_TTL)
         if held is None:
             self._refused_by = None
             if not self.is_polling():

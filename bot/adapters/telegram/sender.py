@@ -1,22 +1,20 @@
 """Telegram delivery: one `sendMessage` per outbox row, errors mapped to outcomes.
 
 Calls the Bot API directly with httpx (PTB's Bot would rebuild objects from our ready-made
-payload for nothing). Pacing constants are Telegram's published flood limits. Command replies
-(sent by the adapter, not the outbox) share the sender's `ChatPacer`, so a reply and a digest
-message never reach one chat closer than the limits allow.
+payload for nothing). Its pacing follows `TelegramLimits` (Telegram's published flood limits,
+see `pace.py`). Command replies (sent by the adapter, not the outbox) share the sender's
+`ChatPacer`, so a reply and a digest message never reach one chat closer than the limits allow.
 """
 
 from __future__ import annotations
 
 import contextlib
-import html
-import re
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import httpx
 
-from bot.adapters.telegram.pace import ChatPacer
+from bot.adapters.telegram.pace import ChatPacer, TelegramLimits
 from bot.core.delivery.deliverer import (
     Blocked,
     Gone,
@@ -31,47 +29,36 @@ from bot.core.delivery.deliverer import (
 )
 from bot.core.delivery.pacing import ArrivalWindow
 from bot.core.models import Platform
+from bot.core.render.telegram import html_to_plain
 
-TELEGRAM_PER_CHAT_INTERVAL = 1.0  # ≤ 1 message per second per chat
-TELEGRAM_PER_GROUP_INTERVAL = 3.2  # ≤ 20 messages per minute per group, with headroom
-TELEGRAM_OVERALL_LIMIT = 30  # messages per second to all chats together
-TELEGRAM_OVERALL_SECONDS = 1.0
-# The pace plans 29.7/s; the arrival window (see `ArrivalWindow`) makes sure that, however the
-# requests bunch on the way, no second holds more than 30 arrivals.
-TELEGRAM_MAX_PER_SECOND = 29.7
 SEND_TIMEOUT = httpx.Timeout(15.0, connect=5.0)
 DEFAULT_RETRY_AFTER = 5.0
-_TAG = re.compile(r"<[^>]*>")
 
 Ready = Callable[[], Awaitable[Outcome | None]]
 """Awaited inside the arrival window right before the request leaves: None to send, or the
 outcome to report instead."""
 
 
-def html_to_plain(text: str) -> str:
-    """Our own HTML (escaped report text in a few tags) back to plain text."""
-    return html.unescape(_TAG.sub("", text))
-
-
 class TelegramSender:
     platform = Platform.TELEGRAM
-    max_per_second = TELEGRAM_MAX_PER_SECOND
 
     def __init__(
         self,
         token: str,
         api_url: str,
+        limits: TelegramLimits = TelegramLimits(),  # noqa: B008 - frozen, shared safely
         pacer: ChatPacer | None = None,
-        arrivals: ArrivalWindow | None = None,
     ) -> None:
         self.base = f"{api_url.rstrip('/')}/bot{token}"
         self.client = httpx.AsyncClient(timeout=SEND_TIMEOUT)
-        self.pacer = pacer or ChatPacer()
+        self.limits = limits
+        self.max_per_second = limits.max_per_second
+        self.pacer = pacer if pacer is not None else ChatPacer(limits=limits)
         # Digests and command replies alike: every message counts against the overall limit.
-        self.arrivals = arrivals or ArrivalWindow(TELEGRAM_OVERALL_LIMIT, TELEGRAM_OVERALL_SECONDS)
+        self.arrivals = ArrivalWindow(limits.overall_limit, limits.overall_seconds)
 
     def interval_for(self, target: str) -> float:
-        return TELEGRAM_PER_GROUP_INTERVAL if target.startswith("-") else TELEGRAM_PER_CHAT_INTERVAL
+        return self.limits.interval_for(target)
 
     async def warm_up(self) -> None:
         """`getMe` (no flood limit counts it): the connection is open before a burst."""

@@ -126,6 +126,18 @@ async def test_risks_answers_with_the_reports_four_risk_flags(
     assert answer.parse_mode == "HTML"
 
 
+async def test_summary_is_a_shortcut_like_risks_and_answers_what_pr_answers(
+    fake: FakeTelegram, bot: TelegramBot
+) -> None:
+    fake.push_message(USER, "/summary 7422")
+    fake.push_message(USER, "/pr 7422")
+
+    await until(lambda: len(fake.sent_to(USER)) == 2)
+    summary, pr = texts(fake, USER)
+    assert summary == pr
+    assert "#7422" in summary
+
+
 async def test_a_command_for_another_bot_is_ignored_and_one_for_us_is_answered(
     fake: FakeTelegram, bot: TelegramBot
 ) -> None:

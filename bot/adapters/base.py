@@ -1,0 +1,67 @@
+"""What every chat adapter is and may use.
+
+`bot/app.py` builds one `AdapterDeps` and hands it, with the platform's own settings, to each
+adapter: the adapters never see the service, so they cannot reach past what is listed here.
+Commands are answered by the one `Answerer`; a `Chat` is built only by `chat_at`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+from sqlalchemy.ext.asyncio import AsyncEngine
+from starlette.routing import BaseRoute
+
+from bot.answers import Answerer, Chat
+from bot.core.clock import Clock
+from bot.core.models import Locale, Platform
+from bot.core.render.renderer import Renderer
+from bot.core.store.destinations import DestinationStore
+
+
+class Adapter(Protocol):
+    """A chat platform's inbound side (commands, events); outbound goes through the outbox."""
+
+    name: str
+
+    def routes(self) -> list[BaseRoute]:
+        """HTTP routes it serves (webhooks); may be empty (Socket Mode, long polling)."""
+        ...
+
+    async def start(self) -> None: ...
+
+    async def stop(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class AdapterDeps:
+    """Everything an adapter may use, shared by all of them."""
+
+    answerer: Answerer
+    renderer: Renderer
+    destinations: DestinationStore
+    engine: AsyncEngine  # inbound dedupe and leases
+    clock: Clock
+
+
+async def nobody_is_admin() -> bool:
+    """For a chat where nothing that needs an admin can be asked (a digest's button)."""
+    return False
+
+
+async def chat_at(
+    destinations: DestinationStore,
+    platform: Platform,
+    chat_id: str,
+    user_id: str,
+    *,
+    is_admin: Callable[[], Awaitable[bool]] = nobody_is_admin,
+    user_name: str = "",
+    user_locale: Locale = Locale.EN,
+) -> Chat:
+    """Who asks, where: the chat reads its digests' language, or else the user's own."""
+    destination = await destinations.find(platform, chat_id)
+    locale = destination.locale if destination is not None else user_locale
+    return Chat(platform, chat_id, user_id, is_admin, locale, user_name)
