@@ -267,6 +267,22 @@ async def test_a_user_who_blocked_the_bot_gets_digests_again_after_start(
     assert dest is not None and dest.active
 
 
+async def test_a_chat_the_outbox_found_blocked_gets_digests_again_after_start(
+    fake: FakeTelegram, bot: TelegramBot
+) -> None:
+    fake.push_message(USER, "/subscribe rollout")
+    await until(lambda: fake.sent_to(USER))
+    dest = await destination(bot, USER)
+    assert dest is not None
+    # What the deliverer records after Telegram's 403s (see `Blocked`).
+    blocked = "Forbidden: bot was blocked by the user"
+    await bot.service.destinations.set_active(dest.id, False, blocked)
+
+    fake.push_message(USER, "/start")
+    await until(lambda: len(fake.sent_to(USER)) == 2)
+    await _until_active(bot, USER, True)
+
+
 async def test_a_group_upgraded_to_a_supergroup_keeps_its_subscription(
     fake: FakeTelegram, bot: TelegramBot
 ) -> None:
