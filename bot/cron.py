@@ -38,16 +38,14 @@ def _weekday_names(field: str) -> str:
 
 
 def trigger(expr: str, timezone: str) -> CronTrigger:
-    """A CronTrigger for `minute hour day month day-of-week` in `timezone`; a sixth, leading
-    field is seconds (`*/20 * * * * *`), for tests and demos."""
+    """A CronTrigger for `minute hour day month day-of-week` in `timezone`."""
     fields = expr.split()
-    if len(fields) not in (5, 6):
+    if len(fields) != 5:
         raise CronError(f"cron {expr!r} needs 5 fields (minute hour day month day-of-week)")
-    second = fields.pop(0) if len(fields) == 6 else "0"
     minute, hour, day, month, dow = fields
     try:
         return CronTrigger(
-            second=second,
+            second="0",
             minute=minute,
             hour=hour,
             day=day,
@@ -85,7 +83,7 @@ def previous_fire(
 
     APScheduler only looks forward, so look back in growing windows (1 min, 4 min, … up to the
     horizon) and walk forward inside the first window that holds a fire time: a few steps
-    whether the schedule fires every 3 seconds or once a week.
+    whether the schedule fires every minute or once a week.
     On a DST fall-back day APScheduler yields a wall-clock time like 02:30 twice (CEST, then
     CET); a schedule means it once, so a repeat of the same wall-clock time is skipped.
     """

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -108,9 +108,9 @@ def build_scheduler(
         "interval",
         seconds=tick_seconds,
         id="digest-tick",
-        # APScheduler runs on the real clock: "at once" is the real now, whatever clock
-        # the ticker is given.
-        next_run_time=utc_clock(),
+        # "At once" on APScheduler's own clock, which reads the real time whatever clock the
+        # ticker is given (a test's fast clock would otherwise put the first tick off).
+        next_run_time=datetime.now(UTC),
         coalesce=True,
         max_instances=1,
         misfire_grace_time=max(60, int(tick_seconds * 4)),

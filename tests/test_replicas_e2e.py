@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import os
+import time
 from collections import Counter
 from datetime import timedelta
 from pathlib import Path
@@ -14,21 +16,25 @@ from sqlalchemy import select
 from bot.core.store.db import create_engine
 from bot.core.store.tables import destinations, digest_runs
 from tests.fakes.slack.api import FakeSlack
+from tests.kits.paths import ROOT
 from tests.kits.proc import BotProcess, dry_run_texts, write_json_reports
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres]
 
 CHANNELS = ("C0TEST1", "C0TEST2")
 TIMES = 20
-EVERY = 3  # seconds between scheduled digests
+EVERY = 3  # real seconds between scheduled digests: a cron minute on a clock this much faster
+SCALE = 60 // EVERY
+FAST_CLOCK = ROOT / "tests" / "fakes" / "fastclock"
 
 
 def _config(tmp_path: Path) -> Path:
-    lines = ["delivery: {tick_seconds: 0.5, lease_seconds: 5}", "channels:"]
+    # tick_seconds is real time (APScheduler); the lease counts on the fast clock: 5 real s.
+    lines = [f"delivery: {{tick_seconds: 0.5, lease_seconds: {5 * SCALE}}}", "channels:"]
     for index, target in enumerate(CHANNELS):
         lines.append(
             f"  - {{name: team{index}, platform: slack, target: {target}, post_empty: true,"
-            f" schedule: '*/{EVERY} * * * * *', timezone: UTC, locale: en}}"
+            " schedule: '* * * * *', timezone: UTC, locale: en}"
         )
     path = tmp_path / "bot.yaml"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -61,6 +67,8 @@ async def test_three_replicas_deliver_each_scheduled_digest_exactly_once(
             "SLACK_BOT_TOKEN": fake.bot_token,
             "SLACK_SIGNING_SECRET": "replica-test-secret",
             "SLACK_API_URL": fake.api_url,
+            "PYTHONPATH": os.pathsep.join([str(FAST_CLOCK), subprocess_env["PYTHONPATH"]]),
+            "PRDIGEST_FAST_CLOCK": f"{time.time()} {SCALE}",
         }
         replicas = [BotProcess(dict(env)) for _ in range(3)]
         for bot in replicas:
@@ -79,7 +87,7 @@ async def test_three_replicas_deliver_each_scheduled_digest_exactly_once(
         assert len(times) >= TIMES, f"{target}: only {len(times)} digests"
         assert len(set(times)) == len(times)
         gaps = {b - a for a, b in itertools.pairwise(times)}
-        assert gaps == {timedelta(seconds=EVERY)}, f"{target}: a scheduled time was skipped"
+        assert gaps == {timedelta(minutes=1)}, f"{target}: a scheduled time was skipped"
         delivered = [r for r in runs[target] if r.status == "delivered"]  # type: ignore[attr-defined]
         assert posted[target] == len(delivered), f"{target}: posts ≠ delivered digests"
         assert len(delivered) >= len(times) - 2, "at most the last runs still in flight at stop"
