@@ -103,7 +103,7 @@ async def deliver_with_ptb(messages: Sequence[Message], fake: RemoteFake, scale:
         max_retries=PTB_MAX_RETRIES,
     )
     request = HTTPXRequest(connection_pool_size=PTB_POOL_SIZE, pool_timeout=None)
-    bot: ExtBot[None] = ExtBot(
+    bot: ExtBot[int] = ExtBot(
         TOKEN, base_url=f"{fake.url}/bot", request=request, rate_limiter=limiter
     )
     by_chat: dict[int, list[Message]] = {}
@@ -123,7 +123,9 @@ async def deliver_with_ptb(messages: Sequence[Message], fake: RemoteFake, scale:
     return time.perf_counter() - started
 
 
-def figures(fake: RemoteFake, expected: Sequence[Message], scale: float, wall: float) -> dict:
+def figures(
+    fake: RemoteFake, expected: Sequence[Message], scale: float, wall: float
+) -> dict[str, Any]:
     """Rate over the span of accepted sends, 429s, lost and duplicated (chat, text) pairs."""
     want = Counter((m.chat_id, text_digest(m.text)) for m in expected)
     got = Counter((m.chat_id, m.text) for m in fake.sent)
