@@ -153,7 +153,7 @@ class Service:
     renderer: Renderer = field(default_factory=Renderer)
 
     def __post_init__(self) -> None:
-        self.destinations = DestinationStore(self.ctx.engine)
+        self.destinations = DestinationStore(self.ctx.engine, self.clock)
         self.pollers = make_pollers(
             list(self.ctx.config.sources), self.ctx.reports, self.ctx.tag_rules
         )

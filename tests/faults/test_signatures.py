@@ -17,13 +17,13 @@ import random
 import string
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from bot.adapters.slack.adapter import EVENTS_PATH, SlackAdapter
+from bot.adapters.slack.adapter import EVENTS_PATH
 from tests.kits.faults import counts, report_line
 from tests.kits.slack import SIGNING_SECRET, SlackBot, signed_headers, slack_bot, slash_body
 
@@ -39,16 +39,7 @@ async def bot(tmp_path: Path) -> AsyncIterator[SlackBot]:
 
 @pytest.fixture
 def handled(bot: SlackBot) -> list[dict[str, Any]]:
-    """Bodies that reached bolt's listeners."""
-    seen: list[dict[str, Any]] = []
-
-    async def spy(body: dict[str, Any], next_: Callable[[], Awaitable[None]]) -> None:
-        seen.append(body)
-        await next_()
-
-    adapter = next(a for a in bot.service.adapters if isinstance(a, SlackAdapter))
-    adapter.app.middleware(spy)
-    return seen
+    return bot.handled_bodies()
 
 
 def _bad_timestamp(rng: random.Random, now: int) -> str:

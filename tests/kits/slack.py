@@ -8,7 +8,7 @@ import asyncio
 import itertools
 import json
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +19,7 @@ import httpx
 from pydantic import SecretStr
 from slack_sdk.signature import SignatureVerifier
 
+from bot.adapters.slack.adapter import SlackAdapter
 from bot.app import Service
 from bot.context import Context
 from bot.core.reports.parser import parse_file
@@ -199,6 +200,19 @@ class SlackBot:
         calls = [c for c in self.fake.calls("response_url") if c.path == path and c.ok]
         stamps = {str(c.response["ts"]) for c in calls if c.response}
         return [m for m in self.fake.posted if m.method == "response_url" and m.ts in stamps]
+
+    def handled_bodies(self) -> list[dict[str, Any]]:
+        """Bodies that reach bolt's listeners from now on (a global middleware runs only after
+        the signature was verified)."""
+        seen: list[dict[str, Any]] = []
+
+        async def spy(body: dict[str, Any], next_: Callable[[], Awaitable[None]]) -> None:
+            seen.append(body)
+            await next_()
+
+        adapter = next(a for a in self.service.adapters if isinstance(a, SlackAdapter))
+        adapter.app.middleware(spy)
+        return seen
 
     async def mention(self, text: str, ts: str, event_id: str, **where: str) -> httpx.Response:
         body = event_body(mention_event(text, ts, **where), event_id)

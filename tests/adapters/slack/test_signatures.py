@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -33,16 +33,7 @@ async def bot(tmp_path: Path) -> AsyncIterator[SlackBot]:
 
 @pytest.fixture
 def handled(bot: SlackBot) -> list[dict[str, Any]]:
-    """Bodies that reached bolt's listeners (a global middleware runs only after verification)."""
-    seen: list[dict[str, Any]] = []
-
-    async def spy(body: dict[str, Any], next_: Callable[[], Awaitable[None]]) -> None:
-        seen.append(body)
-        await next_()
-
-    adapter = next(a for a in bot.service.adapters if isinstance(a, SlackAdapter))
-    adapter.app.middleware(spy)
-    return seen
+    return bot.handled_bodies()
 
 
 def _help_command(bot: SlackBot) -> bytes:
