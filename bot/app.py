@@ -13,7 +13,6 @@ import logging
 import os
 import signal
 import socket
-import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
@@ -184,7 +183,7 @@ class Service:
         self._delivery_task: asyncio.Task[None] | None = None
 
     def _on_result(self, row: Claimed, outcome: Outcome) -> None:
-        self.metrics.record_delivery(row, outcome, time.time())
+        self.metrics.record_delivery(row, outcome, self.clock().timestamp())
 
     async def _tick(self) -> None:
         for run in await self.ticker.tick():
