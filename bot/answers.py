@@ -13,8 +13,8 @@ from datetime import date, timedelta
 
 from bot.core.clock import Clock
 from bot.core.commands import SPECS, Invocation, UsageError, Verb, command_prefix
-from bot.core.models import Format, Locale, Platform
-from bot.core.render.renderer import RenderedMessage, Renderer, Section
+from bot.core.models import Format, Locale, Platform, Section
+from bot.core.render.renderer import RenderedMessage, Renderer
 from bot.core.select import (
     Digest,
     DigestFilter,

@@ -6,8 +6,8 @@ import argparse
 
 from bot.cli.common import CliError, Command, print_json_lines
 from bot.context import open_context
-from bot.core.models import Format, Locale
-from bot.core.render.renderer import Renderer, Section
+from bot.core.models import Format, Locale, Section
+from bot.core.render.renderer import Renderer
 from bot.core.reports.refs import BadRefError, parse_ref
 from bot.core.store.lookup import LookupError_, find_report
 

@@ -9,8 +9,7 @@ import pytest
 from bot.answers import Answerer, Chat, DigestAnswer, Notice, SectionAnswer
 from bot.core.clock import utc_clock
 from bot.core.commands import COMMAND_TABLE, UsageError, Verb, parse, parse_mention, parse_pr_text
-from bot.core.models import Platform
-from bot.core.render.renderer import Section
+from bot.core.models import Platform, Section
 from bot.core.reports.parser import parse_file
 from bot.core.reports.refs import PRRef
 from bot.core.store.destinations import DestinationStore

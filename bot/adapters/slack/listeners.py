@@ -23,8 +23,8 @@ from bot.adapters.slack.replies import Respond, clean_text, post_all, respond_al
 from bot.adapters.slack.users import SlackUsers
 from bot.answers import Answer, Chat, Notice, render_reply
 from bot.core.commands import Invocation, UsageError, Verb, parse_mention, parse_pr_text
-from bot.core.models import Format, Locale, Platform
-from bot.core.render.renderer import RenderedMessage, Section
+from bot.core.models import Format, Locale, Platform, Section
+from bot.core.render.renderer import RenderedMessage
 from bot.core.reports.refs import BadRefError, parse_ref
 from bot.core.store.dedupe import first_time
 from bot.core.store.resume import resume_if_bot_back
@@ -53,6 +53,7 @@ class SlackListeners:
         self.destinations = deps.destinations
         self.users = users
         self.engine = deps.engine
+        self.clock = deps.clock
         self._tasks: set[asyncio.Task[None]] = set()
 
     def register(self, app: AsyncApp) -> None:
@@ -70,7 +71,7 @@ class SlackListeners:
         """Slack retries an event it thinks we missed: answer 200 and do nothing the 2nd time."""
         event_id = body.get("event_id") if isinstance(body, dict) else None
         has_id = isinstance(event_id, str) and bool(event_id)
-        if has_id and not await first_time(self.engine, f"slack:{event_id}"):
+        if has_id and not await first_time(self.engine, f"slack:{event_id}", self.clock):
             log(logger, "slack.event_duplicate", event_id=event_id)
             return BoltResponse(status=200, body="")
         await next_()

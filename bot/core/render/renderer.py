@@ -20,7 +20,7 @@ from bot.core.render.text import TextRenderer
 from bot.core.reports.model import Report
 from bot.core.select import Digest, StoredReport
 
-__all__ = ["Format", "RenderedMessage", "Renderer", "Section", "default_templates_dir"]
+__all__ = ["RenderedMessage", "Renderer", "default_templates_dir"]
 
 
 class TemplatesNotFoundError(FileNotFoundError):

@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from bot.core.models import Format, Locale
+from bot.core.models import Format, Locale, Section
 from bot.core.render.labels import UnknownNoticeError
-from bot.core.render.renderer import RenderedMessage, Renderer, Section
+from bot.core.render.renderer import RenderedMessage, Renderer
 from bot.core.render.slack import SLACK_MAX_BLOCKS, escape_mrkdwn
 from bot.core.render.split import ELLIPSIS, Piece, cut_to_fit, pack, split_to_fit
 from bot.core.render.telegram import TELEGRAM_MAX_UTF16, callback_data, parse_callback_data
