@@ -41,6 +41,7 @@ from bot.adapters.telegram.pace import (  # noqa: E402
     TELEGRAM_MAX_PER_SECOND,
     TELEGRAM_OVERALL_LIMIT,
     TELEGRAM_OVERALL_SECONDS,
+    ChatPacer,
 )
 from bot.adapters.telegram.sender import TelegramSender  # noqa: E402
 from bot.core.delivery.deliverer import Deliverer  # noqa: E402
@@ -67,7 +68,7 @@ def fake_telegram(messages: Sequence[Message], scale: float, folder: Path) -> Re
 
 def scaled_sender(api_url: str, scale: float) -> TelegramSender:
     """The production sender with every pacing interval multiplied by `scale`."""
-    return TelegramSender(TOKEN, api_url, scaled_limits(scale))
+    return TelegramSender(TOKEN, api_url, ChatPacer(limits=scaled_limits(scale)))
 
 
 async def deliver_with_outbox(engine: Any, fake: RemoteFake, scale: float) -> float:

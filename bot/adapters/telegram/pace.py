@@ -63,9 +63,7 @@ class ChatPacer:
         limits: TelegramLimits = TelegramLimits(),
     ) -> None:
         self.clock = clock
-        self.per_chat = limits.per_chat_seconds
-        self.group_window = limits.group_window_seconds
-        self.group_max = limits.group_max_in_window
+        self.limits = limits
         self._last: dict[str, float] = {}
         self._windows: dict[str, deque[float]] = {}
         self._held_until: dict[str, float] = {}
@@ -76,10 +74,10 @@ class ChatPacer:
         waits = [self._held_until.get(chat_id, 0.0) - now]
         last = self._last.get(chat_id)
         if last is not None:
-            waits.append(last + self.per_chat - now)
+            waits.append(last + self.limits.per_chat_seconds - now)
         window = self._window(chat_id, now)
-        if window is not None and len(window) >= self.group_max:
-            waits.append(window[0] + self.group_window - now)
+        if window is not None and len(window) >= self.limits.group_max_in_window:
+            waits.append(window[0] + self.limits.group_window_seconds - now)
         return max(0.0, *waits)
 
     def record(self, chat_id: str) -> None:
@@ -108,6 +106,6 @@ class ChatPacer:
         if not is_group(chat_id):
             return None
         window = self._windows.setdefault(chat_id, deque())
-        while window and window[0] <= now - self.group_window:
+        while window and window[0] <= now - self.limits.group_window_seconds:
             window.popleft()
         return window

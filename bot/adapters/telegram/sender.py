@@ -14,7 +14,7 @@ from typing import Any
 
 import httpx
 
-from bot.adapters.telegram.pace import ChatPacer, TelegramLimits
+from bot.adapters.telegram.pace import ChatPacer
 from bot.core.delivery.deliverer import (
     Blocked,
     Gone,
@@ -46,14 +46,14 @@ class TelegramSender:
         self,
         token: str,
         api_url: str,
-        limits: TelegramLimits = TelegramLimits(),  # noqa: B008 - frozen, shared safely
         pacer: ChatPacer | None = None,
     ) -> None:
         self.base = f"{api_url.rstrip('/')}/bot{token}"
         self.client = httpx.AsyncClient(timeout=SEND_TIMEOUT)
-        self.limits = limits
+        self.pacer = pacer if pacer is not None else ChatPacer()
+        # One account of the limits: the pacer's (Telegram's own unless a test shrinks them).
+        limits = self.limits = self.pacer.limits
         self.max_per_second = limits.max_per_second
-        self.pacer = pacer if pacer is not None else ChatPacer(limits=limits)
         # Digests and command replies alike: every message counts against the overall limit.
         self.arrivals = ArrivalWindow(limits.overall_limit, limits.overall_seconds)
 
