@@ -86,6 +86,7 @@ class SlackAdapter:
             )
         self.settings = settings
         self.engine = deps.engine
+        self.clock = deps.clock
         self.client = interactive_client(settings.bot_token, settings.api_url, deps.clock)
         self.identity = BotIdentity(self.client)
         self.app = AsyncApp(
@@ -124,7 +125,7 @@ class SlackAdapter:
         return [Route(EVENTS_PATH, self.handle_events, methods=["POST"])]
 
     async def start(self) -> None:
-        await forget_older_than(self.engine)
+        await forget_older_than(self.engine, self.clock)
         # auth.test in the background: a bad token is logged at start, a slow Slack does not
         # hold up the service's start.
         self._warm_up = asyncio.create_task(self.identity.result())

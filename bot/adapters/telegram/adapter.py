@@ -129,7 +129,7 @@ class TelegramAdapter:
         return [Route(WEBHOOK_PATH, receive, methods=["POST"])]
 
     async def start(self) -> None:
-        await forget_older_than(self.engine)
+        await forget_older_than(self.engine, self.clock)
         try:
             await self._connect()
         except InvalidToken:

@@ -52,6 +52,7 @@ _COMMAND_LINE = re.compile(r"/(?P<name>[^\s@]+)(?:@(?P<bot>\S+))?\s*(?P<args>.*)
 class TelegramHandlers:
     def __init__(self, deps: AdapterDeps, replier: Replier) -> None:
         self.engine = deps.engine
+        self.clock = deps.clock
         self.answerer = deps.answerer
         self.renderer = deps.renderer
         self.destinations = deps.destinations
@@ -71,7 +72,8 @@ class TelegramHandlers:
 
     async def drop_repeats(self, update: Update, context: Context) -> None:
         """Telegram redelivers after a failed webhook answer or an unconfirmed poll."""
-        if not await first_time(self.engine, f"telegram:{context.bot.id}:{update.update_id}"):
+        key = f"telegram:{context.bot.id}:{update.update_id}"
+        if not await first_time(self.engine, key, self.clock):
             log(logger, "telegram.update_repeated", update_id=update.update_id)
             raise ApplicationHandlerStop
 

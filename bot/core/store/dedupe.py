@@ -6,7 +6,7 @@ non-2xx answer or a restart; both are recorded here before any work is done.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import timedelta
 
 from sqlalchemy import delete
 from sqlalchemy.dialects.postgresql import insert as pg_insert
@@ -34,9 +34,8 @@ async def first_time(engine: AsyncEngine, key: str, clock: Clock = utc_clock) ->
         return (await conn.execute(statement)).scalar() is not None
 
 
-async def forget_older_than(
-    engine: AsyncEngine, moment: datetime | None = None, clock: Clock = utc_clock
-) -> None:
-    cutoff = moment or clock() - KEEP_FOR
+async def forget_older_than(engine: AsyncEngine, clock: Clock = utc_clock) -> None:
+    """Drop the keys recorded more than KEEP_FOR ago."""
+    cutoff = clock() - KEEP_FOR
     async with write_transaction(engine) as conn:
         await conn.execute(delete(processed_events).where(processed_events.c.created_at < cutoff))
