@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
 
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.core.store.destinations import Destination, DestinationStore
-from bot.core.store.tables import digest_runs, outbox
+from bot.core.store.runs import last_run
+from bot.core.store.tables import outbox
 
 
 @dataclass
@@ -50,26 +50,13 @@ async def _counts(engine: AsyncEngine, dest_id: int) -> tuple[int, int, str | No
     return pending, int(rows.get("failed", 0)), error
 
 
-async def _last_run(engine: AsyncEngine, dest_id: int) -> tuple[datetime | None, str | None]:
-    async with engine.connect() as conn:
-        row = (
-            await conn.execute(
-                select(digest_runs.c.scheduled_for, digest_runs.c.status)
-                .where(digest_runs.c.destination_id == dest_id)
-                .order_by(digest_runs.c.scheduled_for.desc())
-                .limit(1)
-            )
-        ).first()
-    return (row.scheduled_for, row.status) if row else (None, None)
-
-
 async def collect(
     engine: AsyncEngine, only: list[Destination] | None = None
 ) -> list[DestinationStatus]:
     result = []
     for dest in only if only is not None else await DestinationStore(engine).all():
         pending, failed, error = await _counts(engine, dest.id)
-        when, status = await _last_run(engine, dest.id)
+        last = await last_run(engine, dest.id)
         result.append(
             DestinationStatus(
                 destination=dest.label,
@@ -77,8 +64,8 @@ async def collect(
                 target=dest.target,
                 active=dest.active,
                 deactivated_reason=dest.deactivated_reason,
-                last_digest=when.isoformat() if when else None,
-                last_digest_status=status,
+                last_digest=last.scheduled_for.isoformat() if last else None,
+                last_digest_status=last.status if last else None,
                 pending=pending,
                 failed=failed,
                 last_error=error,
