@@ -29,6 +29,7 @@ from bot.core.render.views import (
     entry_view,
     group_label,
     header_view,
+    link_url,
 )
 from bot.core.reports.model import Report
 from bot.core.select import Digest, StoredReport
@@ -98,8 +99,9 @@ def jinja_environment(
     filters: Mapping[str, Callable[..., Any]] | None = None,
 ) -> Environment:
     """The one recipe for a platform's Environment; a platform passes only its escaping
-    (`autoescape` and/or `finalize`) and its filters. StrictUndefined makes a misspelt
-    variable fail in the tests instead of rendering as nothing."""
+    (`autoescape` and/or `finalize`) and its own filters (`link_ok`, whether a URL may be
+    linked, is everyone's). StrictUndefined makes a misspelt variable fail in the tests instead
+    of rendering as nothing."""
     env = Environment(
         loader=FileSystemLoader(folder),
         autoescape=autoescape,  # noqa: S701 - each platform says why it is off (its finalize escapes)
@@ -109,6 +111,7 @@ def jinja_environment(
         lstrip_blocks=True,
         keep_trailing_newline=False,
     )
+    env.filters["link_ok"] = lambda url: link_url(url) is not None
     env.filters.update(filters or {})
     return env
 

@@ -132,7 +132,6 @@ class SlackRenderer(PlatformRenderer[SlackChunk]):
             filters={
                 "escape_mrkdwn": escape_mrkdwn,
                 "link": _link,
-                "link_ok": lambda url: link_url(url) is not None,
             },
         )
 

@@ -105,7 +105,6 @@ class TelegramRenderer(PlatformRenderer[TelegramChunk]):
             finalize=_finalize,
             filters={
                 "link": _link,
-                "link_ok": lambda url: link_url(url) is not None,
                 "language": _language,
             },
         )
