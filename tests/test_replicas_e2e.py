@@ -16,7 +16,7 @@ from sqlalchemy import select
 from bot.core.store.db import create_engine
 from bot.core.store.tables import destinations, digest_runs
 from tests.fakes.slack.api import FakeSlack
-from tests.kits.paths import ROOT
+from tests.kits.paths import TESTS
 from tests.kits.proc import BotProcess, dry_run_texts, write_json_reports
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres]
@@ -25,7 +25,7 @@ CHANNELS = ("C0TEST1", "C0TEST2")
 TIMES = 20
 EVERY = 3  # real seconds between scheduled digests: a cron minute on a clock this much faster
 SCALE = 60 // EVERY
-FAST_CLOCK = ROOT / "tests" / "fakes" / "fastclock"
+FAST_CLOCK = TESTS / "fakes" / "fastclock"
 
 
 def _config(tmp_path: Path) -> Path:
@@ -96,7 +96,6 @@ async def test_three_replicas_deliver_each_scheduled_digest_exactly_once(
 async def test_killing_the_sending_replica_hands_its_digest_to_another(
     postgres_database_url: str, subprocess_env: dict[str, str], tmp_path: Path
 ) -> None:
-
     reports = tmp_path / "reports"
     write_json_reports(reports, 120)
     config = tmp_path / "bot.yaml"

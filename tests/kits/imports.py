@@ -58,15 +58,12 @@ def imported_names(module: Module) -> Iterator[str]:
 
 def internal_edges(found: Mapping[str, Module]) -> dict[str, set[str]]:
     """module → the modules of the same tree it imports."""
-    edges: dict[str, set[str]] = {name: set() for name in found}
-    for name, module in found.items():
-        for target in imported_names(module):
-            if target in found and target != name and not found[target].is_package:
-                edges[name].add(target)
-            elif target in found and found[target].is_package and target != name:
-                # `from pkg import name` where name is no submodule: an edge to the package.
-                edges[name].add(target)
-    # Drop the package edges that are only the parent half of `from pkg import submodule`.
+    edges = {
+        name: {t for t in imported_names(module) if t in found and t != name}
+        for name, module in found.items()
+    }
+    # `from pkg import name` is an edge to the package only when `name` is no submodule:
+    # drop the package edges that are just the parent half of `from pkg import submodule`.
     for targets in edges.values():
         for target in list(targets):
             if found[target].is_package and any(
