@@ -7,6 +7,7 @@ whether any handler ran, so a 401 is proven to have stopped the request before b
 from __future__ import annotations
 
 import json
+import math
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -66,7 +67,9 @@ def _tampered(case: str, body: bytes) -> dict[str, str]:
         case "stale_301s":
             return signed_headers(body, timestamp=str(now - 301))
         case "future_301s":
-            return signed_headers(body, timestamp=str(now + 301))
+            # From the next whole second: `now` rounded down would be only 300 s ahead once
+            # the clock ticks over before the check.
+            return signed_headers(body, timestamp=str(math.ceil(time.time()) + 301))
         case "wrong_secret":
             return signed_headers(body, secret="not-" + SIGNING_SECRET)
         case "one_flipped_character":
