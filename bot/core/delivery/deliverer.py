@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import logging
 import random
 from collections.abc import Awaitable, Callable, Mapping
@@ -18,7 +19,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Protocol, runtime_checkable
 
-from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError, SQLAlchemyError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.core.clock import Clock, utc_clock
@@ -39,6 +41,9 @@ MAX_RETRY_AFTER = timedelta(hours=1)
 BACKOFF_BASE_SECONDS = 2.0
 BACKOFF_MAX_SECONDS = 600.0
 BLOCKED_LIMIT = 5  # consecutive "blocked/kicked" answers before a destination is deactivated
+RECORD_RETRY_FIRST_SECONDS = 0.05  # a send's result that could not be written: first wait
+RECORD_RETRY_MAX_SECONDS = 5.0  # ... doubling up to this, for as long as the store is away
+RELEASE_ATTEMPTS = 3  # giving back an unsent row; after that its lease frees it
 
 
 # --- outcomes a Sender reports -------------------------------------------------------------
@@ -128,6 +133,13 @@ class WarmsUp(Protocol):
         ...
 
 
+def is_store_blip(exc: BaseException) -> bool:
+    """A dropped, refused or busy connection: the same write may succeed a moment later."""
+    if isinstance(exc, DBAPIError) and exc.connection_invalidated:
+        return True
+    return isinstance(exc, OperationalError | InterfaceError | PoolTimeout | OSError)
+
+
 def backoff(attempts: int, rng: random.Random) -> float:
     """Exponential backoff with full jitter, bounded."""
     ceiling = min(BACKOFF_MAX_SECONDS, BACKOFF_BASE_SECONDS * 2 ** min(attempts, 16))
@@ -186,7 +198,7 @@ class Deliverer:
                 await self._wait(in_flight, pause)
         finally:
             if in_flight:  # claimed rows not yet sent give themselves back (see _deliver)
-                await asyncio.gather(*in_flight)
+                await asyncio.gather(*in_flight, return_exceptions=True)  # logged by _done
 
     async def _claim(self, only_destination: int | None = None) -> tuple[list[Claimed], datetime]:
         """Due rows, and the time by which each must have left (half its lease), so a row
@@ -216,6 +228,7 @@ class Deliverer:
             task = asyncio.create_task(self._deliver(row, send_by))
             in_flight.add(task)
             task.add_done_callback(in_flight.discard)
+            task.add_done_callback(_done)
         return len(rows), 0
 
     async def _warm_up(self, platforms: set[Platform]) -> None:
@@ -239,25 +252,80 @@ class Deliverer:
         pace = self.paces[row.platform]
 
         async def turn() -> bool:
-            return await pace.wait(self._stopping) and self.clock() <= send_by
+            try:
+                go = await pace.wait(self._stopping)
+            except (SQLAlchemyError, OSError) as exc:  # the shared pace's store: not sent
+                log(logger, "delivery.store_error", logging.ERROR, error=str(exc)[:500])
+                return False
+            return go and self.clock() <= send_by
 
         outcome = await sender.send(row.target, row.payload, turn)
         if isinstance(outcome, Withheld):
             await self._give_back(row)
             return
-        await self._record(row, sender, outcome)
+        await self._record_durably(row, sender, outcome, send_by + self.lease / 2)
         if self.on_result is not None:
             self.on_result(row, outcome)
 
     async def _give_back(self, row: Claimed) -> None:
         """Unsent: stopping, or the row waited past half its lease. Pending again at once."""
-        try:
-            await ledger.release(self.engine, row, self.worker)
-        except (SQLAlchemyError, OSError) as exc:  # the lease runs out and frees it anyway
-            log(logger, "delivery.store_error", logging.ERROR, error=str(exc)[:500])
+        for attempt in range(1, RELEASE_ATTEMPTS + 1):
+            try:
+                await ledger.release(self.engine, row, self.worker)
+                return
+            except (SQLAlchemyError, OSError) as exc:  # the lease runs out and frees it anyway
+                log(logger, "delivery.store_error", logging.ERROR, error=str(exc)[:500])
+                if attempt == RELEASE_ATTEMPTS or not is_store_blip(exc):
+                    return
+            await asyncio.sleep(RECORD_RETRY_FIRST_SECONDS * 2**attempt)
 
-    async def _record(self, row: Claimed, sender: Sender, outcome: Outcome) -> None:
-        now = self.clock()
+    async def _record_durably(
+        self, row: Claimed, sender: Sender, outcome: Outcome, lease_end: datetime
+    ) -> None:
+        """Record a send's result even when the connection drops under the write: the same
+        write again, after a doubling wait up to RECORD_RETRY_MAX_SECONDS, for as long as it
+        takes, the row's lease renewed meanwhile so that no other sender claims it (a message
+        the platform accepted must not leave twice). A stop gives up once the lease has run
+        out; the row is then sent again, the duplicate window a kill has too."""
+        now = self.clock()  # when the platform answered, whenever the write succeeds
+        delay = RECORD_RETRY_FIRST_SECONDS
+        for attempt in itertools.count(1):
+            try:
+                await self._record(row, sender, outcome, now)
+                return
+            except (SQLAlchemyError, OSError) as exc:
+                if not is_store_blip(exc):
+                    raise
+                log(
+                    logger,
+                    "delivery.record_retry",
+                    logging.WARNING,
+                    row=row.id,
+                    outcome=type(outcome).__name__,
+                    attempt=attempt,
+                    error=str(exc)[:500],
+                )
+            lease_end = await self._renew(row, lease_end)
+            if self._stopping.is_set() and self.clock() >= lease_end:
+                log(logger, "delivery.record_lost", logging.ERROR, row=row.id, attempts=attempt)
+                return
+            await asyncio.sleep(self.rng.uniform(delay / 2, delay))
+            delay = min(RECORD_RETRY_MAX_SECONDS, delay * 2)
+
+    async def _renew(self, row: Claimed, lease_end: datetime) -> datetime:
+        """Keep the claim of a row whose result is not written yet; when it now ends. A stop
+        renews nothing, so that it ends once the lease runs out."""
+        if self._stopping.is_set():
+            return lease_end
+        until = self.clock() + self.lease
+        try:
+            if await ledger.renew(self.engine, row, self.worker, until):
+                return until
+        except (SQLAlchemyError, OSError) as exc:
+            log(logger, "delivery.store_error", logging.ERROR, error=str(exc)[:500])
+        return lease_end
+
+    async def _record(self, row: Claimed, sender: Sender, outcome: Outcome, now: datetime) -> None:
         fields = {"destination": f"{row.platform.value}:{row.target}", "row": row.id}
         match outcome:
             case Sent(external_id):
@@ -266,11 +334,11 @@ class Deliverer:
                 log(logger, "message.sent", part=row.part, external_id=external_id, **fields)
             case RetryAfter(seconds, reason):
                 wait = min(timedelta(seconds=max(seconds, 1.0)), MAX_RETRY_AFTER)
-                await ledger.mark_retry(self.engine, row, now + wait, reason)
+                await ledger.mark_retry(self.engine, row, now + wait, reason, worker=self.worker)
                 log(logger, "message.retry_after", seconds=wait.total_seconds(), **fields)
             case Transient(reason):
                 wait = timedelta(seconds=backoff(row.attempts, self.rng))
-                await ledger.mark_retry(self.engine, row, now + wait, reason)
+                await ledger.mark_retry(self.engine, row, now + wait, reason, worker=self.worker)
                 log(logger, "message.transient", logging.WARNING, reason=reason, **fields)
             case Blocked(reason):
                 await self._blocked(row, reason, now)
@@ -278,7 +346,9 @@ class Deliverer:
                 await ledger.deactivate(self.engine, row.destination_id, reason, now)
                 log(logger, "destination.deactivated", logging.WARNING, reason=reason, **fields)
             case Moved(new_target):
-                await ledger.mark_retry(self.engine, row, now, "moved", new_target=new_target)
+                await ledger.mark_retry(
+                    self.engine, row, now, "moved", new_target=new_target, worker=self.worker
+                )
                 log(logger, "destination.moved", new_target=new_target, **fields)
             case Rejected(reason):
                 await ledger.mark_failed(self.engine, row, reason, now)
@@ -290,5 +360,17 @@ class Deliverer:
             log(logger, "destination.deactivated", logging.WARNING, reason=reason, row=row.id)
             return
         wait = timedelta(seconds=backoff(row.attempts, self.rng))
-        await ledger.mark_retry(self.engine, row, now + wait, reason, count_failure=True)
+        await ledger.mark_retry(
+            self.engine, row, now + wait, reason, count_failure=True, worker=self.worker
+        )
         log(logger, "message.blocked", logging.WARNING, reason=reason, row=row.id)
+
+
+def _done(task: asyncio.Task[None]) -> None:
+    """Every send task's end is observed: an error it raised is logged, never left for
+    "Task exception was never retrieved" (the row's lease frees it for another try)."""
+    if task.cancelled():
+        return
+    exc = task.exception()
+    if exc is not None:
+        log(logger, "delivery.task_failed", logging.ERROR, error=repr(exc)[:500])

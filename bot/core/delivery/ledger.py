@@ -186,13 +186,31 @@ async def _finish_run_if_done(conn: AsyncConnection, run_id: int | None, now: da
     await advance_watermark(conn, int(run.destination_id), int(run.to_seq))
 
 
+async def renew(engine: AsyncEngine, row: Claimed, worker: str, until: datetime) -> bool:
+    """Extend this worker's claim on a row; False when the row is no longer ours to send
+    (recorded already, or taken over by another worker after our lease ran out)."""
+    async with write_transaction(engine) as conn:
+        result = await conn.execute(
+            update(outbox)
+            .where(
+                outbox.c.id == row.id,
+                outbox.c.status == RowStatus.SENDING.value,
+                outbox.c.claimed_by == worker,
+            )
+            .values(lease_until=until)
+        )
+    return bool(result.rowcount)
+
+
 async def mark_sent(
     engine: AsyncEngine, row: Claimed, external_id: str | None, now: datetime, pace_until: datetime
 ) -> None:
+    """Record a message the platform accepted. Writing it again is harmless: a commit whose
+    answer was lost with the connection is retried, and a row already sent stays as it was."""
     async with write_transaction(engine) as conn:
         await conn.execute(
             update(outbox)
-            .where(outbox.c.id == row.id)
+            .where(outbox.c.id == row.id, outbox.c.status != RowStatus.SENT.value)
             .values(
                 status=RowStatus.SENT.value,
                 external_id=external_id,
@@ -218,17 +236,23 @@ async def mark_retry(
     *,
     count_failure: bool = False,
     new_target: str | None = None,
+    worker: str | None = None,
 ) -> None:
-    """Back to pending until `at`; the whole destination waits too (Retry-After is per chat)."""
+    """Back to pending until `at`; the whole destination waits too (Retry-After is per chat).
+    Only a row still being sent (by `worker`, when given) goes back: written again after a
+    lost answer, the retry neither counts twice nor takes back a row another sender claimed."""
+    owned = [outbox.c.id == row.id, outbox.c.status == RowStatus.SENDING.value]
+    if worker is not None:
+        owned.append(outbox.c.claimed_by == worker)
     dest_values: dict[str, Any] = {"next_send_at": at}
     if count_failure:
         dest_values["consecutive_failures"] = destinations.c.consecutive_failures + 1
     if new_target is not None:
         dest_values["target"] = new_target
     async with write_transaction(engine) as conn:
-        await conn.execute(
+        result = await conn.execute(
             update(outbox)
-            .where(outbox.c.id == row.id)
+            .where(*owned)
             .values(
                 status=RowStatus.PENDING.value,
                 next_attempt_at=at,
@@ -237,6 +261,8 @@ async def mark_retry(
                 last_error=error[:2000],
             )
         )
+        if not result.rowcount:
+            return
         await conn.execute(
             update(destinations)
             .where(destinations.c.id == row.destination_id)
@@ -249,7 +275,7 @@ async def mark_failed(engine: AsyncEngine, row: Claimed, error: str, now: dateti
     async with write_transaction(engine) as conn:
         await conn.execute(
             update(outbox)
-            .where(outbox.c.id == row.id)
+            .where(outbox.c.id == row.id, outbox.c.status.in_(UNFINISHED))
             .values(
                 status=RowStatus.FAILED.value,
                 attempts=outbox.c.attempts + 1,
