@@ -1,32 +1,49 @@
 """Report sources polled by the scheduler: a directory, or a URL.
 
-A directory is rescanned on each poll; files whose size or mtime changed are parsed and
-ingested (the store ignores identical content). A URL serves one report or a JSON list of report
-URLs and is fetched with ETag / If-Modified-Since. A bad file or URL is logged once per distinct
-problem, not on every poll.
+A directory is rescanned on each poll; files whose size or mtime changed are parsed (in a
+worker thread, in batches) and ingested (the store ignores identical content). A URL serves one
+report or a JSON list of report URLs and is fetched with ETag / If-Modified-Since. A bad file or
+URL is logged once per distinct problem, not on every poll.
+
+A file (or URL) is remembered as seen only once it is stored or rejected: if the store is
+unavailable during a poll, the next poll tries the same files again. One bad file never keeps
+the others of its poll out of the store (see `ReportStore.upsert_each`).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import httpx
 
-from bot.core.ingest import IngestFailure, expand_paths, parse_one
+from bot.core.ingest import (
+    BATCH_SIZE,
+    MAX_REPORT_BYTES,
+    TOO_LARGE,
+    IngestFailure,
+    expand_paths,
+    off_loop_if_large,
+    parse_data,
+    parse_many,
+    stored_or_failure,
+)
 from bot.core.reports.model import Report
-from bot.core.reports.parser import NotAReportError, parse_bytes
 from bot.core.reports.tags import TagRule
-from bot.core.store.reports import IngestOutcome, IngestResult, ReportStore
+from bot.core.store.reports import IngestOutcome, IngestResult, ReportStore, StoreRejection
 from bot.logs import log
 from bot.settings import Source
 
 logger = logging.getLogger("prdigest.sources")
 
-MAX_REPORT_BYTES = 2 * 1024 * 1024
 FETCH_TIMEOUT = httpx.Timeout(20.0)
 MAX_LISTED_URLS = 1000
+
+Signature = tuple[int, int]  # a file's size and mtime (ns)
+Fetched = tuple[bytes, dict[str, str]]  # a body and the validators to send next time
 
 
 @dataclass
@@ -78,73 +95,124 @@ class SourcePoller:
         assert self.source.dir is not None
         if not self.source.dir.is_dir():
             return PollResult(failures=[IngestFailure(str(self.source.dir), "not a directory")])
-        files, _ = expand_paths([self.source.dir])
+        changed = await asyncio.to_thread(_changed_files, self.source.dir, dict(self.seen))
         result = PollResult()
-        batch: list[tuple[Report, str]] = []
-        for path in files:
-            stat = path.stat()
-            signature = (stat.st_size, stat.st_mtime_ns)
-            if self.seen.get(str(path)) == signature:
-                continue
-            parsed = parse_one(path, self.rules)
-            self.seen[str(path)] = signature
-            if isinstance(parsed, IngestFailure):
-                result.failures.append(parsed)
-            else:
-                self.reported.pop(str(path), None)
-                batch.append((parsed.report, str(path)))
-        if batch:
-            result.results.extend(await self.store.upsert_many(batch))
+        for start in range(0, len(changed), BATCH_SIZE):
+            await self._ingest_files(changed[start : start + BATCH_SIZE], result)
         return result
+
+    async def _ingest_files(self, chunk: list[tuple[Path, Signature]], result: PollResult) -> None:
+        """Parse a batch of files off the event loop and store it; remember each file once it
+        is stored or rejected (an outage raises before anything of the batch is remembered)."""
+        parsed = await asyncio.to_thread(parse_many, [path for path, _ in chunk], self.rules)
+        batch: list[tuple[Report, str]] = []
+        pending: list[tuple[str, Signature]] = []
+        for (path, signature), item in zip(chunk, parsed, strict=True):
+            if isinstance(item, IngestFailure):
+                result.failures.append(item)
+                self.seen[str(path)] = signature
+            else:
+                batch.append((item.report, str(path)))
+                pending.append((str(path), signature))
+        if not batch:
+            return
+        outcomes = await self.store.upsert_each(batch)
+        for (name, signature), outcome in zip(pending, outcomes, strict=True):
+            self.seen[name] = signature
+            self._record(name, outcome, result)
+
+    def _record(
+        self, name: str, outcome: IngestResult | StoreRejection, result: PollResult
+    ) -> None:
+        stored = stored_or_failure(outcome, name)
+        if isinstance(stored, IngestFailure):
+            result.failures.append(stored)
+        else:
+            self.reported.pop(name, None)
+            result.results.append(stored)
 
     async def _poll_url(self) -> PollResult:
         assert self.source.url is not None
         result = PollResult()
         async with httpx.AsyncClient(timeout=FETCH_TIMEOUT, follow_redirects=True) as client:
-            body = await self._fetch(client, self.source.url, result)
-            if body is None:
+            fetched = await self._fetch(client, self.source.url, result)
+            if fetched is None:
                 return result
-            listed = _listed_urls(body)
+            listed = _listed_urls(fetched[0])
             if listed is None:
-                await self._ingest_body(self.source.url, body, result)
+                await self._ingest_body(self.source.url, fetched, result)
                 return result
             for url in listed[:MAX_LISTED_URLS]:
                 item = await self._fetch(client, url, result)
                 if item is not None:
                     await self._ingest_body(url, item, result)
+            self.validators[self.source.url] = fetched[1]
         return result
 
-    async def _fetch(self, client: httpx.AsyncClient, url: str, result: PollResult) -> bytes | None:
-        """The body if it changed since the last poll; None if unchanged or failed."""
+    async def _fetch(
+        self, client: httpx.AsyncClient, url: str, result: PollResult
+    ) -> Fetched | None:
+        """The body (read up to the 2 MB cap) if it changed since the last poll, with the
+        validators to remember once it is handled; None if unchanged or failed."""
         try:
-            response = await client.get(url, headers=self.validators.get(url, {}))
+            async with client.stream("GET", url, headers=self.validators.get(url, {})) as response:
+                if response.status_code == 304:
+                    return None
+                if response.status_code != 200:
+                    result.failures.append(IngestFailure(url, f"HTTP {response.status_code}"))
+                    return None
+                body = await _read_capped(response)
         except httpx.HTTPError as exc:
             result.failures.append(IngestFailure(url, f"fetch failed: {type(exc).__name__}"))
             return None
-        if response.status_code == 304:
-            return None
-        if response.status_code != 200:
-            result.failures.append(IngestFailure(url, f"HTTP {response.status_code}"))
-            return None
-        if len(response.content) > MAX_REPORT_BYTES:
-            result.failures.append(IngestFailure(url, "larger than 2 MB"))
+        if body is None:
+            result.failures.append(IngestFailure(url, TOO_LARGE))
             return None
         validators = {}
         if etag := response.headers.get("etag"):
             validators["If-None-Match"] = etag
         if modified := response.headers.get("last-modified"):
             validators["If-Modified-Since"] = modified
-        self.validators[url] = validators
-        return response.content
+        return body, validators
 
-    async def _ingest_body(self, url: str, body: bytes, result: PollResult) -> None:
+    async def _ingest_body(self, url: str, fetched: Fetched, result: PollResult) -> None:
+        body, validators = fetched
+        parsed = await off_loop_if_large(len(body), lambda: parse_data(body, url, self.rules))
+        if isinstance(parsed, IngestFailure):
+            result.failures.append(parsed)
+        else:
+            self._record(url, (await self.store.upsert_each([(parsed.report, url)]))[0], result)
+        self.validators[url] = validators  # only now: stored or rejected
+
+
+async def _read_capped(response: httpx.Response) -> bytes | None:
+    """The body, or None as soon as it passes MAX_REPORT_BYTES."""
+    declared = response.headers.get("content-length", "")
+    if declared.isdigit() and len(declared) < 20 and int(declared) > MAX_REPORT_BYTES:
+        return None
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in response.aiter_bytes():
+        size += len(chunk)
+        if size > MAX_REPORT_BYTES:
+            return None
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _changed_files(directory: Path, seen: dict[str, Signature]) -> list[tuple[Path, Signature]]:
+    """Report files under `directory` whose size or mtime is not what `seen` remembers."""
+    files, _ = expand_paths([directory])
+    changed: list[tuple[Path, Signature]] = []
+    for path in files:
         try:
-            parsed = parse_bytes(body, url, self.rules)
-        except NotAReportError as exc:
-            result.failures.append(IngestFailure(url, exc.reason))
-            return
-        self.reported.pop(url, None)
-        result.results.append(await self.store.upsert(parsed.report, url))
+            stat = path.stat()
+        except OSError:  # removed since it was listed
+            continue
+        signature = (stat.st_size, stat.st_mtime_ns)
+        if seen.get(str(path)) != signature:
+            changed.append((path, signature))
+    return changed
 
 
 def _listed_urls(body: bytes) -> list[str] | None:

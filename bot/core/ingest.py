@@ -1,25 +1,35 @@
 """Ingest report files and directories into the store.
 
-Bad files are reported by name and skipped; every other file is still ingested. Files are
-parsed one by one and written in batches, so a directory of 10,000 reports is a few dozen
-transactions instead of 10,000.
+Bad files are reported by name and skipped; every other file is still ingested. A file is bad
+when it is larger than the API's 2 MB (refused from its size, never read whole), is no report,
+or is refused by the database (the store then writes the rest of its batch one by one). Files
+are parsed in batches off the event loop and written one transaction per batch, so a directory
+of 10,000 reports is a few dozen transactions instead of 10,000.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 from bot.core.reports.model import Report
-from bot.core.reports.parser import NotAReportError, ParseResult, parse_file
+from bot.core.reports.parser import NotAReportError, ParseResult, parse_bytes
 from bot.core.reports.tags import TagRule
-from bot.core.store.reports import IngestOutcome, IngestResult, ReportStore
+from bot.core.store.reports import IngestOutcome, IngestResult, ReportStore, StoreRejection
 
 REPORT_SUFFIXES = frozenset({".md", ".txt", ".json"})
 BATCH_SIZE = 200
+MAX_REPORT_BYTES = 2 * 1024 * 1024  # one report, from a file, a URL or the API
+TOO_LARGE = f"larger than {MAX_REPORT_BYTES // (1024 * 1024)} MB"
+# Input at least this large is parsed in a worker thread, so the event loop (acks, /healthz,
+# other chats) never waits on it; smaller input parses inline (a thread hop would cost more).
+OFF_LOOP_BYTES = 64 * 1024
 
 Progress = Callable[[int, int], None]
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,13 +76,56 @@ def _report_files(directory: Path) -> Iterator[Path]:
             yield candidate
 
 
-def parse_one(path: Path, rules: Sequence[TagRule]) -> ParseResult | IngestFailure:
+def read_report_file(path: Path, limit: int = MAX_REPORT_BYTES) -> bytes | None:
+    """The file's bytes, or None if it is larger than `limit` (known from its size, and never
+    more than `limit` + 1 bytes read if it grows meanwhile)."""
+    if path.stat().st_size > limit:
+        return None
+    with path.open("rb") as file:
+        data = file.read(limit + 1)
+    return data if len(data) <= limit else None
+
+
+def parse_data(data: bytes, source: str, rules: Sequence[TagRule]) -> ParseResult | IngestFailure:
+    """The report in `data`, or why it is none. Never raises: one input cannot stop the rest."""
     try:
-        return parse_file(path, rules)
+        return parse_bytes(data, source, rules)
     except NotAReportError as exc:
-        return IngestFailure(str(path), exc.reason)
+        return IngestFailure(source, exc.reason)
+    except (ValueError, ArithmeticError, RecursionError) as exc:  # a parser bug, not a crash
+        return IngestFailure(source, f"could not be parsed: {type(exc).__name__}")
+
+
+def parse_one(path: Path, rules: Sequence[TagRule]) -> ParseResult | IngestFailure:
+    """One file parsed, or why it is no report (too large, unreadable, not a report)."""
+    try:
+        data = read_report_file(path)
     except OSError as exc:
         return IngestFailure(str(path), exc.strerror or str(exc))
+    if data is None:
+        return IngestFailure(str(path), TOO_LARGE)
+    return parse_data(data, str(path), rules)
+
+
+def parse_many(
+    paths: Sequence[Path], rules: Sequence[TagRule]
+) -> list[ParseResult | IngestFailure]:
+    return [parse_one(path, rules) for path in paths]
+
+
+async def off_loop_if_large(size: int, work: Callable[[], T]) -> T:
+    """`work()`, in a worker thread when its input (`size` bytes) is large."""
+    if size < OFF_LOOP_BYTES:
+        return work()
+    return await asyncio.to_thread(work)
+
+
+def stored_or_failure(
+    outcome: IngestResult | StoreRejection, source: str
+) -> IngestResult | IngestFailure:
+    if isinstance(outcome, StoreRejection):
+        return IngestFailure(source, outcome.reason)
+    return outcome
 
 
 async def ingest_paths(
@@ -83,19 +136,24 @@ async def ingest_paths(
 ) -> IngestSummary:
     files, missing = expand_paths(paths)
     summary = IngestSummary(failures=list(missing))
-    batch: list[tuple[Report, str]] = []
-    for index, path in enumerate(files, start=1):
-        parsed = parse_one(path, rules)
-        if isinstance(parsed, IngestFailure):
-            summary.failures.append(parsed)
-        else:
-            summary.warnings.extend((str(path), w) for w in parsed.warnings)
-            batch.append((parsed.report, str(path)))
-        if len(batch) >= BATCH_SIZE:
-            summary.results.extend(await store.upsert_many(batch))
-            batch = []
+    for start in range(0, len(files), BATCH_SIZE):
+        chunk = files[start : start + BATCH_SIZE]
+        batch: list[tuple[Report, str]] = []
+        for path, parsed in zip(
+            chunk, await asyncio.to_thread(parse_many, chunk, rules), strict=True
+        ):
+            if isinstance(parsed, IngestFailure):
+                summary.failures.append(parsed)
+            else:
+                summary.warnings.extend((str(path), w) for w in parsed.warnings)
+                batch.append((parsed.report, str(path)))
+        if batch:
+            for (_, source), outcome in zip(batch, await store.upsert_each(batch), strict=True):
+                stored = stored_or_failure(outcome, source)
+                if isinstance(stored, IngestFailure):
+                    summary.failures.append(stored)
+                else:
+                    summary.results.append(stored)
         if progress is not None:
-            progress(index, len(files))
-    if batch:
-        summary.results.extend(await store.upsert_many(batch))
+            progress(start + len(chunk), len(files))
     return summary

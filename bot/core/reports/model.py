@@ -7,10 +7,56 @@ report and a Markdown report of the same PR give the same object.
 
 from __future__ import annotations
 
-from datetime import datetime
+import re
+from datetime import UTC, datetime
 from enum import StrEnum
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+)
+from pydantic_core import PydanticCustomError
+
+# The store's bounds (core/store/tables.py): `number` is an INTEGER, `repo` a VARCHAR(200).
+# A report outside them is no report: refused at parse time with the field named, instead of
+# failing (and taking a batch of good reports with it) when it is written.
+MAX_PR_NUMBER = 2**31 - 1
+MAX_REPO_LENGTH = 200
+# owner/name as GitHub spells them: letters, digits, `-`, `_`, `.`; one slash, no `..` parts.
+REPO_NAME = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
+# Validation context for what the store already holds: read back as it was written, even if
+# it predates these bounds (a digest must not fail on a row ingested by an older version).
+STORED = {"stored": True}
+
+
+def _checking(info: ValidationInfo) -> bool:
+    return not (isinstance(info.context, dict) and info.context.get("stored"))
+
+
+def _no_boolean(value: Any, info: ValidationInfo) -> Any:
+    """JSON `true` is not PR #1 (pydantic's lax int would take it)."""
+    if isinstance(value, bool) and _checking(info):
+        raise PydanticCustomError("pr_number_bool", "a boolean is not a PR number")
+    return value
+
+
+def _in_store_range(value: int, info: ValidationInfo) -> int:
+    if value > MAX_PR_NUMBER and _checking(info):
+        raise PydanticCustomError(
+            "pr_number_range", "a PR number is at most {limit}", {"limit": MAX_PR_NUMBER}
+        )
+    return value
+
+
+PRNumber = Annotated[
+    int, BeforeValidator(_no_boolean), Field(ge=1), AfterValidator(_in_store_range)
+]
 
 
 class RecommendationLevel(StrEnum):
@@ -57,7 +103,7 @@ class Snippet(_Part):
 class RelatedPR(_Part):
     """One `关联脉络` bullet: `PR #7434 title: relation`."""
 
-    number: int
+    number: PRNumber
     title: str = ""
     relation: str = ""
 
@@ -66,7 +112,7 @@ class Report(_Part):
     """A parsed PR review report. `repo` + `number` identify it."""
 
     repo: str = Field(description="owner/name, e.g. verl-project/verl")
-    number: int = Field(ge=1)
+    number: PRNumber
     title: str = Field(min_length=1)
     url: str | None = None
     merged_at: datetime | None = None
@@ -86,7 +132,54 @@ class Report(_Part):
     related: list[RelatedPR] = Field(default_factory=list)
     tags: list[str] = Field(default_factory=list)
 
+    @field_validator("repo")
+    @classmethod
+    def _repo_is_owner_name(cls, value: str, info: ValidationInfo) -> str:
+        if not _checking(info):
+            return value
+        if len(value) > MAX_REPO_LENGTH:
+            raise PydanticCustomError(
+                "repo_length",
+                "a repository name is at most {limit} characters, got {length}",
+                {"limit": MAX_REPO_LENGTH, "length": len(value)},
+            )
+        parts = value.split("/")
+        if not REPO_NAME.fullmatch(value) or any(part in {".", ".."} for part in parts):
+            raise PydanticCustomError(
+                "repo_name",
+                "expected owner/name (letters, digits, - _ .), got {shown}",
+                {"shown": _shown(value)},
+            )
+        return value
+
+    @field_validator("title")
+    @classmethod
+    def _title_not_blank(cls, value: str, info: ValidationInfo) -> str:
+        if _checking(info) and not value.strip():
+            raise PydanticCustomError("blank", "blank (only whitespace)")
+        return value
+
+    @field_validator("merged_at")
+    @classmethod
+    def _merged_at_in_utc_range(
+        cls, value: datetime | None, info: ValidationInfo
+    ) -> datetime | None:
+        if value is None or not _checking(info):
+            return value
+        try:  # the store keeps UTC: 9999-12-31T23:00-14:00 is in year 10000 there
+            (value if value.tzinfo is not None else value.replace(tzinfo=UTC)).astimezone(UTC)
+        except OverflowError:
+            raise PydanticCustomError(
+                "datetime_utc_range", "out of range once converted to UTC"
+            ) from None
+        return value
+
     @property
     def ref(self) -> str:
         """`owner/repo#number`, how logs and messages name a report."""
         return f"{self.repo}#{self.number}"
+
+
+def _shown(value: str, limit: int = 60) -> str:
+    """`value` quoted for an error message, cut to `limit` characters."""
+    return repr(value if len(value) <= limit else value[:limit] + "…")

@@ -18,10 +18,11 @@ from sqlalchemy import bindparam, func, or_, select, tuple_, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from bot.core.clock import Clock, utc_clock
-from bot.core.reports.model import Report
+from bot.core.reports.model import STORED, Report
 from bot.core.reports.parser import content_hash
 from bot.core.select import StoredReport
 from bot.core.store.db import write_transaction
+from bot.core.store.errors import REFUSALS, is_outage, refusal_reason
 from bot.core.store.tables import counters, reports
 
 SEQ_COUNTER = "report_seq"
@@ -43,9 +44,19 @@ class IngestResult:
     revision: int
 
 
+@dataclass(frozen=True, slots=True)
+class StoreRejection:
+    """A report the database refused (its reason names the driver's complaint)."""
+
+    ref: str
+    reason: str
+
+
 def _stored(row: Any) -> StoredReport:
     return StoredReport(
-        report=Report.model_validate(row.data), seq=int(row.seq), revision=int(row.revision)
+        report=Report.model_validate(row.data, context=STORED),
+        seq=int(row.seq),
+        revision=int(row.revision),
     )
 
 
@@ -191,6 +202,30 @@ class ReportStore:
             for batch in _unique_key_batches(items):
                 results.extend(await self._upsert_batch(conn, batch))
         return results
+
+    async def upsert_each(
+        self, items: Sequence[tuple[Report, str]]
+    ) -> list[IngestResult | StoreRejection]:
+        """`upsert_many`, except that one report the database refuses cannot sink the others.
+
+        The batch is tried in one transaction (the fast path); if the database refuses it for
+        its data, each report is written in its own transaction, and the refused ones come back
+        as StoreRejection. The list is aligned with `items`. An outage is raised, never turned
+        into rejections: the caller tries again later."""
+        try:
+            return list(await self.upsert_many(items))
+        except REFUSALS as error:
+            if is_outage(error):
+                raise
+        outcomes: list[IngestResult | StoreRejection] = []
+        for report, source in items:
+            try:
+                outcomes.append(await self.upsert(report, source))
+            except REFUSALS as error:
+                if is_outage(error):
+                    raise
+                outcomes.append(StoreRejection(report.ref, refusal_reason(error)))
+        return outcomes
 
     async def _upsert_batch(
         self, conn: AsyncConnection, batch: list[tuple[Report, str]]
