@@ -17,14 +17,14 @@ from typing import Any
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.response import BoltResponse
 
-from bot.adapters.base import AdapterDeps, chat_at
+from bot.adapters.answering import UNAVAILABLE, answer_messages, is_store_unavailable
+from bot.adapters.base import AdapterDeps, chat_at, nobody_is_admin
 from bot.adapters.slack.ack_gate import AckGate
 from bot.adapters.slack.replies import Respond, clean_text, post_all, respond_all
 from bot.adapters.slack.users import SlackUsers
-from bot.answers import Answer, Chat, Notice, render_reply
+from bot.answers import Answer, Chat, Notice
 from bot.core.commands import Invocation, UsageError, Verb, parse_mention, parse_pr_text
 from bot.core.models import Format, Locale, Platform, Section
-from bot.core.render.renderer import RenderedMessage
 from bot.core.reports.refs import BadRefError, parse_ref
 from bot.core.store.dedupe import first_time
 from bot.core.store.resume import resume_if_bot_back
@@ -35,6 +35,11 @@ logger = logging.getLogger("prdigest.slack")
 SLASH_COMMAND = "/pr"
 BUTTON_SECTIONS = {"pr_risks": Section.RISKS, "pr_files": Section.FILES}
 MAX_REF_SHOWN = 80
+# Set in bolt's context by the adapter when the store could not say whether a request is new:
+# nothing is handled, the user hears that the bot is temporarily unavailable.
+STORE_DOWN = "prdigest_store_down"
+
+ChatReady = Callable[[Chat], Awaitable[None]]
 
 
 def _button_invocation(value: str, section: Section) -> Invocation:
@@ -66,27 +71,45 @@ class SlackListeners:
     # -- middleware ------------------------------------------------------------------------
 
     async def skip_seen_events(
-        self, body: dict[str, Any], next_: Callable[[], Awaitable[None]]
+        self,
+        body: dict[str, Any],
+        context: dict[str, Any],
+        next_: Callable[[], Awaitable[None]],
     ) -> BoltResponse | None:
         """Slack retries an event it thinks we missed: answer 200 and do nothing the 2nd time."""
         event_id = body.get("event_id") if isinstance(body, dict) else None
-        has_id = isinstance(event_id, str) and bool(event_id)
-        if has_id and not await first_time(self.engine, f"slack:{event_id}", self.clock):
+        has_id = isinstance(event_id, str) and bool(event_id) and not context.get(STORE_DOWN)
+        if has_id and not await self._first_event(f"slack:{event_id}", context):
             log(logger, "slack.event_duplicate", event_id=event_id)
             return BoltResponse(status=200, body="")
         await next_()
         return None
 
+    async def _first_event(self, key: str, context: dict[str, Any]) -> bool:
+        """True the first time; a store that cannot be reached marks the request STORE_DOWN."""
+        try:
+            return await first_time(self.engine, key, self.clock)
+        except Exception as exc:  # only an unreachable store is let through
+            if not is_store_unavailable(exc):
+                raise
+            context[STORE_DOWN] = True
+            return True
+
     # -- listeners: acknowledge, then answer in a tracked task -------------------------------
 
     async def on_pr_command(
-        self, ack: Callable[..., Awaitable[Any]], command: dict[str, Any], respond: Respond
+        self,
+        ack: Callable[..., Awaitable[Any]],
+        command: dict[str, Any],
+        respond: Respond,
+        context: dict[str, Any],
     ) -> None:
         await ack()
-        self._spawn(self._answer_command(command, respond))
+        self._spawn(self._answer_command(command, respond, bool(context.get(STORE_DOWN))))
 
-    async def on_mention(self, event: dict[str, Any]) -> None:
-        self._spawn(self._answer_mention(event))  # bolt acknowledges events itself
+    async def on_mention(self, event: dict[str, Any], context: dict[str, Any]) -> None:
+        # bolt acknowledges events itself
+        self._spawn(self._answer_mention(event, bool(context.get(STORE_DOWN))))
 
     async def on_button(
         self,
@@ -94,9 +117,10 @@ class SlackListeners:
         body: dict[str, Any],
         action: dict[str, Any],
         respond: Respond,
+        context: dict[str, Any],
     ) -> None:
         await ack()
-        self._spawn(self._answer_button(body, action, respond))
+        self._spawn(self._answer_button(body, action, respond, bool(context.get(STORE_DOWN))))
 
     def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
         task = asyncio.create_task(_logged(work, self.gate))
@@ -110,33 +134,40 @@ class SlackListeners:
 
     # -- answers ---------------------------------------------------------------------------
 
-    async def _answer_command(self, command: dict[str, Any], respond: Respond) -> None:
+    async def _answer_command(
+        self, command: dict[str, Any], respond: Respond, store_down: bool
+    ) -> None:
         text = clean_text(str(command.get("text", "")))
-        chat = await self._chat(command, str(command.get("user_name", "")))
-        answer = await self._answer(partial(parse_pr_text, text), chat)
-        messages = self._render(answer, chat.locale)
+        user_name = str(command.get("user_name", ""))
+        answer, chat = await self._answer(
+            command, user_name, partial(parse_pr_text, text), store_down
+        )
+        messages = await answer_messages(self.renderer, answer.reply, Format.SLACK, chat.locale)
         await respond_all(respond, messages, answer.public, where=SLASH_COMMAND)
         await self._announce(answer, chat)
 
-    async def _answer_mention(self, event: dict[str, Any]) -> None:
-        text = clean_text(str(event.get("text", "")))
-        found = parse_mention(text)
-        chat = await self._chat(event, "")
-        # Slack delivers `app_mention` only from channels the bot is a member of: it is back.
-        await resume_if_bot_back(self.destinations, Platform.SLACK, chat.chat_id)
-        answer = await self._answer(partial(_known, found), chat)
+    async def _answer_mention(self, event: dict[str, Any], store_down: bool) -> None:
+        found = parse_mention(clean_text(str(event.get("text", ""))))
+        answer, chat = await self._answer(
+            event, "", partial(_known, found), store_down, ready=self._bot_is_back
+        )
         thread = str(event.get("thread_ts") or event.get("ts") or "") or None
-        await post_all(self.users.client, chat.chat_id, self._render(answer, chat.locale), thread)
+        messages = await answer_messages(self.renderer, answer.reply, Format.SLACK, chat.locale)
+        await post_all(self.users.client, chat.chat_id, messages, thread)
         await self._announce(answer, chat)
 
+    async def _bot_is_back(self, chat: Chat) -> None:
+        """Slack delivers `app_mention` only from channels the bot is a member of."""
+        await resume_if_bot_back(self.destinations, Platform.SLACK, chat.chat_id)
+
     async def _answer_button(
-        self, body: dict[str, Any], action: dict[str, Any], respond: Respond
+        self, body: dict[str, Any], action: dict[str, Any], respond: Respond, store_down: bool
     ) -> None:
         section = BUTTON_SECTIONS[str(action.get("action_id"))]
-        chat = await self._chat(body, "")
         value = str(action.get("value", ""))
-        answer = await self._answer(partial(_button_invocation, value, section), chat)
-        messages = self._render(answer, chat.locale)
+        parse = partial(_button_invocation, value, section)
+        answer, chat = await self._answer(body, "", parse, store_down)
+        messages = await answer_messages(self.renderer, answer.reply, Format.SLACK, chat.locale)
         await respond_all(respond, messages, public=False, where="button")
 
     # -- shared steps ----------------------------------------------------------------------
@@ -153,16 +184,30 @@ class SlackListeners:
             user_name=user_name,
         )
 
-    async def _answer(self, parse: Callable[[], Invocation], chat: Chat) -> Answer:
-        """The answer, or the "error" notice: the user always hears back, the log has why."""
+    async def _answer(
+        self,
+        payload: dict[str, Any],
+        user_name: str,
+        parse: Callable[[], Invocation],
+        store_down: bool,
+        ready: ChatReady | None = None,
+    ) -> tuple[Answer, Chat]:
+        """The answer and who asked where. The user always hears back: "temporarily
+        unavailable" while the store cannot be reached, else the "error" notice for a bug
+        (the log has why)."""
+        channel_id, user_id = _where_and_who(payload)
+        asked = Chat(Platform.SLACK, channel_id, user_id, nobody_is_admin, Locale.EN, user_name)
+        if store_down:
+            return Answer(UNAVAILABLE), asked
         try:
-            return await self.answerer.answer_text(parse, chat)
+            chat = await self._chat(payload, user_name)
+            if ready is not None:
+                await ready(chat)
+            return await self.answerer.answer_text(parse, chat), chat
         except Exception as exc:  # the one edge handler: a bug must not leave the user unanswered
-            _log_failure("slack.answer_failed", exc, chat=chat.chat_id)
-            return Answer(Notice("error"))
-
-    def _render(self, answer: Answer, locale: Locale) -> list[RenderedMessage]:
-        return render_reply(self.renderer, answer.reply, Format.SLACK, locale)
+            unavailable = is_store_unavailable(exc)
+            _log_failure("slack.answer_failed", exc, chat=channel_id, unavailable=str(unavailable))
+            return Answer(UNAVAILABLE if unavailable else Notice("error")), asked
 
     async def _announce(self, answer: Answer, chat: Chat) -> None:
         """Tell the whole channel that its subscription changed, and who changed it."""

@@ -22,7 +22,9 @@ from bot.logs import log
 
 logger = logging.getLogger("prdigest.slack")
 
-RESPONSE_URL_USES = 5  # Slack accepts five posts per response_url
+# Slack accepts five posts per response_url. Answers arrive already cut to
+# `answering.MAX_ANSWER_MESSAGES` (with a pointer to the rest), which may not exceed this.
+RESPONSE_URL_USES = 5
 RESPOND_KEYS = ("text", "blocks", "unfurl_links", "unfurl_media")
 _SMART_QUOTES = str.maketrans({"“": '"', "”": '"', "„": '"', "‘": "'", "’": "'"})
 
@@ -47,9 +49,7 @@ async def respond_all(
     """Answer through response_url: ephemeral unless `public`; never replaces the original
     message (a digest whose button was pressed stays as it was)."""
     response_type = "in_channel" if public else "ephemeral"
-    if len(messages) > RESPONSE_URL_USES:
-        log(logger, "slack.reply_truncated", where=where, messages=len(messages))
-    for message in messages[:RESPONSE_URL_USES]:
+    for message in messages[:RESPONSE_URL_USES]:  # the platform's limit, never the answer's cap
         try:
             result = await respond(
                 response_type=response_type,

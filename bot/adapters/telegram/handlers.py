@@ -26,6 +26,7 @@ from telegram.ext import (
     filters,
 )
 
+from bot.adapters.answering import UNAVAILABLE, answer_messages, is_store_unavailable
 from bot.adapters.base import AdapterDeps, chat_at, nobody_is_admin
 from bot.adapters.telegram.members import (
     GONE_STATUSES,
@@ -36,7 +37,7 @@ from bot.adapters.telegram.members import (
 )
 from bot.adapters.telegram.reply import Replier
 from bot.adapters.telegram.updates import TelegramApp
-from bot.answers import Answer, Chat, Notice, Reply, render_reply
+from bot.answers import Answer, Chat, Notice, Reply
 from bot.core.commands import COMMAND_MENU, parse
 from bot.core.models import Format, Locale, Platform
 from bot.core.render.telegram import parse_callback_data
@@ -73,7 +74,16 @@ class TelegramHandlers:
     async def drop_repeats(self, update: Update, context: Context) -> None:
         """Telegram redelivers after a failed webhook answer or an unconfirmed poll."""
         key = f"telegram:{context.bot.id}:{update.update_id}"
-        if not await first_time(self.engine, key, self.clock):
+        try:
+            first = await first_time(self.engine, key, self.clock)
+        except Exception as exc:  # only an unreachable store is let through
+            if not is_store_unavailable(exc):
+                raise
+            # Nothing can be changed while the store is down: the command's own handler
+            # fails on it too, and `on_error` tells the chat the bot is unavailable.
+            log(logger, "telegram.dedupe_unavailable", logging.WARNING, reason=repr(exc))
+            return
+        if not first:
             log(logger, "telegram.update_repeated", update_id=update.update_id)
             raise ApplicationHandlerStop
 
@@ -136,7 +146,7 @@ class TelegramHandlers:
         await self._reply(message, notice, chat.locale)
 
     async def _reply(self, message: Message, reply: Reply, locale: Locale) -> None:
-        rendered = render_reply(self.renderer, reply, Format.TELEGRAM, locale)
+        rendered = await answer_messages(self.renderer, reply, Format.TELEGRAM, locale)
         await self.replier.send(str(message.chat.id), rendered, reply_to=message.message_id)
 
     async def on_button(self, update: Update, context: Context) -> None:
@@ -156,7 +166,7 @@ class TelegramHandlers:
         chat = await self._chat(message.chat.id, user.id, user, user.full_name)
         answer = await self.answerer.answer_text(lambda: parse("pr", f"{ref} {section}"), chat)
         log(logger, "telegram.button", section=section.value, ref=ref, chat=chat.chat_id)
-        rendered = render_reply(self.renderer, answer.reply, Format.TELEGRAM, chat.locale)
+        rendered = await answer_messages(self.renderer, answer.reply, Format.TELEGRAM, chat.locale)
         await self.replier.send(chat.chat_id, rendered, reply_to=message.message_id)
 
     async def on_membership(self, update: Update, context: Context) -> None:
@@ -175,22 +185,25 @@ class TelegramHandlers:
             await self.membership.migrated(message.chat.id, message.migrate_to_chat_id)
 
     async def on_error(self, update: object, context: Context) -> None:
-        """The one handler at this edge: log, and tell the chat something went wrong."""
+        """The one handler at this edge: log, and tell the chat something went wrong, or that
+        the bot is temporarily unavailable while its store cannot be reached."""
         error = context.error
+        unavailable = error is not None and is_store_unavailable(error)
         update_id = update.update_id if isinstance(update, Update) else None
         log(
             logger,
             "telegram.handler_failed",
-            logging.ERROR,
+            logging.WARNING if unavailable else logging.ERROR,
             update_id=update_id,
             error=type(error).__name__,
             detail=str(error)[:500],
+            unavailable=unavailable,
         )
         message = update.message if isinstance(update, Update) else None
         if message is not None:
             locale = user_locale(message.from_user)
-            notice = render_reply(self.renderer, Notice("error"), Format.TELEGRAM, locale)
-            await self.replier.send(str(message.chat.id), notice, reply_to=message.message_id)
+            reply = UNAVAILABLE if unavailable else Notice("error")
+            await self._reply(message, reply, locale)
 
 
 def _visible_reply(message: Message, answer: Answer) -> Reply:
