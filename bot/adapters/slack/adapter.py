@@ -3,8 +3,11 @@
 HTTP mode (the default, and what production should use: it load-balances across replicas)
 mounts one route for events, slash commands and interactivity. The signature is checked here
 first (see `verify.py`), so a forged or malformed request is a 401 before bolt parses it;
-bolt checks it again. With `SLACK_APP_TOKEN` set the app connects out over Socket Mode instead,
-for teams whose bot cannot be reached from the internet, and serves no route.
+bolt checks it again. A signed body that is not a Slack payload is a 400 (`payload.py`). A
+signature seen before (kept in the shared dedupe table, so every replica knows it) is a replay
+of a captured request: it is acknowledged and not handled again. With `SLACK_APP_TOKEN` set
+the app connects out over Socket Mode instead, for teams whose bot cannot be reached from the
+internet, and serves no route.
 
 Outbound digests do not pass through here: they go through the outbox and `sender.py`.
 """
@@ -24,13 +27,15 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
+from bot.adapters.answering import is_store_unavailable
 from bot.adapters.base import AdapterDeps
 from bot.adapters.slack.ack_gate import AckGate
 from bot.adapters.slack.client import BotIdentity, interactive_client
-from bot.adapters.slack.listeners import SlackListeners
+from bot.adapters.slack.listeners import STORE_DOWN, SlackListeners
+from bot.adapters.slack.payload import MalformedPayloadError, read_payload
 from bot.adapters.slack.users import SlackUsers
-from bot.adapters.slack.verify import SlackSignature
-from bot.core.store.dedupe import forget_older_than
+from bot.adapters.slack.verify import SIGNATURE_HEADER, SlackSignature
+from bot.core.store.dedupe import first_time, forget_older_than
 from bot.logs import log
 from bot.settings import ConfigError
 from bot.web import BodyTooLargeError, read_capped
@@ -40,6 +45,7 @@ logger = logging.getLogger("prdigest.slack")
 EVENTS_PATH = "/slack/events"
 MAX_SLACK_BODY_BYTES = 1024 * 1024  # Slack's payloads are a few KB; refuse floods early
 SHUTDOWN_GRACE_SECONDS = 5.0  # answers in flight may finish; uvicorn allows 10 s in all
+REPLAY_KEY_PREFIX = "slack-sig:"  # dedupe keys of signed requests already handled
 
 
 class SocketHandler(Protocol):
@@ -158,8 +164,28 @@ class SlackAdapter:
             log(logger, "slack.bad_signature", logging.WARNING, path=request.url.path)
             return JSONResponse({"error": "invalid request signature"}, status_code=401)
         try:
-            bolt_request = to_async_bolt_request(request, body)
-        except ValueError as exc:  # signed, but not UTF-8 / not the JSON or form it claims
-            log(logger, "slack.bad_payload", logging.WARNING, reason=type(exc).__name__)
-            return JSONResponse({"error": "malformed payload"}, status_code=400)
+            read_payload(body, request.headers.get("content-type"))
+            first = await self._first_delivery(request.headers.get(SIGNATURE_HEADER, ""))
+            context = {STORE_DOWN: True} if first is None else {}
+            bolt_request = to_async_bolt_request(request, body, context)
+        except (MalformedPayloadError, ValueError) as exc:  # signed, but not Slack's shape
+            log(logger, "slack.bad_payload", logging.WARNING, reason=str(exc)[:200])
+            return JSONResponse({"error": f"malformed payload: {exc}"[:300]}, status_code=400)
+        if first is False:
+            return Response(status_code=200)  # a replay: acknowledged, not handled again
         return to_starlette_response(await self.app.async_dispatch(bolt_request))
+
+    async def _first_delivery(self, signature: str) -> bool | None:
+        """Has this signed request been seen before, by any replica? Slack never sends a
+        request twice with one signature (its retries are signed anew), so a repeat inside the
+        5-minute window is a replay. None when the store cannot tell (it is down)."""
+        try:
+            if await first_time(self.engine, f"{REPLAY_KEY_PREFIX}{signature}", self.clock):
+                return True
+        except Exception as exc:  # only an unreachable store is let through
+            if not is_store_unavailable(exc):
+                raise
+            log(logger, "slack.replay_check_unavailable", logging.WARNING, reason=repr(exc))
+            return None
+        log(logger, "slack.replay_refused", logging.WARNING, signature=signature[:16])
+        return False
