@@ -18,7 +18,7 @@ from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from datetime import timedelta
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 import uvicorn
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
@@ -51,6 +51,13 @@ if TYPE_CHECKING:  # imported when their platform is on: a service without Slack
     from bot.adapters.telegram.sender import TelegramSender
 
 logger = logging.getLogger("prdigest.app")
+
+# uvicorn's limits, so slow or idle clients cannot pin the server (a slow *body* is cut by
+# web.BODY_DEADLINE_SECONDS: 408).
+KEEP_ALIVE_SECONDS = 5  # an idle keep-alive connection is closed after this
+MAX_CONCURRENCY = 1000  # connections and tasks at once; beyond it uvicorn answers 503
+MAX_HEADER_BYTES = 16 * 1024  # h11's incomplete event: a request line and headers
+GRACEFUL_SHUTDOWN_SECONDS = 10
 
 
 def worker_id() -> str:
@@ -192,7 +199,17 @@ class Service:
         self.metrics.outbox_depth.set(await unfinished_count(self.ctx.engine))
 
     async def _poll(self, poller: SourcePoller) -> None:
-        result = await poller.poll()
+        try:
+            result = await poller.poll()
+        except Exception as error:  # the store is unavailable: the next poll tries again
+            log(
+                logger,
+                "source.poll_failed",
+                logging.WARNING,
+                source=poller.name,
+                error=type(error).__name__,
+            )
+            return
         for item in result.results:
             self.metrics.reports_ingested.labels(item.outcome.value).inc()
         if result.failures:
@@ -296,15 +313,25 @@ class _Server(uvicorn.Server):
                 loop.remove_signal_handler(sig)
 
 
-async def serve(service: Service) -> None:
-    """Run the web server (and with it the service) until SIGTERM/SIGINT."""
-    config = uvicorn.Config(
-        service.web(),
-        host=service.ctx.env.http_host,
-        port=service.ctx.env.http_port,
+def server_config(
+    app: Starlette, host: str, port: int, lifespan: Literal["on", "off"] = "on"
+) -> uvicorn.Config:
+    """uvicorn's settings for prdigest: no access log, and the limits above."""
+    return uvicorn.Config(
+        app,
+        host=host,
+        port=port,
         log_config=None,
         access_log=False,
-        lifespan="on",
-        timeout_graceful_shutdown=10,
+        lifespan=lifespan,
+        timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS,
+        timeout_keep_alive=KEEP_ALIVE_SECONDS,
+        limit_concurrency=MAX_CONCURRENCY,
+        h11_max_incomplete_event_size=MAX_HEADER_BYTES,
     )
+
+
+async def serve(service: Service) -> None:
+    """Run the web server (and with it the service) until SIGTERM/SIGINT."""
+    config = server_config(service.web(), service.ctx.env.http_host, service.ctx.env.http_port)
     await _Server(config).serve()

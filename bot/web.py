@@ -6,6 +6,7 @@ Platform adapters contribute their own routes (`/slack/events`, `/telegram/webho
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import logging
 from collections.abc import Callable, Sequence
@@ -16,13 +17,16 @@ from typing import Any
 from sqlalchemy import text
 from sqlalchemy.exc import SQLAlchemyError
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from bot.core.reports.parser import NotAReportError, parse_json, parse_markdown
+from bot.core.ingest import MAX_REPORT_BYTES, off_loop_if_large
+from bot.core.reports.parser import NotAReportError, ParseResult, parse_json, parse_markdown
 from bot.core.reports.tags import TagRule
-from bot.core.store.reports import IngestOutcome, ReportStore
+from bot.core.store.errors import is_outage
+from bot.core.store.reports import IngestOutcome, IngestResult, ReportStore, StoreRejection
 from bot.logs import log
 from bot.metrics import Metrics
 
@@ -30,13 +34,29 @@ logger = logging.getLogger("prdigest.web")
 
 Lifespan = Callable[[Starlette], AbstractAsyncContextManager[None]]
 
-MAX_BODY_BYTES = 2 * 1024 * 1024
+MAX_BODY_BYTES = MAX_REPORT_BYTES
+# A body must have arrived whole this long after the handler starts reading it: a client
+# trickling a byte a second holds a connection for 10 s, not forever (408).
+BODY_DEADLINE_SECONDS = 10.0
+# What a client is told to wait when the store is unavailable (outage, SQLite lock past the
+# busy timeout): 503 with this Retry-After.
+RETRY_AFTER_SECONDS = 30
 MARKDOWN_TYPES = frozenset({"text/markdown", "text/x-markdown", "text/plain"})
 JSON_TYPES = frozenset({"application/json"})
 
 
 class BodyTooLargeError(Exception):
     pass
+
+
+class BodyTimeoutError(HTTPException):
+    """The body did not arrive within BODY_DEADLINE_SECONDS. An HTTPException, so every route
+    that reads with `read_capped` answers 408 without catching it; `Connection: close` makes
+    uvicorn drop the connection instead of waiting for the rest of the body."""
+
+    def __init__(self) -> None:
+        detail = f"request body not received within {BODY_DEADLINE_SECONDS:g} s"
+        super().__init__(408, detail, headers={"Connection": "close"})
 
 
 @dataclass
@@ -53,18 +73,30 @@ def _error(status: int, message: str) -> JSONResponse:
 
 
 async def read_capped(request: Request, limit: int = MAX_BODY_BYTES) -> bytes:
-    """The body, refusing as soon as it passes `limit` (never read whole first)."""
+    """The body, refusing as soon as it passes `limit` (never read whole first), or when it
+    has not arrived whole within BODY_DEADLINE_SECONDS (BodyTimeoutError: 408)."""
     declared = request.headers.get("content-length", "")
     if declared.isascii() and declared.isdigit() and len(declared) < 20 and int(declared) > limit:
         raise BodyTooLargeError
     chunks: list[bytes] = []
     size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise BodyTooLargeError
-        chunks.append(chunk)
+    try:
+        async with asyncio.timeout(BODY_DEADLINE_SECONDS):
+            async for chunk in request.stream():
+                size += len(chunk)
+                if size > limit:
+                    raise BodyTooLargeError
+                chunks.append(chunk)
+    except TimeoutError:
+        raise BodyTimeoutError from None
     return b"".join(chunks)
+
+
+def _unavailable(error: BaseException) -> JSONResponse:
+    log(logger, "store.unavailable", logging.WARNING, via="api", error=type(error).__name__)
+    response = _error(503, "the report store is unavailable; try again later")
+    response.headers["Retry-After"] = str(RETRY_AFTER_SECONDS)
+    return response
 
 
 def _authorized(request: Request, token: str) -> bool:
@@ -93,27 +125,43 @@ def ingest_endpoint(deps: WebDeps) -> Callable[[Request], Any]:
         except UnicodeDecodeError as exc:
             return _error(400, f"body is not UTF-8 (byte {exc.start})")
         try:
-            parse = parse_json if media in JSON_TYPES else parse_markdown
-            parsed = parse(decoded, "request body", deps.rules)
+            parsed = await _parse(decoded, media, deps.rules, len(body))
         except NotAReportError as exc:
             deps.metrics.reports_ingested.labels("failed").inc()
             return _error(422, exc.reason)
-        result = await deps.store.upsert(parsed.report, source="api")
-        deps.metrics.reports_ingested.labels(result.outcome.value).inc()
-        log(logger, "report.ingested", ref=result.ref, outcome=result.outcome.value, via="api")
-        status = 201 if result.outcome is IngestOutcome.NEW else 200
-        return JSONResponse(
-            {
-                "ref": result.ref,
-                "outcome": result.outcome.value,
-                "seq": result.seq,
-                "revision": result.revision,
-                "warnings": parsed.warnings,
-            },
-            status_code=status,
-        )
+        try:
+            outcome = (await deps.store.upsert_each([(parsed.report, "api")]))[0]
+        except Exception as error:  # an outage is a 503; anything else stays a bug (500)
+            if not is_outage(error):
+                raise
+            return _unavailable(error)
+        if isinstance(outcome, StoreRejection):
+            deps.metrics.reports_ingested.labels("failed").inc()
+            return _error(422, outcome.reason)
+        return _stored(deps, outcome, parsed.warnings)
 
     return post_report
+
+
+async def _parse(text: str, media: str, rules: tuple[TagRule, ...], size: int) -> ParseResult:
+    parse = parse_json if media in JSON_TYPES else parse_markdown
+    return await off_loop_if_large(size, lambda: parse(text, "request body", rules))
+
+
+def _stored(deps: WebDeps, result: IngestResult, warnings: list[str]) -> Response:
+    deps.metrics.reports_ingested.labels(result.outcome.value).inc()
+    log(logger, "report.ingested", ref=result.ref, outcome=result.outcome.value, via="api")
+    status = 201 if result.outcome is IngestOutcome.NEW else 200
+    return JSONResponse(
+        {
+            "ref": result.ref,
+            "outcome": result.outcome.value,
+            "seq": result.seq,
+            "revision": result.revision,
+            "warnings": warnings,
+        },
+        status_code=status,
+    )
 
 
 def build_web(

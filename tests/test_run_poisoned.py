@@ -1,0 +1,45 @@
+"""Issue 14 #1: `prdigest run` with a poisoned file in a source directory starts, logs the bad
+file once, and stores the others. Before, the first poll's OverflowError made it exit 3."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from bot.core.store.db import create_engine
+from bot.core.store.reports import ReportStore
+from tests.kits.poison import POISONS, write_good, write_poison
+from tests.kits.proc import BotProcess
+
+pytestmark = pytest.mark.slow
+
+
+async def test_run_starts_with_a_poisoned_source_and_stores_the_rest(
+    subprocess_env: dict[str, str], tmp_path: Path
+) -> None:
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    good = write_good(reports, 10)
+    bad = write_poison(reports, POISONS[0], 1)  # "number": 10**30
+    config = tmp_path / "bot.yaml"
+    config.write_text(f"sources: [{{dir: '{reports}', interval_seconds: 5}}]\n", encoding="utf-8")
+    bot = BotProcess({**subprocess_env, "BOT_CONFIG": str(config)})
+    await bot.start()
+    try:
+        await bot.wait_ready()
+        await asyncio.sleep(6)  # one more poll: the bad file is not logged again
+    finally:
+        code = await bot.terminate()
+    logs = bot.stderr.decode()
+    assert code == 0, logs[-3000:]
+    assert "Traceback" not in logs
+    bad_lines = [line for line in logs.splitlines() if "source.bad_report" in line]
+    assert len(bad_lines) == 1 and str(bad) in bad_lines[0], bad_lines
+    engine = create_engine(subprocess_env["BOT_DATABASE_URL"])
+    try:
+        stored = await ReportStore(engine).since(0)
+    finally:
+        await engine.dispose()
+    assert {s.report.number for s in stored} == set(good)

@@ -1,0 +1,157 @@
+"""Issue 14: the ingest API under hostile input and bad luck.
+
+- A poisoned body (a number the store cannot hold, `true`, a path for a repo, a `merged_at`
+  that overflows in UTC) is a 422 naming the field, never a 500.
+- The store unavailable (server down; a SQLite write lock held past the busy timeout) is a 503
+  with Retry-After, never a 500.
+- A body trickled byte by byte is cut at the body deadline with a 408, on a real uvicorn.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import uvicorn
+
+import bot.core.store.db as db
+import bot.web
+from bot.app import MAX_CONCURRENCY, MAX_HEADER_BYTES, server_config
+from bot.core.store.db import create_engine, migrate
+from bot.core.store.reports import ReportStore
+from bot.metrics import Metrics
+from bot.web import RETRY_AFTER_SECONDS, WebDeps, build_web
+from tests.kits.paths import SEED
+
+TOKEN = "ingest-secret-token"
+JSON_AUTH = {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"}
+MARKDOWN_AUTH = {**JSON_AUTH, "Content-Type": "text/markdown"}
+BASE: dict[str, Any] = {"repo": "verl-project/verl", "number": 7422, "title": "fix: x"}
+
+
+def _deps(store: ReportStore) -> WebDeps:
+    return WebDeps(
+        store=store, metrics=Metrics(), rules=(), ingest_token=TOKEN, is_ready=lambda: True
+    )
+
+
+async def _client(store: ReportStore) -> httpx.AsyncClient:
+    transport = httpx.ASGITransport(app=build_web(_deps(store)))
+    return httpx.AsyncClient(transport=transport, base_url="http://bot")
+
+
+@pytest.mark.parametrize(
+    ("change", "reason"),
+    [
+        ({"number": 10**30}, "number: a PR number is at most 2147483647"),
+        ({"number": 2**31}, "number: a PR number is at most 2147483647"),
+        ({"number": True}, "number: a boolean is not a PR number"),
+        ({"repo": "../../etc/passwd"}, "repo: expected owner/name"),
+        ({"repo": "o/" + "r" * 300}, "repo: a repository name is at most 200 characters"),
+        ({"title": "   "}, "title: blank"),
+        ({"merged_at": "9999-12-31T23:00-14:00"}, "merged_at: out of range once converted to UTC"),
+    ],
+)
+async def test_a_poisoned_body_is_422_naming_the_field(
+    store: ReportStore, change: dict[str, Any], reason: str
+) -> None:
+    async with await _client(store) as http:
+        body = json.dumps({**BASE, **change})
+        response = await http.post("/api/reports", content=body, headers=JSON_AUTH)
+    assert response.status_code == 422, response.text
+    assert response.json()["error"].startswith(reason)
+    assert await store.count() == 0
+
+
+async def test_the_store_down_is_503_with_retry_after() -> None:
+    engine = create_engine("postgresql://postgres@127.0.0.1:1/nothing-listens-here")
+    try:
+        async with await _client(ReportStore(engine)) as http:
+            response = await http.post(
+                "/api/reports", content=SEED.read_bytes(), headers=MARKDOWN_AUTH
+            )
+    finally:
+        await engine.dispose()
+    assert response.status_code == 503
+    assert response.headers["Retry-After"] == str(RETRY_AFTER_SECONDS)
+    assert "unavailable" in response.json()["error"]
+
+
+async def test_a_sqlite_lock_past_the_busy_timeout_is_503_then_the_write_succeeds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(db, "SQLITE_BUSY_TIMEOUT_MS", 300)
+    path = tmp_path / "bot.db"
+    engine = create_engine(f"sqlite:///{path}")
+    await migrate(engine)
+    holder = sqlite3.connect(path, isolation_level=None)
+    try:
+        async with await _client(ReportStore(engine)) as http:
+            holder.execute("BEGIN IMMEDIATE")
+            locked = await http.post(
+                "/api/reports", content=SEED.read_bytes(), headers=MARKDOWN_AUTH
+            )
+            holder.execute("ROLLBACK")
+            after = await http.post(
+                "/api/reports", content=SEED.read_bytes(), headers=MARKDOWN_AUTH
+            )
+    finally:
+        holder.close()
+        await engine.dispose()
+    assert locked.status_code == 503, locked.text
+    assert locked.headers["Retry-After"] == str(RETRY_AFTER_SECONDS)
+    assert after.status_code == 201
+
+
+@pytest.fixture
+async def served(store: ReportStore) -> AsyncIterator[int]:
+    """The web app on a real uvicorn (prdigest's settings) on a loopback port."""
+    config = server_config(build_web(_deps(store)), "127.0.0.1", 0, lifespan="off")
+    server = uvicorn.Server(config)
+    task = asyncio.create_task(server.serve(sockets=None))
+    while not server.started:
+        await asyncio.sleep(0.01)
+    yield int(server.servers[0].sockets[0].getsockname()[1])
+    server.should_exit = True
+    await task
+
+
+async def test_a_trickled_body_is_cut_at_the_deadline_with_408(
+    served: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(bot.web, "BODY_DEADLINE_SECONDS", 0.5)
+    reader, writer = await asyncio.open_connection("127.0.0.1", served)
+    head = (
+        "POST /api/reports HTTP/1.1\r\nHost: bot\r\nContent-Type: text/markdown\r\n"
+        f"Authorization: Bearer {TOKEN}\r\nContent-Length: 1000\r\n\r\n"
+    )
+    writer.write(head.encode())
+
+    async def trickle() -> None:
+        for _ in range(1000):
+            writer.write(b"x")
+            await writer.drain()
+            await asyncio.sleep(0.05)
+
+    sender = asyncio.create_task(trickle())
+    try:  # the whole body would take 50 s: the server closing the connection first is the cut
+        answer = await asyncio.wait_for(reader.read(), timeout=10)
+    finally:
+        sender.cancel()
+        writer.close()
+    assert answer.startswith(b"HTTP/1.1 408"), answer[:200]
+    assert b"connection: close" in answer.lower()
+
+
+def test_uvicorn_runs_with_connection_and_header_limits() -> None:
+    store = ReportStore(create_engine("sqlite://"))  # never connected: only the app is built
+    config = server_config(build_web(_deps(store)), "127.0.0.1", 0)
+    assert config.limit_concurrency == MAX_CONCURRENCY
+    assert config.h11_max_incomplete_event_size == MAX_HEADER_BYTES
+    assert config.timeout_keep_alive > 0
