@@ -8,6 +8,7 @@ whatever field or exception text they end up in.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import re
@@ -86,3 +87,17 @@ def setup_logging(
 
 def log(logger: logging.Logger, event: str, level: int = logging.INFO, /, **fields: Any) -> None:
     logger.log(level, event, extra={"event": event, "fields": fields})
+
+
+def observe(task: asyncio.Task[Any], logger: logging.Logger, event: str) -> None:
+    """Log the error a background task ends with, so that none is left for "Task exception
+    was never retrieved" (a cancelled task is not an error)."""
+
+    def done(finished: asyncio.Task[Any]) -> None:
+        if finished.cancelled():
+            return
+        exc = finished.exception()
+        if exc is not None:
+            log(logger, event, logging.ERROR, error=repr(exc)[:500])
+
+    task.add_done_callback(done)

@@ -36,7 +36,7 @@ from bot.adapters.slack.payload import MalformedPayloadError, read_payload
 from bot.adapters.slack.users import SlackUsers
 from bot.adapters.slack.verify import SIGNATURE_HEADER, SlackSignature
 from bot.core.store.dedupe import first_time, forget_older_than
-from bot.logs import log
+from bot.logs import log, observe
 from bot.settings import ConfigError
 from bot.web import BodyTooLargeError, read_capped
 
@@ -135,6 +135,7 @@ class SlackAdapter:
         # auth.test in the background: a bad token is logged at start, a slow Slack does not
         # hold up the service's start.
         self._warm_up = asyncio.create_task(self.identity.result())
+        observe(self._warm_up, logger, "slack.warm_up_failed")
         if self.settings.app_token:
             self._socket = self._socket_handler_factory(self.app, self.settings.app_token)
             await self._socket.connect_async()

@@ -40,7 +40,7 @@ from bot.adapters.telegram.updates import (
 from bot.core.clock import Clock
 from bot.core.commands import COMMAND_MENU
 from bot.core.store.dedupe import forget_older_than
-from bot.logs import log
+from bot.logs import log, observe
 from bot.settings import ConfigError
 
 logger = logging.getLogger("prdigest.telegram")
@@ -137,6 +137,7 @@ class TelegramAdapter:
         except TelegramError as exc:
             log(logger, "telegram.unreachable", logging.WARNING, error=str(exc), retry=True)
             self._reconnect_task = asyncio.create_task(self._reconnect())
+            observe(self._reconnect_task, logger, "telegram.reconnect_failed")
 
     async def _connect(self) -> None:
         await self.app.initialize()  # getMe
@@ -162,6 +163,7 @@ class TelegramAdapter:
             )
             await self._leader.step()
             self._leader_task = asyncio.create_task(self._leader.run())
+            observe(self._leader_task, logger, "telegram.leader_failed")
         await self.app.start()
         log(logger, "telegram.connected", mode=self.mode, bot=bot.username)
 

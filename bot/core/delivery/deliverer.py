@@ -28,7 +28,7 @@ from bot.core.delivery import ledger
 from bot.core.delivery.ledger import Claimed
 from bot.core.delivery.pacing import make_pace
 from bot.core.models import Platform
-from bot.logs import log
+from bot.logs import log, observe
 
 logger = logging.getLogger("prdigest.delivery")
 
@@ -228,7 +228,7 @@ class Deliverer:
             task = asyncio.create_task(self._deliver(row, send_by))
             in_flight.add(task)
             task.add_done_callback(in_flight.discard)
-            task.add_done_callback(_done)
+            observe(task, logger, "delivery.task_failed")
         return len(rows), 0
 
     async def _warm_up(self, platforms: set[Platform]) -> None:
@@ -365,12 +365,3 @@ class Deliverer:
         )
         log(logger, "message.blocked", logging.WARNING, reason=reason, row=row.id)
 
-
-def _done(task: asyncio.Task[None]) -> None:
-    """Every send task's end is observed: an error it raised is logged, never left for
-    "Task exception was never retrieved" (the row's lease frees it for another try)."""
-    if task.cancelled():
-        return
-    exc = task.exception()
-    if exc is not None:
-        log(logger, "delivery.task_failed", logging.ERROR, error=repr(exc)[:500])
