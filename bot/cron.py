@@ -2,6 +2,13 @@
 
 APScheduler 3's `CronTrigger.from_crontab` treats weekday 0 as Monday; crontab (and every user)
 means Sunday. Numeric weekdays are therefore translated to names before APScheduler sees them.
+
+APScheduler fires on a date only when the day of month, the month *and* the day of week all
+match (crontab ORs day of month and day of week when both are restricted; APScheduler 3.11 does
+not). Some schedules therefore never fire: `* * 31 2,4,6,9,11 *`, `0 9 30 2 *`. Unbounded,
+APScheduler walks to the year 9999 looking for their next fire time (seconds of CPU per call),
+so every search here carries an end date: a year ahead for the next fire time, `now` for the
+previous one. A schedule with no fire time within a year is refused (`next_fire` raises).
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ _ONE_SECOND = timedelta(seconds=1)
 _FOLD_STEP = timedelta(minutes=15)
 _FIRST_WINDOW = timedelta(minutes=1)
 _FOLD_SPAN = timedelta(hours=2)
+FIRE_HORIZON = timedelta(days=366)  # a schedule must fire within this span, leap years included
 
 
 class CronError(ValueError):
@@ -37,8 +45,9 @@ def _weekday_names(field: str) -> str:
     return "/".join(parts)
 
 
-def trigger(expr: str, timezone: str) -> CronTrigger:
-    """A CronTrigger for `minute hour day month day-of-week` in `timezone`."""
+def trigger(expr: str, timezone: str, end: datetime | None = None) -> CronTrigger:
+    """A CronTrigger for `minute hour day month day-of-week` in `timezone`. With `end`, every
+    fire-time search stops there (APScheduler gives up once its walk passes the end date)."""
     fields = expr.split()
     if len(fields) != 5:
         raise CronError(f"cron {expr!r} needs 5 fields (minute hour day month day-of-week)")
@@ -52,6 +61,7 @@ def trigger(expr: str, timezone: str) -> CronTrigger:
             month=month,
             day_of_week=_weekday_names(dow),
             timezone=ZoneInfo(timezone),
+            end_date=end,
         )
     except ValueError as exc:
         raise CronError(f"cron {expr!r}: {exc}") from exc
@@ -68,8 +78,20 @@ def _next_from(cron: CronTrigger, moment: datetime) -> datetime | None:
     return fire
 
 
-def next_fire(expr: str, timezone: str, after: datetime) -> datetime | None:
-    return _next_from(trigger(expr, timezone), after)
+def never_fires(expr: str) -> CronError:
+    return CronError(
+        f"cron {expr!r} never fires within a year: no date matches its day of month, month "
+        "and day of week together (all three must match, and e.g. February has no day 30 or 31)"
+    )
+
+
+def next_fire(expr: str, timezone: str, after: datetime) -> datetime:
+    """The first fire time ≥ after. CronError if the expression is invalid or has no fire
+    time within FIRE_HORIZON: chat, config and check-config refuse such a schedule alike."""
+    fire = _next_from(trigger(expr, timezone, end=after + FIRE_HORIZON), after)
+    if fire is None:
+        raise never_fires(expr)
+    return fire
 
 
 def _wall(moment: datetime) -> datetime:
@@ -87,7 +109,7 @@ def previous_fire(
     On a DST fall-back day APScheduler yields a wall-clock time like 02:30 twice (CEST, then
     CET); a schedule means it once, so a repeat of the same wall-clock time is skipped.
     """
-    cron = trigger(expr, timezone)
+    cron = trigger(expr, timezone, end=now)  # nothing after `now` counts: the walk stops there
     horizon = timedelta(days=horizon_days)
     window = _FIRST_WINDOW
     while True:

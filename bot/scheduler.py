@@ -11,29 +11,40 @@ run exists for that time yet, plans one. That gives, with no extra machinery:
 - replicas: every replica may plan the same (destination, time); the unique run row lets one win;
 - subscription changes from chat take effect on the next tick, no job rebuild.
 Cron arithmetic (day names, IANA zones, DST) is APScheduler's CronTrigger.
+
+A schedule that never fires (stored before such schedules were refused, e.g. day 31 of
+February) is found by one bounded search, skipped and logged once; its verdict is kept for a
+day, so broken schedules add nothing to a tick's cost. Every PRUNE_EVERY the tick also applies
+the retention of `core/store/prune.py` (old digest runs, old inbound-event keys).
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from datetime import UTC, datetime
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.core.clock import Clock, utc_clock
 from bot.core.delivery.outbox import PlannedRun, plan_digest
 from bot.core.render.renderer import Renderer
 from bot.core.store.destinations import Destination, DestinationStore
+from bot.core.store.prune import prune
 from bot.core.store.reports import WindowCache
 from bot.core.store.runs import last_scheduled_time
-from bot.cron import CronError, previous_fire
+from bot.cron import CronError, next_fire, previous_fire
 from bot.logs import log
 
 logger = logging.getLogger("prdigest.scheduler")
 
 CATCH_UP_HORIZON_DAYS = 8  # a weekly schedule missed once still catches up
+SCHEDULE_RECHECK = timedelta(days=1)  # how long a schedule's "fires / never fires" verdict holds
+PRUNE_EVERY = timedelta(hours=1)  # how often the tick applies the retention (service clock)
+_GATE_SLACK = 256  # verdicts kept beyond twice the destinations before unused ones are dropped
 
 
 def due_time(dest: Destination, now: datetime, last: datetime | None) -> datetime | None:
@@ -45,6 +56,60 @@ def due_time(dest: Destination, now: datetime, last: datetime | None) -> datetim
     if fire is None or (last is not None and fire <= last):
         return None
     return fire
+
+
+@dataclass(frozen=True, slots=True)
+class _Verdict:
+    checked_at: datetime
+    problem: str | None  # why the schedule never fires; None when it fires
+
+
+class ScheduleGate:
+    """Lets through the destinations whose schedule fires within a year. The verdict for a
+    (schedule, zone) is kept SCHEDULE_RECHECK long; a refused one is logged once per
+    destination."""
+
+    def __init__(self) -> None:
+        self._verdicts: dict[tuple[str, str], _Verdict] = {}
+        self._logged: set[tuple[int, str, str]] = set()
+
+    def _verdict(self, key: tuple[str, str], now: datetime) -> _Verdict:
+        known = self._verdicts.get(key)
+        if known is not None and now - known.checked_at < SCHEDULE_RECHECK:
+            return known
+        try:
+            next_fire(key[0], key[1], now)
+            verdict = _Verdict(now, None)
+        except CronError as exc:
+            verdict = _Verdict(now, str(exc))
+        self._verdicts[key] = verdict
+        return verdict
+
+    def allows(self, dest: Destination, now: datetime) -> bool:
+        key = (dest.schedule, dest.timezone)
+        problem = self._verdict(key, now).problem
+        if problem is None:
+            return True
+        if (dest.id, *key) not in self._logged:
+            self._logged.add((dest.id, *key))
+            log(
+                logger,
+                "digest.schedule_skipped",
+                logging.WARNING,
+                destination=dest.label,
+                schedule=dest.schedule,
+                reason=problem,
+            )
+        return False
+
+    def keep_only(self, destinations: Sequence[Destination]) -> None:
+        """Forget what no destination uses any more, once the maps hold twice what is in use
+        (they stay as small as the table; a paused destination resumed keeps its verdict)."""
+        if len(self._verdicts) + len(self._logged) <= 2 * len(destinations) + _GATE_SLACK:
+            return
+        keys = {(d.schedule, d.timezone) for d in destinations}
+        self._verdicts = {k: v for k, v in self._verdicts.items() if k in keys}
+        self._logged = {k for k in self._logged if k[1:] in keys}
 
 
 class DigestTicker:
@@ -61,12 +126,18 @@ class DigestTicker:
         self.destinations = destinations
         self.renderer = renderer
         self.clock = clock
+        self.gate = ScheduleGate()
+        self.pruned_at: datetime | None = None
 
     async def tick(self) -> list[PlannedRun]:
         now = self.clock()
         planned: list[PlannedRun] = []
         windows = WindowCache()
-        for dest in await self.destinations.all(active_only=True):
+        active = await self.destinations.all(active_only=True)
+        self.gate.keep_only(active)
+        for dest in active:
+            if not self.gate.allows(dest, now):
+                continue
             fire = due_time(dest, now, await last_scheduled_time(self.engine, dest.id))
             if fire is None:
                 continue
@@ -81,7 +152,21 @@ class DigestTicker:
                 messages=run.messages,
                 status=run.status.value if run.status else None,
             )
+        await self.prune_if_due(now)
         return planned
+
+    async def prune_if_due(self, now: datetime) -> None:
+        """Apply the retention once every PRUNE_EVERY; a database error waits for the next."""
+        if self.pruned_at is not None and now - self.pruned_at < PRUNE_EVERY:
+            return
+        self.pruned_at = now
+        try:
+            pruned = await prune(self.engine, now)
+        except SQLAlchemyError as exc:
+            log(logger, "store.prune_failed", logging.WARNING, error=str(exc)[:300])
+            return
+        if pruned.runs or pruned.events:
+            log(logger, "store.pruned", digest_runs=pruned.runs, event_keys=pruned.events)
 
 
 Job = Callable[[], Awaitable[object]]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Self
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -31,6 +32,7 @@ DEFAULT_SLACK_API_URL = "https://slack.com/api/"
 DEFAULT_TELEGRAM_API_URL = "https://api.telegram.org"
 DEFAULT_HTTP_HOST = "127.0.0.1"
 DEFAULT_HTTP_PORT = 8080
+MAX_CONFIG_DEPTH = 32  # nesting levels a config may have (the real one needs 5)
 
 
 class ConfigError(Exception):
@@ -48,11 +50,15 @@ def _valid_timezone(name: str) -> str:
 
 
 def _valid_cron(expr: str) -> str:
-    fields = expr.split()
-    if len(fields) not in (5, 6):
-        raise ValueError(
-            f"cron {expr!r} needs 5 fields (minute hour day month day-of-week), got {len(fields)}"
-        )
+    """A 5-field cron that fires within a year (bot.cron refuses the rest, as the chat does).
+    UTC here; `prdigest check-config` checks again in the channel's own zone. Imported here,
+    not at the top: the core imports these models and must not pull in a scheduler library."""
+    from bot.cron import CronError, next_fire
+
+    try:
+        next_fire(expr, "UTC", datetime.now(UTC))
+    except CronError as exc:
+        raise ValueError(str(exc)) from exc
     return expr
 
 
@@ -240,18 +246,58 @@ def default_config() -> BotConfig:
     )
 
 
+class _TooDeep(Exception):
+    def __init__(self, line: int) -> None:
+        super().__init__(line)
+        self.line = line
+
+
+class _ConfigLoader(yaml.SafeLoader):
+    """SafeLoader that stops at MAX_CONFIG_DEPTH: PyYAML composes nodes recursively, so YAML
+    nested 20,000 deep would end in a RecursionError (and scanning it takes minutes)."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self._depth = 0
+
+    def compose_node(self, parent: yaml.Node | None, index: object) -> yaml.Node | None:
+        self._depth += 1
+        try:
+            if self._depth > MAX_CONFIG_DEPTH:
+                raise _TooDeep(self.peek_event().start_mark.line + 1)  # type: ignore[no-untyped-call]
+            return super().compose_node(parent, index)  # type: ignore[arg-type]
+        finally:
+            self._depth -= 1
+
+
+def _read_yaml(path: Path) -> object:
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot read config {path}: {exc.strerror}") from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"{path}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start}); "
+            "save the file as UTF-8"
+        ) from None
+    loader = _ConfigLoader(text)
+    try:
+        return loader.get_single_data()
+    except _TooDeep as exc:
+        raise ConfigError(
+            f"{path}: nested more than {MAX_CONFIG_DEPTH} levels deep (line {exc.line})"
+        ) from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML: {exc}") from exc
+    finally:
+        loader.dispose()
+
+
 def load_config(path: Path | None) -> BotConfig:
     """Read and validate a config file; None means the built-in defaults."""
     if path is None:
         return default_config()
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"cannot read config {path}: {exc.strerror}") from exc
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: not valid YAML: {exc}") from exc
+    data = _read_yaml(path)
     if data is None:
         data = {}
     if not isinstance(data, dict):

@@ -5,14 +5,12 @@ from __future__ import annotations
 import argparse
 import json
 
-from sqlalchemy.engine import make_url
-
 from bot.cli.common import CliError, Command
 from bot.context import load, open_context
 from bot.core.clock import utc_clock
 from bot.core.models import Platform
 from bot.core.reports.model import Report
-from bot.core.store.db import current_revision
+from bot.core.store.db import DatabaseURLError, async_url, current_revision, masked_url
 from bot.cron import CronError, next_fire
 from bot.settings import BotConfig, Env
 
@@ -24,6 +22,10 @@ def _no_args(parser: argparse.ArgumentParser) -> None:
 def problems(env: Env, config: BotConfig) -> list[str]:
     """What would stop `prdigest run` from working as configured."""
     found: list[str] = []
+    try:
+        async_url(env.database_url)
+    except DatabaseURLError as exc:
+        found.append(str(exc))
     for channel in config.channels:
         tz = config.channel_timezone(channel)
         try:
@@ -47,7 +49,7 @@ def describe(env: Env, config: BotConfig) -> list[str]:
     now = utc_clock()
     lines = [
         f"config:    {env.config_path or 'built-in defaults (no config/bot.yaml)'}",
-        f"database:  {make_url(env.database_url).render_as_string(hide_password=True)}",
+        f"database:  {masked_url(env.database_url)}",
         f"http:      {env.http_host}:{env.http_port}",
         f"slack:     {'on' if env.slack_enabled else 'off (no SLACK_BOT_TOKEN)'}"
         + (" (Socket Mode)" if env.slack_app_token else ""),

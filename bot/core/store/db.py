@@ -9,6 +9,7 @@ apply them one after the other.
 from __future__ import annotations
 
 import asyncio
+import re
 import weakref
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -32,12 +33,30 @@ class DatabaseURLError(ValueError):
     """BOT_DATABASE_URL names no database prdigest can use."""
 
 
+# `scheme://user:PASSWORD@host`: everything up to the last "@" (a password may hold one), and
+# `password=` in the query string. By hand, because a malformed URL is exactly the one
+# SQLAlchemy cannot parse (and so cannot hide the password of).
+_USERINFO_PASSWORD = re.compile(r"(://[^:/?#@]*:)[^/?#]*@|(://[^:/?#@]*:).*@")
+_QUERY_PASSWORD = re.compile(r"([?&]password=)[^&#]*", re.IGNORECASE)
+MASK = "***"
+
+
+def masked_url(url: str) -> str:
+    """The URL with any password replaced by ***: for every message, log line and status."""
+    masked = _USERINFO_PASSWORD.sub(lambda m: f"{m.group(1) or m.group(2)}{MASK}@", url, count=1)
+    if "://" not in masked and "@" in masked:  # no scheme: whatever precedes the host may be one
+        masked = f"{MASK}@{masked.rsplit('@', 1)[1]}"
+    return _QUERY_PASSWORD.sub(lambda m: f"{m.group(1)}{MASK}", masked)
+
+
 def async_url(url: str) -> str:
     """Map the documented URL forms to their async drivers."""
     try:
         parsed = make_url(url)
-    except ArgumentError as exc:
-        raise DatabaseURLError(f"BOT_DATABASE_URL {url!r} is not a database URL") from exc
+    except (ArgumentError, ValueError):  # ValueError: a port that is not a number
+        raise DatabaseURLError(
+            f"BOT_DATABASE_URL {masked_url(url)!r} is not a database URL"
+        ) from None
     backend = parsed.get_backend_name()
     if backend == "sqlite":
         parsed = parsed.set(drivername="sqlite+aiosqlite")

@@ -6,9 +6,10 @@ non-2xx answer or a restart; both are recorded here before any work is done.
 
 from __future__ import annotations
 
+import asyncio
 from datetime import timedelta
 
-from sqlalchemy import delete
+from sqlalchemy import delete, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -18,6 +19,7 @@ from bot.core.store.db import write_transaction
 from bot.core.store.tables import processed_events
 
 KEEP_FOR = timedelta(days=3)  # longer than any platform redelivers (Telegram keeps 24 h)
+FORGET_BATCH = 1000  # keys per delete statement (and per transaction)
 
 
 async def first_time(engine: AsyncEngine, key: str, clock: Clock = utc_clock) -> bool:
@@ -34,8 +36,32 @@ async def first_time(engine: AsyncEngine, key: str, clock: Clock = utc_clock) ->
         return (await conn.execute(statement)).scalar() is not None
 
 
-async def forget_older_than(engine: AsyncEngine, clock: Clock = utc_clock) -> None:
-    """Drop the keys recorded more than KEEP_FOR ago."""
+async def forget_older_than(
+    engine: AsyncEngine, clock: Clock = utc_clock, batch: int = FORGET_BATCH
+) -> int:
+    """Drop the keys recorded more than KEEP_FOR ago, `batch` at a time (short transactions:
+    a backlog of millions never holds the write lock for long); how many were dropped."""
     cutoff = clock() - KEEP_FOR
-    async with write_transaction(engine) as conn:
-        await conn.execute(delete(processed_events).where(processed_events.c.created_at < cutoff))
+    total, after = 0, ""
+    while True:
+        async with write_transaction(engine) as conn:
+            # Keyset over the primary key: each batch reads on from the last, never rescans.
+            keys = list(
+                (
+                    await conn.execute(
+                        select(processed_events.c.key)
+                        .where(
+                            processed_events.c.key > after, processed_events.c.created_at < cutoff
+                        )
+                        .order_by(processed_events.c.key)
+                        .limit(batch)
+                    )
+                ).scalars()
+            )
+            if keys:
+                await conn.execute(delete(processed_events).where(processed_events.c.key.in_(keys)))
+        total += len(keys)
+        if len(keys) < batch:
+            return total
+        after = keys[-1]
+        await asyncio.sleep(0)  # let acks run between batches
