@@ -116,7 +116,7 @@ def _read_implementation(lines: list[Line], log: WarningLog) -> dict[str, Any]:
             "category": draft.category,
             "kind": draft.kind,
             "symbols": draft.symbols,
-            "note": draft.note,
+            "note": draft.full_note(),
         }
         for draft in found.key_files
     ]

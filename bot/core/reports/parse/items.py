@@ -51,6 +51,10 @@ class KeyFileDraft:
     symbols: list[str] = field(default_factory=list)
     note: str = ""
     problems: list[str] = field(default_factory=list)
+    more: list[str] = field(default_factory=list)  # the note's wrapped lines, joined once
+
+    def full_note(self) -> str:
+        return " ".join(part for part in (self.note, *self.more) if part)
 
 
 def read_key_file(text: str) -> KeyFileDraft | None:

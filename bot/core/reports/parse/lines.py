@@ -8,7 +8,7 @@ linear on any input.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 Line = tuple[int, str]  # (1-based line number, text without its line ending)
@@ -99,6 +99,49 @@ def closes_fence(line: str, marker: str) -> bool:
     return stripped.startswith(marker) and not stripped.strip(marker[0])
 
 
+def closing_run(line: str) -> tuple[str, int] | None:
+    """(char, length) when the line could close a fence: only a run of ≥3 ` or ~, spaces."""
+    stripped = line.strip(" \t")
+    if len(stripped) < 3 or stripped[0] not in "`~" or stripped.strip(stripped[0]):
+        return None
+    return stripped[0], len(stripped)
+
+
+class FenceCloser:
+    """Whether a fence opened at a line is closed later, in O(1) after one pass over the lines.
+
+    CommonMark: a fence closes at the first later line made only of its char, at least as many
+    as it opened with; so it is closed iff some later line is such a run. `longest[c][i]` is the
+    longest closing run of `c` on lines i and after."""
+
+    def __init__(self, lines: list[Line]) -> None:
+        size = len(lines)
+        self._longest = {"`": [0] * (size + 1), "~": [0] * (size + 1)}
+        for index in range(size - 1, -1, -1):
+            run = closing_run(lines[index][1])
+            for char, longest in self._longest.items():
+                here = run[1] if run is not None and run[0] == char else 0
+                longest[index] = max(longest[index + 1], here)
+
+    def closed_after(self, index: int, marker: str) -> bool:
+        """Whether the fence `marker` opened on lines[index] closes on a later line."""
+        return self._longest[marker[0]][index + 1] >= len(marker)
+
+
+def fenced(lines: Iterable[Line]) -> Iterator[tuple[int, str, bool]]:
+    """Each line with whether it belongs to a fenced code block (its fence lines included);
+    a fence left open runs to the end of `lines`."""
+    marker: str | None = None
+    for number, text in lines:
+        if marker is not None:
+            if closes_fence(text, marker):
+                marker = None
+            yield number, text, True
+            continue
+        marker = fence_marker(text)
+        yield number, text, marker is not None
+
+
 def fence_language(line: str, marker: str) -> str:
     info = line.lstrip(" \t")[len(marker) :].split()
     return info[0] if info else ""
@@ -151,9 +194,10 @@ def join_text(lines: Iterable[str]) -> str:
             kept.append(line)
     while kept and (not kept[-1] or kept[-1].strip() in THEMATIC_BREAKS):
         kept.pop()
-    while kept and (not kept[0] or kept[0].strip() in THEMATIC_BREAKS):
-        kept.pop(0)
-    return "\n".join(kept)
+    first = 0  # an index, not pop(0): a section of 100k `---` lines stays linear
+    while first < len(kept) and (not kept[first] or kept[first].strip() in THEMATIC_BREAKS):
+        first += 1
+    return "\n".join(kept[first:])
 
 
 def join_item(first: str, rest: Iterable[str]) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from bot.core.reports.parse.lines import (
     Document,
+    FenceCloser,
     Heading,
     Line,
     WarningLog,
@@ -67,34 +68,55 @@ def _heading_name(heading_text: str) -> str:
 
 
 class _Outliner:
-    def __init__(self, log: WarningLog) -> None:
+    def __init__(self, lines: list[Line], log: WarningLog) -> None:
         self.doc = Document()
         self.log = log
+        self.closer = FenceCloser(lines)
         self.target: list[Line] | None = self.doc.preamble  # None: inside a skipped section
         self.key: str | None = None  # the known section being read
         self.level = 0
         self.fence: str | None = None
         self.fence_line = 0
+        self.fence_closes = False  # a closing fence follows: everything until it is code
 
-    def feed(self, number: int, text: str) -> None:
-        heading = read_heading(text)
+    def feed(self, index: int, number: int, text: str) -> None:
         if self.fence is not None:
-            if closes_fence(text, self.fence) or heading is None or not section_key(heading.text):
-                self._keep(number, text)
+            if self._in_fence(text, self.fence):
+                self._keep_code(number, text)
                 if closes_fence(text, self.fence):
                     self.fence = None
                 return
-            # A known section heading ends a fence someone forgot to close: better than
+            # A known section heading ends a fence that is never closed: better than
             # swallowing every section after a truncated snippet.
             self.log.add("code block is never closed", self.fence_line)
             self.fence = None
+        heading = read_heading(text)
         if heading is not None:
             self._heading(number, text, heading)
             return
         marker = fence_marker(text)
         if marker is not None:
             self.fence, self.fence_line = marker, number
-        self._keep(number, text)
+            self.fence_closes = self.closer.closed_after(index, marker)
+            if self.target is self.doc.preamble:
+                self.log.add("code block before the first section skipped", number)
+            self._keep_code(number, text)
+        else:
+            self._keep(number, text)
+
+    def _in_fence(self, text: str, fence: str) -> bool:
+        """Inside a closed fence every line is code (`# 风险与影响` too, CommonMark); inside one
+        never closed, a known section heading ends it."""
+        if self.fence_closes or closes_fence(text, fence):
+            return True
+        heading = read_heading(text)
+        return heading is None or not section_key(heading.text)
+
+    def _keep_code(self, number: int, text: str) -> None:
+        """Code lines go to their section; in the header area they are skipped (a fenced
+        `- 标题：…` or `# PR #1` there is an example, not the report's header)."""
+        if self.target is not self.doc.preamble:
+            self._keep(number, text)
 
     def finish(self) -> Document:
         if self.fence is not None:
@@ -133,7 +155,7 @@ class _Outliner:
 
 def outline(lines: list[Line], log: WarningLog) -> Document:
     """Split numbered lines into the header (preamble) and the known sections."""
-    outliner = _Outliner(log)
-    for number, text in lines:
-        outliner.feed(number, text)
+    outliner = _Outliner(lines, log)
+    for index, (number, text) in enumerate(lines):
+        outliner.feed(index, number, text)
     return outliner.finish()

@@ -12,6 +12,7 @@ from typing import Any
 
 from bot.core.reports.parse.items import (
     KeyFileDraft,
+    RelatedDraft,
     impact_level,
     level_word,
     read_key_file,
@@ -24,6 +25,7 @@ from bot.core.reports.parse.lines import (
     excerpt,
     fence_language,
     fence_marker,
+    fenced,
     is_indented,
     join_item,
     join_text,
@@ -39,9 +41,14 @@ class Item:
     line: int
     first: str
     rest: list[str] = field(default_factory=list)
+    prose: list[str] = field(default_factory=list)  # `rest` without fenced code lines
 
     def text(self) -> str:
         return join_item(self.first, self.rest)
+
+    def prose_text(self) -> str:
+        """For a list item (风险标记): an example in a code block is no entry of the list."""
+        return join_item(self.first, self.prose)
 
 
 def read_items(
@@ -54,11 +61,12 @@ def read_items(
     """
     items: dict[str, Item] = {}
     current: Item | None = None
-    for number, text in lines:
+    for number, text, code in fenced(lines):
         if not text.strip():
             continue
         bullet = strip_bullet(text)
-        labelled = split_label(text.strip() if bullet is None else bullet)
+        # a fenced `- 风险标记：x` is an example in the text, never an item of its own
+        labelled = None if code else split_label(text.strip() if bullet is None else bullet)
         key = labels.get(labelled[0]) if labelled else None
         if labelled is not None and key is not None:
             if key in items:
@@ -68,6 +76,8 @@ def read_items(
                 current = items[key] = Item(number, labelled[1])
         elif current is not None:
             current.rest.append(text)
+            if not code:
+                current.prose.append(text)
         else:
             log.add(f"text in {section} outside its bullets skipped: {excerpt(text)}", number)
     return items
@@ -90,8 +100,8 @@ class Implementation:
 def read_implementation(lines: list[Line], log: WarningLog) -> Implementation:
     """Numbered steps, then `关键文件：` bullets, then the `关键符号：` line."""
     found = Implementation()
-    for number, text in lines:
-        labelled = split_label(text.strip())
+    for number, text, code in fenced(lines):
+        labelled = None if code else split_label(text.strip())
         label = labelled[0] if labelled and not is_indented(text) else ""
         if label in _KEY_FILES_LABELS and labelled:
             found.mode = "files"
@@ -116,8 +126,7 @@ def _read_key_file_line(found: Implementation, number: int, text: str, log: Warn
         return
     bullet = strip_bullet(text)
     if bullet is None and found.key_files and is_indented(text):
-        last = found.key_files[-1]
-        last.note = f"{last.note} {text.strip()}".strip()  # a note wrapped onto the next line
+        found.key_files[-1].more.append(text.strip())  # a note wrapped onto the next line
         return
     draft = read_key_file(bullet) if bullet is not None else None
     if draft is None:
@@ -178,7 +187,7 @@ def read_risks(lines: list[Line], log: WarningLog) -> dict[str, Any]:
             log.add(f"missing {label} in 风险与影响")
     if level is None and ("impact" in items or "impact_level" in items):
         log.add("no 影响程度 (高/中/低) in 风险与影响")
-    flags = items["risk_flags"].text().replace("\n", ",") if "risk_flags" in items else ""
+    flags = items["risk_flags"].prose_text().replace("\n", ",") if "risk_flags" in items else ""
     return {
         "risks": risks,
         "impact": impact,
@@ -250,18 +259,21 @@ def _snippet_path(heading_text: str) -> str:
 
 def read_related_section(lines: list[Line], log: WarningLog) -> list[dict[str, Any]]:
     """``- PR #7434 title: relation`` bullets; lines under a bullet continue its relation."""
-    found: list[dict[str, Any]] = []
-    for number, text in lines:
+    found: list[tuple[RelatedDraft, list[str]]] = []  # a bullet and its continuation lines
+    for number, text, code in fenced(lines):
         if not text.strip():
             continue
-        bullet = strip_bullet(text)
+        bullet = None if code else strip_bullet(text)
         draft = read_related(bullet) if bullet is not None else None
         if draft is not None:
-            found.append({"number": draft.number, "title": draft.title, "relation": draft.relation})
+            found.append((draft, []))
         elif found and (bullet is None or is_indented(text)):
-            found[-1]["relation"] = join_item(found[-1]["relation"], [text])
+            found[-1][1].append(text)  # joined once at the end: linear in the lines
         elif bullet is not None:
             log.add(f"related PR bullet not understood: {excerpt(text)}", number)
         else:
             log.add(f"text in 关联脉络 outside its bullets skipped: {excerpt(text)}", number)
-    return found
+    return [
+        {"number": draft.number, "title": draft.title, "relation": join_item(draft.relation, rest)}
+        for draft, rest in found
+    ]
