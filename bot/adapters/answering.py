@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import asyncio
 
-from sqlalchemy import exc as sa_exc
-
 from bot.answers import DigestAnswer, Notice, Reply, SectionAnswer, render_reply
 from bot.core.models import Format, Locale
 from bot.core.render.labels import UnknownNoticeError, notice_keys
@@ -45,20 +43,6 @@ PENDING_NOTICES: dict[Locale, dict[str, str]] = {
         "The rest arrive with the next scheduled digest.",
     },
 }
-
-
-def is_store_unavailable(error: BaseException) -> bool:
-    """The database cannot be reached right now (refused, dropped, pool exhausted, locked
-    file): a condition to wait out, not a bug in the command."""
-    unavailable = (
-        sa_exc.OperationalError,
-        sa_exc.InterfaceError,
-        sa_exc.DisconnectionError,
-        sa_exc.TimeoutError,
-        ConnectionError,
-        TimeoutError,
-    )
-    return isinstance(error, unavailable)
 
 
 def notice_message(

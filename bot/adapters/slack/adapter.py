@@ -27,7 +27,6 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from bot.adapters.answering import is_store_unavailable
 from bot.adapters.base import AdapterDeps
 from bot.adapters.slack.ack_gate import AckGate
 from bot.adapters.slack.client import BotIdentity, interactive_client
@@ -36,6 +35,7 @@ from bot.adapters.slack.payload import MalformedPayloadError, read_payload
 from bot.adapters.slack.users import SlackUsers
 from bot.adapters.slack.verify import SIGNATURE_HEADER, SlackSignature
 from bot.core.store.dedupe import first_time, forget_older_than
+from bot.core.store.errors import is_outage
 from bot.logs import log, observe
 from bot.settings import ConfigError
 from bot.web import BodyTooLargeError, read_capped
@@ -184,7 +184,7 @@ class SlackAdapter:
             if await first_time(self.engine, f"{REPLAY_KEY_PREFIX}{signature}", self.clock):
                 return True
         except Exception as exc:  # only an unreachable store is let through
-            if not is_store_unavailable(exc):
+            if not is_outage(exc):
                 raise
             log(logger, "slack.replay_check_unavailable", logging.WARNING, reason=repr(exc))
             return None

@@ -17,7 +17,7 @@ from typing import Any
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.response import BoltResponse
 
-from bot.adapters.answering import UNAVAILABLE, answer_messages, is_store_unavailable
+from bot.adapters.answering import UNAVAILABLE, answer_messages
 from bot.adapters.base import AdapterDeps, chat_at, nobody_is_admin
 from bot.adapters.slack.ack_gate import AckGate
 from bot.adapters.slack.replies import Respond, clean_text, post_all, respond_all
@@ -27,6 +27,7 @@ from bot.core.commands import Invocation, UsageError, Verb, parse_mention, parse
 from bot.core.models import Format, Locale, Platform, Section
 from bot.core.reports.refs import BadRefError, parse_ref
 from bot.core.store.dedupe import first_time
+from bot.core.store.errors import is_outage
 from bot.core.store.resume import resume_if_bot_back
 from bot.logs import log
 
@@ -90,7 +91,7 @@ class SlackListeners:
         try:
             return await first_time(self.engine, key, self.clock)
         except Exception as exc:  # only an unreachable store is let through
-            if not is_store_unavailable(exc):
+            if not is_outage(exc):
                 raise
             context[STORE_DOWN] = True
             return True
@@ -205,7 +206,7 @@ class SlackListeners:
                 await ready(chat)
             return await self.answerer.answer_text(parse, chat), chat
         except Exception as exc:  # the one edge handler: a bug must not leave the user unanswered
-            unavailable = is_store_unavailable(exc)
+            unavailable = is_outage(exc)
             _log_failure("slack.answer_failed", exc, chat=channel_id, unavailable=str(unavailable))
             return Answer(UNAVAILABLE if unavailable else Notice("error")), asked
 

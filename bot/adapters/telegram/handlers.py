@@ -26,7 +26,7 @@ from telegram.ext import (
     filters,
 )
 
-from bot.adapters.answering import UNAVAILABLE, answer_messages, is_store_unavailable
+from bot.adapters.answering import UNAVAILABLE, answer_messages
 from bot.adapters.base import AdapterDeps, chat_at, nobody_is_admin
 from bot.adapters.telegram.members import (
     GONE_STATUSES,
@@ -42,6 +42,7 @@ from bot.core.commands import COMMAND_MENU, parse
 from bot.core.models import Format, Locale, Platform
 from bot.core.render.telegram import parse_callback_data
 from bot.core.store.dedupe import first_time
+from bot.core.store.errors import is_outage
 from bot.logs import log
 
 logger = logging.getLogger("prdigest.telegram")
@@ -77,7 +78,7 @@ class TelegramHandlers:
         try:
             first = await first_time(self.engine, key, self.clock)
         except Exception as exc:  # only an unreachable store is let through
-            if not is_store_unavailable(exc):
+            if not is_outage(exc):
                 raise
             # Nothing can be changed while the store is down: the command's own handler
             # fails on it too, and `on_error` tells the chat the bot is unavailable.
@@ -188,7 +189,7 @@ class TelegramHandlers:
         """The one handler at this edge: log, and tell the chat something went wrong, or that
         the bot is temporarily unavailable while its store cannot be reached."""
         error = context.error
-        unavailable = error is not None and is_store_unavailable(error)
+        unavailable = error is not None and is_outage(error)
         update_id = update.update_id if isinstance(update, Update) else None
         log(
             logger,

@@ -19,8 +19,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Protocol, runtime_checkable
 
-from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError, SQLAlchemyError
-from sqlalchemy.exc import TimeoutError as PoolTimeout
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.core.clock import Clock, utc_clock
@@ -28,6 +27,7 @@ from bot.core.delivery import ledger
 from bot.core.delivery.ledger import Claimed
 from bot.core.delivery.pacing import make_pace
 from bot.core.models import Platform
+from bot.core.store.errors import is_outage
 from bot.logs import log, observe
 
 logger = logging.getLogger("prdigest.delivery")
@@ -131,13 +131,6 @@ class WarmsUp(Protocol):
     async def warm_up(self) -> None:
         """Open a connection before a burst (errors are the first send's to report)."""
         ...
-
-
-def is_store_blip(exc: BaseException) -> bool:
-    """A dropped, refused or busy connection: the same write may succeed a moment later."""
-    if isinstance(exc, DBAPIError) and exc.connection_invalidated:
-        return True
-    return isinstance(exc, OperationalError | InterfaceError | PoolTimeout | OSError)
 
 
 def backoff(attempts: int, rng: random.Random) -> float:
@@ -275,7 +268,7 @@ class Deliverer:
                 return
             except (SQLAlchemyError, OSError) as exc:  # the lease runs out and frees it anyway
                 log(logger, "delivery.store_error", logging.ERROR, error=str(exc)[:500])
-                if attempt == RELEASE_ATTEMPTS or not is_store_blip(exc):
+                if attempt == RELEASE_ATTEMPTS or not is_outage(exc):
                     return
             await asyncio.sleep(RECORD_RETRY_FIRST_SECONDS * 2**attempt)
 
@@ -294,7 +287,7 @@ class Deliverer:
                 await self._record(row, sender, outcome, now)
                 return
             except (SQLAlchemyError, OSError) as exc:
-                if not is_store_blip(exc):
+                if not is_outage(exc):
                     raise
                 log(
                     logger,
@@ -364,4 +357,3 @@ class Deliverer:
             self.engine, row, now + wait, reason, count_failure=True, worker=self.worker
         )
         log(logger, "message.blocked", logging.WARNING, reason=reason, row=row.id)
-

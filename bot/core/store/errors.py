@@ -16,10 +16,12 @@ from sqlalchemy.exc import (
     SQLAlchemyError,
     StatementError,
 )
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 
 REASON_LIMIT = 200  # characters of the database's message kept in a rejection reason
 
-_OUTAGES = (OperationalError, InterfaceError, DisconnectionError, OSError, TimeoutError)
+# OSError covers ConnectionError and TimeoutError; PoolTimeout is every pooled connection busy.
+_OUTAGES = (OperationalError, InterfaceError, DisconnectionError, PoolTimeout, OSError)
 # What writing one bad row raises: the driver's DataError / IntegrityError, or the value's own
 # error while it is bound (OverflowError for an int SQLite cannot hold, UnicodeEncodeError).
 REFUSALS = (SQLAlchemyError, ValueError, ArithmeticError, TypeError)
