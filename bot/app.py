@@ -37,7 +37,7 @@ from bot.core.render.renderer import Renderer
 from bot.core.store.destinations import DestinationStore
 from bot.core.store.runs import last_scheduled_time
 from bot.cron import CronError, next_fire
-from bot.logs import log
+from bot.logs import log, observe
 from bot.metrics import Metrics
 from bot.scheduler import DigestTicker, build_scheduler
 from bot.settings import ConfigError
@@ -256,6 +256,7 @@ class Service:
         )
         self.scheduler.start()
         self._delivery_task = asyncio.create_task(self.deliverer.run_forever())
+        observe(self._delivery_task, logger, "delivery.stopped_by_error")
 
     async def stop(self) -> None:
         if self.scheduler is not None and self.scheduler.running:
