@@ -42,6 +42,9 @@ _ENTRY_CACHE_SIZE = 4096
 # ("▌Key files") had to move along with its first block, that heading too: body chunks leave
 # room for both (part headings are our labels, far shorter than this).
 PART_HEADING_ROOM = 100
+# What a split block's frame (label, note, path) leaves for its text: 64 `&`, the character
+# that costs most on every platform (5 units as `&amp;`), so any piece of text has room.
+FRAME_TEXT_ROOM = "&" * 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -250,7 +253,10 @@ class PlatformRenderer(ABC, Generic[C]):
             return [block]
         if block.kind not in SPLITTABLE_KINDS:
             return [fit_fields(block, CUTTABLE_BLOCK_FIELDS, fits)]
-        frame = fit_fields(dataclasses.replace(block, text=""), CUTTABLE_BLOCK_FIELDS[1:], fits)
+        # The frame (label, note, path) is fitted with room for some text: fitted with an
+        # empty text, a long note could take all the room and leave none for the text.
+        room = dataclasses.replace(block, text=FRAME_TEXT_ROOM)
+        frame = fit_fields(room, CUTTABLE_BLOCK_FIELDS[1:], fits)
         texts = split_to_fit(block.text, lambda t: fits(dataclasses.replace(frame, text=t)))
         first = dataclasses.replace(frame, text=texts[0])
         rest = dataclasses.replace(frame, label="", note="", tight=False)

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 ELLIPSIS = "…"
+# The first length the prefix search tries; it doubles from there (see _longest_fitting_prefix).
+GALLOP_START = 64
 
 T = TypeVar("T")
 
@@ -52,21 +54,36 @@ def _joins_previous(char: str) -> bool:
     )
 
 
-def _safe_end(text: str, end: int) -> int:
-    """Move `end` back so that text[:end] keeps every joiner/mark with its base character."""
-    while 0 < end < len(text) and (_joins_previous(text[end]) or text[end - 1] == "\u200d"):
+def _safe_end(text: str, end: int, floor: int = 0) -> int:
+    """Move `end` back (not below `floor`) so that text[:end] keeps every joiner/mark with its
+    base character."""
+    while floor < end < len(text) and (_joins_previous(text[end]) or text[end - 1] == "\u200d"):
         end -= 1
     return end
 
 
-def _longest_fitting_prefix(text: str, fits: Callable[[str], bool], suffix: str) -> int:
-    """The largest n with fits(text[:n] + suffix), by bisection; -1 when even n=0 fails."""
+def _longest_fitting_prefix(
+    text: str, fits: Callable[[str], bool], suffix: str, start: int = 0
+) -> int:
+    """The largest n with fits(text[start:start + n] + suffix); -1 when even n=0 fails.
+
+    A galloping search: lengths 64, 128, 256… until one fails, then bisection between the last
+    two. `fits` renders its argument, so each call costs about its length, and every call here
+    is at most twice the answer: finding a piece costs O(piece · log piece), never O(rest of
+    the text). That keeps splitting a 2 MB paragraph into 4 KB messages linear."""
     if not fits(suffix):
         return -1
-    low, high = 0, len(text)
+    available = len(text) - start
+    low, high = 0, min(GALLOP_START, available)
+    while fits(text[start : start + high] + suffix):
+        low = high
+        if high == available:
+            return high
+        high = min(2 * high, available)
+    high -= 1  # high itself failed
     while low < high:
         mid = (low + high + 1) // 2
-        if fits(text[:mid] + suffix):
+        if fits(text[start : start + mid] + suffix):
             low = mid
         else:
             high = mid - 1
@@ -76,7 +93,8 @@ def _longest_fitting_prefix(text: str, fits: Callable[[str], bool], suffix: str)
 def cut_to_fit(text: str, fits: Callable[[str], bool]) -> str | None:
     """`text` itself if it fits, else its longest safe prefix + "…" that fits; None if even
     "…" alone does not. `fits` renders and measures, so escaping is accounted for."""
-    if fits(text):
+    whole = _longest_fitting_prefix(text, fits, "")
+    if whole == len(text):
         return text
     end = _longest_fitting_prefix(text, fits, ELLIPSIS)
     if end < 0:
@@ -84,34 +102,47 @@ def cut_to_fit(text: str, fits: Callable[[str], bool]) -> str | None:
     return text[: _safe_end(text, end)].rstrip() + ELLIPSIS
 
 
-def _break_point(text: str, end: int) -> int:
-    """Where to split text[:end]: after the last newline in its second half, else after the
-    last space or CJK/Latin punctuation in its last quarter, else at `end` itself."""
-    newline = text.rfind("\n", end // 2, end)
-    if newline > 0:
+def _break_point(text: str, start: int, end: int) -> int:
+    """Where to split text[start:end]: after the last newline in its second half, else after
+    the last space or CJK/Latin punctuation in its last quarter, else at `end` itself."""
+    size = end - start
+    newline = text.rfind("\n", start + size // 2, end)
+    if newline > start:
         return newline + 1
-    for index in range(end - 1, max(end - end // 4, 0), -1):
+    for index in range(end - 1, max(end - size // 4, start), -1):
         if text[index] in _SOFT_BREAKS:
             return index + 1
     return end
 
 
+def _skip_newlines(text: str, start: int) -> int:
+    while start < len(text) and text[start] == "\n":
+        start += 1
+    return start
+
+
 def split_to_fit(text: str, fits: Callable[[str], bool]) -> list[str]:
     """Split `text` into consecutive pieces that each fit, preferring line and word breaks.
 
-    Raises FitError if not even one character fits."""
+    Works by index (no copy of the rest of the text per piece), and each piece costs about its
+    own size to find: linear in the text. Raises FitError if not even one character fits."""
     pieces: list[str] = []
-    rest = text
-    while rest:
-        if fits(rest):
-            pieces.append(rest)
-            break
-        end = _longest_fitting_prefix(rest, fits, "")
-        if end <= 0:
+    start = 0
+    while start < len(text):
+        size = _longest_fitting_prefix(text, fits, "", start)
+        if size <= 0:
             raise FitError("not even one character fits the budget")
-        end = _safe_end(rest, _break_point(rest, end)) or end
-        pieces.append(rest[:end].rstrip("\n"))
-        rest = rest[end:].lstrip("\n")
+        if start + size == len(text):
+            pieces.append(text[start:])
+            break
+        end = start + size
+        cut = _break_point(text, start, end)
+        end = cut if cut < end else end
+        # keep joiners and marks with their base character, unless that leaves nothing
+        safe = _safe_end(text, end, start)
+        end = safe if safe > start else end
+        pieces.append(text[start:end].rstrip("\n"))
+        start = _skip_newlines(text, end)
     return [piece for piece in pieces if piece] or [""]
 
 
