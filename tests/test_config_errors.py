@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from bot.cli import main
-from bot.core.store.db import DatabaseURLError, async_url, masked_url
+from bot.core.store.db import DatabaseURLError, async_url, masked_url, url_password
 from bot.settings import MAX_CONFIG_DEPTH, ConfigError, load_config
 
 DEEP = 20_000
@@ -105,3 +105,16 @@ def test_no_command_echoes_the_password_of_a_malformed_database_url(
     assert "BOT_DATABASE_URL 'postgresql://bot:***@db:5432x/prdigest' is not a database URL" in (
         out.err
     )
+
+
+@pytest.mark.parametrize(
+    ("url", "password"),
+    [
+        ("postgresql+psycopg://bot:s3cr%40t@db:5432/prdigest", "s3cr@t"),
+        ("postgresql://bot@db/prdigest", None),
+        ("sqlite:///data/bot.db", None),
+        ("postgresql://bot:pw@db:notaport/x", None),
+    ],
+)
+def test_the_log_knows_the_database_password_to_redact(url: str, password: str | None) -> None:
+    assert url_password(url) == password

@@ -172,9 +172,11 @@ def k8s_environ(kind: str) -> dict[str, str]:
 
 
 def graceful_shutdown_seconds() -> int:
-    match = re.search(r"timeout_graceful_shutdown=(\d+)", inspect.getsource(bot.app.serve))
-    assert match, "bot.app.serve no longer sets timeout_graceful_shutdown"
-    return int(match[1])
+    source = inspect.getsource(bot.app.server_config)
+    assert "timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS" in source, (
+        "bot.app.server_config no longer sets timeout_graceful_shutdown from GRACEFUL_SHUTDOWN_SECONDS"
+    )
+    return bot.app.GRACEFUL_SHUTDOWN_SECONDS
 
 
 def healthcheck_command(source: str) -> list[str]:

@@ -9,6 +9,7 @@ from bot.app import Service, serve
 from bot.cli.common import CliError, Command
 from bot.cli.config_cmd import problems
 from bot.context import load, open_context
+from bot.core.store.db import url_password
 from bot.logs import setup_logging
 
 
@@ -36,6 +37,8 @@ async def _handle(args: argparse.Namespace) -> int:
         )
         if s is not None
     ]
+    if password := url_password(env.database_url):
+        secrets.append(password)  # a driver's message could carry it
     setup_logging(args.log_level.upper(), secrets, args.log_format)
     found = problems(env, config)
     if found:

@@ -49,6 +49,15 @@ def masked_url(url: str) -> str:
     return _QUERY_PASSWORD.sub(lambda m: f"{m.group(1)}{MASK}", masked)
 
 
+def url_password(url: str) -> str | None:
+    """The password a database URL carries, if it parses: one more secret the log redacts."""
+    try:
+        password = make_url(url).password
+    except (ArgumentError, ValueError):
+        return None
+    return str(password) if password else None
+
+
 def async_url(url: str) -> str:
     """Map the documented URL forms to their async drivers."""
     try:
