@@ -6,6 +6,9 @@ UTF-8, not a JSON object) raises NotAReportError. Derived fields (`recommendatio
 `impact_level`, `tags`) are computed here, so a JSON report and a Markdown report of the same
 PR give the same Report.
 
+Every field has a length cap (parse/caps.py): a report over one is kept with the field cut
+("…") and a warning naming the field and the cap, for Markdown and JSON alike.
+
 Everything is a single pass over the lines with index scans, no backtracking regexes: a 2 MB
 report or pathological input (`'['*13000`, 100k bullets, one 2 MB line) parses in linear time.
 The Markdown readers live in parse_lines, parse_outline, parse_header, parse_sections and
@@ -24,6 +27,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from bot.core.reports.model import KeyFile, RelatedPR, Report, Snippet
+from bot.core.reports.parse.caps import cap_fields
 from bot.core.reports.parse.header import read_header
 from bot.core.reports.parse.items import impact_level, pull_request_ref, recommendation_level
 from bot.core.reports.parse.lines import Line, WarningLog, excerpt, join_text, split_lines
@@ -92,6 +96,7 @@ def parse_markdown(text: str, source: str = "<text>", rules: Sequence[TagRule] =
             log.add(f"missing section {title}")
         else:
             fields |= _SECTION_READERS[key](lines, log)
+    fields = cap_fields(fields, log)
     fields["recommendation_level"] = recommendation_level(fields.get("recommendation", ""))
     report = _validate(fields, source)
     return ParseResult(_with_tags(report, rules), log.messages())
@@ -154,7 +159,7 @@ def parse_json(
     loaded = _load_json_object(text.removeprefix("\ufeff"), source)
     if "\\u0000" in text and _remove_nul(loaded):
         log.add(NUL_REMOVED)
-    fields = _known_fields(loaded, log)
+    fields = cap_fields(_known_fields(loaded, log), log)
     url = fields.get("url")
     link_repo, link_number = pull_request_ref(url) if isinstance(url, str) else (None, None)
     if fields.get("repo") is None and link_repo is not None:
