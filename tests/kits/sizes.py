@@ -37,8 +37,9 @@ GENERATORS: dict[str, Generator] = {
     "rules": _repeat("---\n"),
     "indented": _repeat("  note\n"),
 }
-# The patterns the issue measured as quadratic, and the costliest for the splitter.
-WORST = ("amp", "lt", "no_spaces", "many_lines", "cjk")
+# The patterns the issue measured as quadratic, the costliest for the splitter, and the ones
+# that fed the parser's quadratic joins (continuation lines, rules).
+WORST = ("amp", "lt", "no_spaces", "many_lines", "cjk", "indented", "rules")
 
 
 def markdown_report(body: str) -> str:
@@ -67,6 +68,17 @@ BODY_COPIES = 16
 def markdown_of_size(name: str, n: int) -> str:
     """A Markdown report of about `n` characters of the `name` pattern."""
     return markdown_report(GENERATORS[name](n // BODY_COPIES))
+
+
+def continued_report(n: int) -> str:
+    """A Markdown report whose key file note and related PR go on for `n` characters of
+    continuation lines (each used to be joined onto the text so far: quadratic)."""
+    lines = "  more\n" * (n // 14)
+    return (
+        markdown_report("x").split("# 执行摘要")[0]
+        + f"\n# 实现拆解\n\n关键文件：\n- `a.py`: note\n{lines}"
+        + f"\n# 关联脉络\n\n- PR #1 fix: t: r\n{lines}"
+    )
 
 
 def wide_report(body: str) -> Report:
@@ -108,5 +120,19 @@ def best_time(work: Callable[[], object], repeats: int) -> float:
 
 def growth(make: Callable[[int], Callable[[], object]], small: int, repeats: int) -> float:
     """How much longer the work takes on 4x the input: time(4 small) / time(small)."""
-    little, big = make(small), make(4 * small)
-    return best_time(big, repeats) / max(best_time(little, repeats), 1e-6)
+    return max(step_ratios(make, [small, 4 * small], repeats))
+
+
+def step_ratios(
+    make: Callable[[int], Callable[[], object]], sizes: list[int], repeats: int
+) -> list[float]:
+    """time(4n) / time(n) for every n in `sizes` whose 4n is there too.
+
+    Each time is the least of `repeats` runs, and the sizes take turns within each round: a
+    load that comes and goes slows every size alike instead of skewing one ratio."""
+    works = {n: make(n) for n in sizes}
+    best = dict.fromkeys(sizes, float("inf"))
+    for _ in range(repeats):
+        for n, work in works.items():
+            best[n] = min(best[n], best_time(work, 1))
+    return [best[4 * n] / max(best[n], 1e-6) for n in sizes if 4 * n in best]
