@@ -8,6 +8,7 @@ Stop order is the reverse; the delivery loop stops claiming and finishes the sen
 from __future__ import annotations
 
 import asyncio
+import errno
 import gc
 import logging
 import os
@@ -39,7 +40,7 @@ from bot.core.store.runs import last_scheduled_time
 from bot.cron import CronError, next_fire
 from bot.logs import log, observe
 from bot.metrics import Metrics
-from bot.scheduler import DigestTicker, build_scheduler
+from bot.scheduler import DigestTicker, build_scheduler, quiet_note
 from bot.settings import ConfigError
 from bot.sources import SourcePoller, make_pollers
 from bot.web import WebDeps, build_web
@@ -165,6 +166,7 @@ class Service:
         )
         self.ticker = DigestTicker(self.ctx.engine, self.destinations, self.renderer, self.clock)
         senders = open_senders(self.ctx, self.clock)
+        self.console = senders.console
         self.senders = senders.by_platform()
         self.deliverer = Deliverer(
             self.ctx.engine,
@@ -215,7 +217,7 @@ class Service:
         if result.failures:
             self.metrics.reports_ingested.labels("failed").inc(len(result.failures))
 
-    async def _announce_schedules(self) -> None:
+    async def announce_schedules(self) -> None:
         """One line per destination: when it last got a digest and when the next one is due,
         so a restart that has nothing to catch up on does not look like silence."""
         now = self.clock()
@@ -232,6 +234,10 @@ class Service:
                 last_digest=last.isoformat() if last else None,
                 next_digest=upcoming.isoformat() if upcoming else None,
             )
+            if dest.platform is Platform.CONSOLE:
+                note = await quiet_note(self.ctx.reports, dest, now, last)
+                if note is not None:
+                    await self.console.note(dest.target, f"{dest.label}: {note}")
 
     def is_ready(self) -> bool:
         return self.scheduler is not None and self.scheduler.running
@@ -246,7 +252,7 @@ class Service:
         )
         for poller in self.pollers:
             await self._poll(poller)
-        await self._announce_schedules()
+        await self.announce_schedules()
         for adapter in self.adapters:
             await adapter.start()
             log(logger, "adapter.started", adapter=adapter.name)
@@ -332,7 +338,34 @@ def server_config(
     )
 
 
-async def serve(service: Service) -> None:
-    """Run the web server (and with it the service) until SIGTERM/SIGINT."""
-    config = server_config(service.web(), service.ctx.env.http_host, service.ctx.env.http_port)
-    await _Server(config).serve()
+class ListenError(Exception):
+    """The HTTP address cannot be listened on (port taken, host not local): one line."""
+
+
+def listen_socket(host: str, port: int) -> socket.socket:
+    """The server's socket, bound before anything else starts, so a port that is taken stops
+    `prdigest run` with one line instead of a service started and torn down again. Made as
+    uvicorn makes it (SO_REUSEADDR: a restart does not wait for old connections' TIME_WAIT)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family=family)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        reason = (exc.strerror or str(exc)).lower()
+        setting = (
+            "BOT_HTTP_PORT" if exc.errno in (errno.EADDRINUSE, errno.EACCES) else "BOT_HTTP_HOST"
+        )
+        raise ListenError(f"cannot listen on {host}:{port}: {reason}; set {setting}") from None
+    sock.set_inheritable(True)
+    return sock
+
+
+async def serve(service: Service, sock: socket.socket | None = None) -> None:
+    """Run the web server (and with it the service) until SIGTERM/SIGINT, on `sock` when the
+    caller bound it already (`listen_socket`)."""
+    env = service.ctx.env
+    sock = sock or listen_socket(env.http_host, env.http_port)
+    config = server_config(service.web(), env.http_host, env.http_port)
+    await _Server(config).serve(sockets=[sock])

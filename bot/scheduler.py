@@ -26,16 +26,21 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
+from sqlalchemy import func, select
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from bot.adapters.console import human_time
 from bot.core.clock import Clock, utc_clock
+from bot.core.delivery.ledger import RunStatus
 from bot.core.delivery.outbox import PlannedRun, plan_digest
 from bot.core.render.renderer import Renderer
+from bot.core.select import select_new
 from bot.core.store.destinations import Destination, DestinationStore
 from bot.core.store.prune import prune
-from bot.core.store.reports import WindowCache
+from bot.core.store.reports import ReportStore, WindowCache
 from bot.core.store.runs import last_scheduled_time
+from bot.core.store.tables import digest_runs
 from bot.cron import CronError, next_fire, previous_fire
 from bot.logs import log
 
@@ -167,6 +172,40 @@ class DigestTicker:
             return
         if pruned.runs or pruned.events:
             log(logger, "store.pruned", digest_runs=pruned.runs, event_keys=pruned.events)
+
+
+async def _covered_seq(engine: AsyncEngine, dest: Destination) -> int:
+    """The last report seq the destination's digests cover: its watermark, or past the runs
+    still being delivered (their entries are queued already)."""
+    async with engine.connect() as conn:
+        queued = (
+            await conn.execute(
+                select(func.max(digest_runs.c.to_seq)).where(
+                    digest_runs.c.destination_id == dest.id,
+                    digest_runs.c.status == RunStatus.PENDING.value,
+                )
+            )
+        ).scalar()
+    return max(dest.watermark, int(queued or 0))
+
+
+async def quiet_note(
+    reports: ReportStore, dest: Destination, now: datetime, last: datetime | None
+) -> str | None:
+    """What a restart says on a destination with no digest to catch up on, so that it is not
+    silence: "nothing new since <last digest>; next digest <time>". None when a digest is due
+    now (the first tick sends it) or the schedule never fires."""
+    if due_time(dest, now, last) is not None:
+        return None
+    try:
+        upcoming = next_fire(dest.schedule, dest.timezone, now)
+    except CronError:
+        return None
+    covered = await _covered_seq(reports.engine, dest)
+    new = len(select_new(await reports.since(covered), dest.filter, covered))
+    waiting = f"{new} new report(s) waiting" if new else "nothing new"
+    since = f" since {human_time(last)}" if last is not None else "; no digest sent yet"
+    return f"{waiting}{since}; next digest {human_time(upcoming)}"
 
 
 Job = Callable[[], Awaitable[object]]

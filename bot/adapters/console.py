@@ -4,14 +4,21 @@ for trying a config before pointing it at Slack, and for logs."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sys
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from pathlib import Path
 
 from bot.core.delivery.deliverer import Outcome, Rejected, Sent, Transient, Turn, Withheld
 from bot.core.models import Platform
 
 SEPARATOR = "\n" + "─" * 72 + "\n"
+
+
+def human_time(moment: datetime) -> str:
+    """`2026-12-03 09:00 UTC`: a time as the console and the CLI say it to a person."""
+    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
 class ConsoleSender:
@@ -41,6 +48,17 @@ class ConsoleSender:
         except OSError as exc:
             return Transient(f"cannot write {target}: {exc.strerror}")
         return Sent(f"console-{self.count}")
+
+    async def note(self, target: str, text: str) -> None:
+        """One line for the person watching the console (not a message: not counted, not in
+        the outbox), e.g. "nothing new since …; next digest …" after a restart."""
+        line = text.rstrip("\n") + "\n"
+        if target in ("stdout", "-"):
+            sys.stdout.write(line)
+            sys.stdout.flush()
+            return
+        with contextlib.suppress(OSError):  # the digests' own sends report an unwritable file
+            await asyncio.to_thread(_append, Path(target), line)
 
 
 def _append(path: Path, text: str) -> None:

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 from collections.abc import Sequence
+from importlib.metadata import PackageNotFoundError, version
+
+from sqlalchemy.exc import SQLAlchemyError
 
 from bot.cli import (
     config_cmd,
@@ -18,8 +22,13 @@ from bot.cli import (
     tags_cmd,
 )
 from bot.cli.common import CliError, Command
+from bot.context import DatabaseUnavailableError, driver_reason
 from bot.core.store.db import DatabaseURLError
-from bot.settings import ConfigError
+from bot.core.store.errors import is_outage
+from bot.settings import DEFAULT_DATABASE_URL, ConfigError
+
+# What a shell reports for a program ended by SIGPIPE (128 + 13): `prdigest pr 1 | head -1`.
+BROKEN_PIPE_STATUS = 141
 
 COMMANDS: tuple[Command, ...] = (
     ingest_cmd.COMMAND,
@@ -40,6 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="prdigest",
         description="PR review reports as tag-view digests and /pr answers in Slack and Telegram.",
     )
+    parser.add_argument("--version", action="version", version=f"prdigest {package_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for command in COMMANDS:
         child = sub.add_parser(command.name, help=command.help, description=command.help)
@@ -48,12 +58,43 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def package_version() -> str:
+    try:
+        return version("prdigest")
+    except PackageNotFoundError:  # run from a checkout that was never installed
+        return "unknown (not installed)"
+
+
+def _quiet_stdout() -> None:
+    """The reader of stdout went away (`| head -1`): send the rest to /dev/null, so the flush
+    at exit raises nothing either (the recipe of Python's signal docs)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # a stdout without a file descriptor (a test's capture)
+        pass
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        return int(asyncio.run(args.handler(args)))
-    except (CliError, ConfigError, DatabaseURLError) as exc:
+        status = int(asyncio.run(args.handler(args)))
+        sys.stdout.flush()
+        return status
+    except BrokenPipeError:
+        _quiet_stdout()
+        return BROKEN_PIPE_STATUS
+    except (CliError, ConfigError, DatabaseURLError, DatabaseUnavailableError) as exc:
         print(f"prdigest {args.command}: {exc}", file=sys.stderr)
+        return 2
+    except SQLAlchemyError as exc:  # the database went away after it was opened
+        if not is_outage(exc):
+            raise
+        url = os.environ.get("BOT_DATABASE_URL") or DEFAULT_DATABASE_URL
+        print(
+            f"prdigest {args.command}: the database stopped answering: {driver_reason(exc, url)}",
+            file=sys.stderr,
+        )
         return 2
     except KeyboardInterrupt:
         return 130

@@ -6,18 +6,21 @@ import argparse
 import asyncio
 import sys
 import time
+from datetime import datetime
 
+from bot.adapters.console import human_time
 from bot.app import build_senders, worker_id
 from bot.cli.common import CliError, Command, print_json_lines
-from bot.context import Context, open_context
+from bot.context import Context, load, open_context
 from bot.core.clock import utc_clock
 from bot.core.delivery.deliverer import Deliverer
 from bot.core.delivery.ledger import unfinished_count
-from bot.core.delivery.outbox import PLATFORM_FORMAT, plan_digest
+from bot.core.delivery.outbox import plan_digest
 from bot.core.models import Format
 from bot.core.render.renderer import Renderer
 from bot.core.select import DigestFilter, build_digest, default_title, select_new
 from bot.core.store.destinations import Destination, DestinationStore
+from bot.core.store.runs import last_scheduled_time
 from bot.settings import Channel
 
 DELIVERY_DEADLINE_SECONDS = 120.0
@@ -27,13 +30,24 @@ IDLE_SECONDS = 0.2
 def _configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("channel", metavar="CHANNEL", help="a channel name from the config")
     parser.add_argument("--dry-run", action="store_true", help="print the payloads, change nothing")
-    parser.add_argument("--format", choices=[f.value for f in Format], dest="fmt")
+    parser.add_argument(
+        "--format",
+        choices=[f.value for f in Format],
+        dest="fmt",
+        help="payload format; default: text for --dry-run, the channel's platform otherwise",
+    )
     parser.add_argument(
         "--wait",
         type=float,
         default=DELIVERY_DEADLINE_SECONDS,
         help="seconds to keep delivering (rate limits) before leaving the rest queued",
     )
+
+
+def nothing_new(name: str, last: datetime | None) -> str:
+    if last is None:
+        return f"nothing for {name} yet: no stored report matches it and no digest was sent"
+    return f"nothing new for {name} since the last digest at {human_time(last)}"
 
 
 async def _dry_run(ctx: Context, channel: Channel, fmt: Format) -> int:
@@ -43,7 +57,8 @@ async def _dry_run(ctx: Context, channel: Channel, fmt: Format) -> int:
     window = await ctx.reports.since(watermark)
     digest = build_digest(select_new(window, flt, watermark), flt, default_title(flt, channel.name))
     if digest.is_empty and not channel.post_empty:
-        print(f"nothing new for {channel.name} since seq {watermark}", file=sys.stderr)
+        last = await last_scheduled_time(ctx.engine, existing.id) if existing else None
+        print(nothing_new(channel.name, last), file=sys.stderr)
         return 0
     messages = Renderer().digest(digest, fmt, channel.locale, date=utc_clock().date())
     if fmt is Format.TEXT:
@@ -73,12 +88,13 @@ async def _deliver(ctx: Context, dest: Destination, deadline: float) -> int:
     if resumed:
         print(f"{resumed} message(s) of an earlier digest still queued", file=sys.stderr)
         return 1
+    last = await last_scheduled_time(ctx.engine, dest.id)
     now = utc_clock()  # a manual run is its own scheduled time
     run = await plan_digest(ctx.engine, dest, now, Renderer(), now)
     if not run.created:
         raise CliError(f"a digest for {dest.label} was run at the same instant")
     if run.messages == 0:
-        print(f"{dest.label}: nothing new; watermark advanced")
+        print(f"{nothing_new(dest.label, last)}; nothing sent")
         return 0
     left = await _drain(deliverer, ctx, dest, deadline)
     print(
@@ -96,11 +112,11 @@ async def _deliver(ctx: Context, dest: Destination, deadline: float) -> int:
 
 
 async def _handle(args: argparse.Namespace) -> int:
-    async with open_context() as ctx:
-        channel = ctx.config.channel(args.channel)
-        fmt = Format(args.fmt) if args.fmt else PLATFORM_FORMAT[channel.platform]
-        if args.dry_run:
-            return await _dry_run(ctx, channel, fmt)
+    env, config = load()
+    channel = config.channel(args.channel)  # an unknown name is told before the database
+    async with open_context(env, create=False) as ctx:
+        if args.dry_run:  # a preview is for reading: text unless asked otherwise
+            return await _dry_run(ctx, channel, Format(args.fmt or Format.TEXT.value))
         await DestinationStore(ctx.engine).sync_config(ctx.config)
         dest = await DestinationStore(ctx.engine).find(channel.platform, channel.target)
         assert dest is not None

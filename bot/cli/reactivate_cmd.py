@@ -17,7 +17,7 @@ def _configure(parser: argparse.ArgumentParser) -> None:
 
 
 async def _handle(args: argparse.Namespace) -> int:
-    async with open_context() as ctx:
+    async with open_context(create=False) as ctx:
         store = DestinationStore(ctx.engine)
         await store.sync_config(ctx.config)
         found = [

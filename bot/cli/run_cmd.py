@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from bot.app import Service, serve
+from bot.app import ListenError, Service, listen_socket, serve
 from bot.cli.common import CliError, Command
 from bot.cli.config_cmd import problems
 from bot.context import load, open_context
@@ -43,8 +43,13 @@ async def _handle(args: argparse.Namespace) -> int:
     found = problems(env, config)
     if found:
         raise CliError("\n  " + "\n  ".join(found))
-    async with open_context(env) as ctx:
-        await serve(Service(ctx))
+    try:  # before the database, the scheduler and the adapters: nothing starts for nothing
+        sock = listen_socket(env.http_host, env.http_port)
+    except ListenError as exc:
+        raise CliError(str(exc)) from None
+    with sock:
+        async with open_context(env) as ctx:
+            await serve(Service(ctx), sock)
     return 0
 
 

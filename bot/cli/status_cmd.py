@@ -1,13 +1,15 @@
-"""`prdigest status`: per destination, the last digest, what is queued or failed, and why."""
+"""`prdigest status`: the database in use, then per destination (config channels and chat
+subscriptions): its tags and schedule, the last digest, what is queued or failed, and why."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 from dataclasses import asdict
 
 from bot.cli.common import Command
-from bot.context import open_context
+from bot.context import database_line, load, open_context
 from bot.core.store.destinations import DestinationStore
 from bot.core.store.status import DestinationStatus, collect
 
@@ -16,16 +18,33 @@ def _configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", choices=["text", "json"], default="text", dest="fmt")
 
 
-def _text(item: DestinationStatus) -> str:
-    state = (
-        "active"
-        if item.active
-        else f"DEACTIVATED ({item.deactivated_reason}); after fixing it: "
+def _state(item: DestinationStatus) -> str:
+    if item.active:
+        return "active"
+    if item.unsubscribed:
+        return "unsubscribed (the chat stopped its digests; subscribing there again resumes them)"
+    return (
+        f"DEACTIVATED ({item.deactivated_reason}); after fixing it: "
         f"prdigest reactivate {item.destination}"
     )
+
+
+def _what(item: DestinationStatus) -> str:
+    """`config channel, tags rollout, fix; not ci; schedule '0 9 * * mon-fri' Asia/Shanghai`"""
+    kind = "chat subscription" if item.origin == "chat" else "config channel"
+    parts = [f"tags {', '.join(item.tags)}" if item.tags else "all tags"]
+    if item.exclude_tags:
+        parts.append(f"not {', '.join(item.exclude_tags)}")
+    if item.repos:
+        parts.append(f"repos {', '.join(item.repos)}")
+    return f"{kind}, {'; '.join(parts)}; schedule '{item.schedule}' {item.timezone}"
+
+
+def _text(item: DestinationStatus) -> str:
     last = f"{item.last_digest} {item.last_digest_status}" if item.last_digest else "never"
     line = (
-        f"{item.destination:24} {item.platform}:{item.target}  {state}\n"
+        f"{item.destination:24} {item.platform}:{item.target}  {_state(item)}\n"
+        f"    {_what(item)}\n"
         f"    last digest: {last}; pending {item.pending}, failed {item.failed}"
     )
     if item.last_error and (item.pending or item.failed):
@@ -34,7 +53,10 @@ def _text(item: DestinationStatus) -> str:
 
 
 async def _handle(args: argparse.Namespace) -> int:
-    async with open_context() as ctx:
+    env, _ = load()
+    # JSON readers get the list alone on stdout; the database is named on stderr for them.
+    print(database_line(env), file=sys.stderr if args.fmt == "json" else sys.stdout)
+    async with open_context(env, create=False) as ctx:
         await DestinationStore(ctx.engine).sync_config(ctx.config)
         items = await collect(ctx.engine)
     if args.fmt == "json":
@@ -47,5 +69,8 @@ async def _handle(args: argparse.Namespace) -> int:
 
 
 COMMAND = Command(
-    "status", "per destination: last digest, queued and failed messages", _configure, _handle
+    "status",
+    "the database in use; per destination: tags, schedule, last digest, queued and failed",
+    _configure,
+    _handle,
 )

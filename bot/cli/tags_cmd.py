@@ -1,4 +1,4 @@
-"""`prdigest tags test [TITLE...]`: the tags a title gives, one JSON line each."""
+"""`prdigest tags test [TITLE ...]`: the tags a title gives, one JSON line each."""
 
 from __future__ import annotations
 
@@ -28,4 +28,9 @@ async def _handle(args: argparse.Namespace) -> int:
     return 0
 
 
-COMMAND = Command("tags", "derive tags from PR titles (tags test TITLE...)", _configure, _handle)
+COMMAND = Command(
+    "tags",
+    "derive tags from PR titles: tags test [TITLE ...] (none: read stdin)",
+    _configure,
+    _handle,
+)

@@ -11,13 +11,23 @@ from bot.core.store.destinations import Destination, DestinationStore
 from bot.core.store.runs import last_run
 from bot.core.store.tables import outbox
 
+# The reason a chat's own `/unsubscribe all` records: the chat chose it, nothing failed.
+UNSUBSCRIBED = "unsubscribed from the chat"
+
 
 @dataclass
 class DestinationStatus:
     destination: str
     platform: str
     target: str
+    origin: str  # "config" (a channel of the config file) or "chat" (a chat's subscription)
+    tags: list[str]
+    exclude_tags: list[str]
+    repos: list[str]
+    schedule: str
+    timezone: str
     active: bool
+    unsubscribed: bool
     deactivated_reason: str | None
     last_digest: str | None
     last_digest_status: str | None
@@ -62,7 +72,14 @@ async def collect(
                 destination=dest.label,
                 platform=dest.platform.value,
                 target=dest.target,
+                origin=dest.origin,
+                tags=list(dest.filter.tags),
+                exclude_tags=list(dest.filter.exclude_tags),
+                repos=list(dest.filter.repos),
+                schedule=dest.schedule,
+                timezone=dest.timezone,
                 active=dest.active,
+                unsubscribed=not dest.active and dest.deactivated_reason == UNSUBSCRIBED,
                 deactivated_reason=dest.deactivated_reason,
                 last_digest=last.scheduled_for.isoformat() if last else None,
                 last_digest_status=last.status if last else None,
