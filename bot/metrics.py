@@ -53,6 +53,13 @@ class Metrics:
         self.outbox_depth = Gauge(
             "prdigest_outbox_depth", "Messages pending or being sent", registry=self.registry
         )
+        self.platform_reachable = Gauge(
+            "prdigest_platform_reachable",
+            "1 when the platform's API answered the last send (even with an error or a 429), "
+            "0 when it could not be reached (network, timeout, 5xx)",
+            ["platform"],
+            registry=self.registry,
+        )
         self.last_success = Gauge(
             "prdigest_last_success_timestamp_seconds",
             "When a message last reached each destination (Unix time)",
@@ -62,6 +69,8 @@ class Metrics:
 
     def record_delivery(self, row: Claimed, outcome: Outcome, at: float) -> None:
         platform = row.platform.value
+        reached = not isinstance(outcome, Transient)
+        self.platform_reachable.labels(platform).set(1 if reached else 0)
         match outcome:
             case Sent():
                 self.messages_sent.labels(platform).inc()
