@@ -35,6 +35,7 @@ RENDERER = Renderer()
 START = 64 * 1024  # below this, a few ms of noise is a large ratio
 MAX_GROWTH = 6.0  # a 4x step; linear is 4, quadratic 16
 REPEATS = 3
+RETRIES = 2
 END_TO_END_SECONDS = 30.0  # parse 2 MB and render it for both platforms
 FULL_SIZE = 2 * 1024 * 1024
 PLATFORMS = (Format.SLACK, Format.TELEGRAM)
@@ -67,8 +68,16 @@ def sizes_up_to(largest: int) -> list[int]:
 
 
 def worst_step(work: Work, sizes: list[int]) -> float:
-    """The largest time(4n) / time(n) over the doubling sizes."""
-    return max(step_ratios(work, sizes, REPEATS))
+    """The largest time(4n) / time(n) over the doubling sizes. A step over the promise is
+    measured again (RETRIES times, the best kept): a burst of load from other processes can
+    slow one size for a second, a quadratic cost is slow every time."""
+    ratios = dict(zip(sizes, step_ratios(work, sizes, REPEATS), strict=False))
+    for n in list(ratios):
+        for _ in range(RETRIES):
+            if ratios[n] <= MAX_GROWTH:
+                break
+            ratios[n] = min(ratios[n], *step_ratios(work, [n, 4 * n], REPEATS))
+    return max(ratios.values())
 
 
 def end_to_end(name: str, n: int) -> float:
