@@ -1,22 +1,26 @@
 """Configuration: `config/bot.yaml` (validated, frozen) plus secrets from the environment.
 
-Unknown keys are rejected with their path (`channels.0.tagz: extra inputs are not permitted`),
-so a typo fails at start instead of silently doing nothing. Secrets never live in the YAML.
+Unknown keys are rejected with their path and a did-you-mean (`channels.verl-daily.tag: unknown
+key; did you mean 'tags'?`), so a typo fails at start instead of silently doing nothing.
+Secrets never live in the YAML: `slack.bot_token` there is told to use SLACK_BOT_TOKEN.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Self
+from typing import Annotated, Self, get_args
+from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import yaml
 from pydantic import (
     AfterValidator,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     SecretStr,
@@ -25,6 +29,8 @@ from pydantic import (
 )
 
 from bot.core.models import Locale, Platform
+from bot.core.schedules import schedule_cron
+from bot.settings_errors import describe_config_error
 
 DEFAULT_CONFIG_PATH = Path("config/bot.yaml")
 DEFAULT_DATABASE_URL = "sqlite:///data/bot.db"
@@ -33,6 +39,24 @@ DEFAULT_TELEGRAM_API_URL = "https://api.telegram.org"
 DEFAULT_HTTP_HOST = "127.0.0.1"
 DEFAULT_HTTP_PORT = 8080
 MAX_CONFIG_DEPTH = 32  # nesting levels a config may have (the real one needs 5)
+# Telegram's setWebhook rules (docs/telegram.md): HTTPS on one of these ports, and a secret
+# token of 1-256 characters from A-Z a-z 0-9 _ -.
+TELEGRAM_WEBHOOK_PORTS = (443, 80, 88, 8443)
+TELEGRAM_WEBHOOK_SECRET_RULE = re.compile(r"[A-Za-z0-9_-]{1,256}")
+# Env field → the variable it is read from (Env.from_environ spells the same pairs out).
+ENV_VARS: dict[str, str] = {
+    "database_url": "BOT_DATABASE_URL",
+    "slack_bot_token": "SLACK_BOT_TOKEN",
+    "slack_signing_secret": "SLACK_SIGNING_SECRET",
+    "slack_app_token": "SLACK_APP_TOKEN",
+    "slack_api_url": "SLACK_API_URL",
+    "telegram_bot_token": "TELEGRAM_BOT_TOKEN",
+    "telegram_api_url": "TELEGRAM_API_URL",
+    "telegram_webhook_secret": "TELEGRAM_WEBHOOK_SECRET",
+    "ingest_token": "BOT_INGEST_TOKEN",
+    "http_host": "BOT_HTTP_HOST",
+    "http_port": "BOT_HTTP_PORT",
+}
 
 
 class ConfigError(Exception):
@@ -62,6 +86,32 @@ def _valid_cron(expr: str) -> str:
     return expr
 
 
+def _clock_schedule(value: object) -> object:
+    """`09:00` and `09:00 mon-fri` are read as `/schedule` reads them."""
+    return schedule_cron(value) if isinstance(value, str) else value
+
+
+def _id_text(value: object) -> object:
+    """An unquoted chat id (`target: -1001234567890`) is a YAML int: the id is its text."""
+    return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+
+
+def _valid_webhook_url(url: str) -> str:
+    try:
+        parsed = urlsplit(url)
+        port = parsed.port or 443
+    except ValueError:
+        raise ValueError(f"{url!r} is not a URL") from None
+    if parsed.scheme != "https" or not parsed.hostname:
+        raise ValueError(
+            f"{url!r} must be an https:// URL (Telegram sends webhooks over HTTPS only)"
+        )
+    if port not in TELEGRAM_WEBHOOK_PORTS:
+        ports = ", ".join(str(p) for p in TELEGRAM_WEBHOOK_PORTS)
+        raise ValueError(f"port {port} is not one Telegram sends webhooks to ({ports})")
+    return url
+
+
 def _lower_tag(tag: str) -> str:
     cleaned = tag.strip().lower()
     if not cleaned:
@@ -70,7 +120,9 @@ def _lower_tag(tag: str) -> str:
 
 
 Timezone = Annotated[str, AfterValidator(_valid_timezone)]
-Cron = Annotated[str, AfterValidator(_valid_cron)]
+Cron = Annotated[str, BeforeValidator(_clock_schedule), AfterValidator(_valid_cron)]
+ChatId = Annotated[str, BeforeValidator(_id_text), Field(min_length=1)]
+WebhookURL = Annotated[str, AfterValidator(_valid_webhook_url)]
 Tag = Annotated[str, AfterValidator(_lower_tag)]
 
 
@@ -106,7 +158,7 @@ class SlackConfig(_Frozen):
 
 
 class TelegramConfig(_Frozen):
-    webhook_url: str | None = None
+    webhook_url: WebhookURL | None = None
 
 
 class DeliveryConfig(_Frozen):
@@ -121,7 +173,7 @@ class Channel(_Frozen):
 
     name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
     platform: Platform
-    target: str = Field(min_length=1)
+    target: ChatId
     schedule: Cron = "0 9 * * mon-fri"
     timezone: Timezone | None = None
     repos: list[str] = Field(default_factory=list)
@@ -198,6 +250,7 @@ class Env(_Frozen):
         config_path = Path(explicit) if explicit else None
         if "BOT_CONFIG" not in env and DEFAULT_CONFIG_PATH.exists():
             config_path = DEFAULT_CONFIG_PATH
+        # Spelled out (deploy tests read these names from the source); ENV_VARS must agree.
         read: dict[str, tuple[str, str | None]] = {
             "database_url": ("BOT_DATABASE_URL", get("BOT_DATABASE_URL")),
             "slack_bot_token": ("SLACK_BOT_TOKEN", get("SLACK_BOT_TOKEN")),
@@ -215,19 +268,21 @@ class Env(_Frozen):
         try:
             return cls.model_validate({"config_path": config_path, **values})
         except ValidationError as exc:
-            names = {field: name for field, (name, _) in read.items()}
-            raise ConfigError(_describe(exc, "environment", names)) from exc
+            lines = ["invalid environment:"]
+            for error in exc.errors():
+                loc = [str(part) for part in error["loc"]]
+                if loc and loc[0] in read:
+                    loc[0] = read[loc[0]][0]
+                lines.append(f"  {'.'.join(loc) or '(top level)'}: {error['msg']}")
+            raise ConfigError("\n".join(lines)) from exc
 
 
-def _describe(exc: ValidationError, where: str, names: Mapping[str, str] | None = None) -> str:
-    lines = [f"invalid {where}:"]
-    for error in exc.errors():
-        loc = [str(part) for part in error["loc"]]
-        if names and loc and loc[0] in names:
-            loc[0] = names[loc[0]]
-        path = ".".join(loc) or "(top level)"
-        lines.append(f"  {path}: {error['msg']}")
-    return "\n".join(lines)
+# The variables whose Env field is a secret: the config is told they come from there.
+SECRET_VARS = frozenset(
+    ENV_VARS[name]
+    for name, field in Env.model_fields.items()
+    if SecretStr in get_args(field.annotation)
+)
 
 
 def default_config() -> BotConfig:
@@ -305,4 +360,7 @@ def load_config(path: Path | None) -> BotConfig:
     try:
         return BotConfig.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(_describe(exc, f"config {path}")) from exc
+        where = f"config {path}"
+        raise ConfigError(
+            describe_config_error(exc, where, data, BotConfig, ENV_VARS, SECRET_VARS)
+        ) from exc

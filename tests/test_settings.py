@@ -18,9 +18,9 @@ def _write(tmp_path: Path, text: str) -> Path:
 @pytest.mark.parametrize(
     ("yaml_text", "expected"),
     [
-        ("channels:\n  - {name: a, platform: slack, target: C1, tagz: [x]}\n", "channels.0.tagz"),
-        ("timezone: Mars/Base\n", "timezone: Value error, unknown time zone 'Mars/Base'"),
-        ("channels:\n  - {name: a, platform: fax, target: C1}\n", "channels.0.platform"),
+        ("channels:\n  - {name: a, platform: slack, target: C1, tagz: [x]}\n", "channels.a.tagz"),
+        ("timezone: Mars/Base\n", "timezone: unknown time zone 'Mars/Base'"),
+        ("channels:\n  - {name: a, platform: fax, target: C1}\n", "channels.a.platform"),
         (
             "channels:\n  - {name: a, platform: slack, target: C1, schedule: '0 9 * *'}\n",
             "needs 5 fields",

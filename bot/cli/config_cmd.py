@@ -1,4 +1,8 @@
-"""`prdigest check-config`, `prdigest schema`, `prdigest migrate`."""
+"""`prdigest check-config`, `prdigest schema`, `prdigest migrate`.
+
+check-config prints what would run (database, platforms, sources, channels with their next
+digest) and then every problem that would stop `prdigest run`, one line each, exit status 2.
+"""
 
 from __future__ import annotations
 
@@ -6,17 +10,34 @@ import argparse
 import json
 
 from bot.cli.common import CliError, Command
-from bot.context import load, open_context
+from bot.context import database_line, load, open_context
 from bot.core.clock import utc_clock
 from bot.core.models import Platform
 from bot.core.reports.model import Report
 from bot.core.store.db import DatabaseURLError, async_url, current_revision, masked_url
 from bot.cron import CronError, next_fire
+from bot.env_checks import ingest_problems, slack_problems, telegram_problems
 from bot.settings import BotConfig, Env
 
 
 def _no_args(parser: argparse.ArgumentParser) -> None:
     del parser
+
+
+def _channel_problems(env: Env, config: BotConfig) -> list[str]:
+    found: list[str] = []
+    for channel in config.channels:
+        where = f"channels.{channel.name}"
+        tz = config.channel_timezone(channel)
+        try:
+            next_fire(channel.schedule, tz, utc_clock())
+        except CronError as exc:
+            found.append(f"{where}.schedule: {exc}")
+        if channel.platform is Platform.SLACK and not env.slack_enabled:
+            found.append(f"{where}.platform: slack, but SLACK_BOT_TOKEN is not set")
+        if channel.platform is Platform.TELEGRAM and not env.telegram_enabled:
+            found.append(f"{where}.platform: telegram, but TELEGRAM_BOT_TOKEN is not set")
+    return found
 
 
 def problems(env: Env, config: BotConfig) -> list[str]:
@@ -26,48 +47,66 @@ def problems(env: Env, config: BotConfig) -> list[str]:
         async_url(env.database_url)
     except DatabaseURLError as exc:
         found.append(str(exc))
-    for channel in config.channels:
-        tz = config.channel_timezone(channel)
-        try:
-            next_fire(channel.schedule, tz, utc_clock())
-        except CronError as exc:
-            found.append(f"channels.{channel.name}.schedule: {exc}")
-        if channel.platform is Platform.SLACK and not env.slack_enabled:
-            found.append(f"channel {channel.name!r} posts to Slack but SLACK_BOT_TOKEN is not set")
-        if channel.platform is Platform.TELEGRAM and not env.telegram_enabled:
-            found.append(
-                f"channel {channel.name!r} posts to Telegram but TELEGRAM_BOT_TOKEN is not set"
-            )
-    if env.slack_enabled and not env.slack_app_token and not env.slack_signing_secret:
-        found.append("SLACK_BOT_TOKEN is set but neither SLACK_SIGNING_SECRET nor SLACK_APP_TOKEN")
-    if config.telegram.webhook_url and not env.telegram_webhook_secret:
-        found.append("telegram.webhook_url is set but TELEGRAM_WEBHOOK_SECRET is not")
+    found += _channel_problems(env, config)
+    found += slack_problems(env)
+    found += telegram_problems(env, config)
+    found += ingest_problems(env)
     return found
+
+
+def _platform(name: str, var: str, enabled: bool, trouble: list[str], mode: str) -> str:
+    """`slack:     on (HTTP mode)`; never `on` when the errors below say it cannot run."""
+    if not enabled:
+        state = f"off (no {var})"
+    elif trouble:
+        state = "cannot run (see the errors below)"
+    else:
+        state = f"on ({mode})"
+    return f"{name + ':':10} {state}"
+
+
+def _database(env: Env) -> str:
+    try:
+        return database_line(env)
+    except DatabaseURLError:
+        return f"database: {masked_url(env.database_url)}"  # the error below says what is wrong
 
 
 def describe(env: Env, config: BotConfig) -> list[str]:
     now = utc_clock()
+    slack_mode = "Socket Mode" if env.slack_app_token else "HTTP mode, POST /slack/events"
+    telegram_mode = "webhook" if config.telegram.webhook_url else "long polling"
     lines = [
         f"config:    {env.config_path or 'built-in defaults (no config/bot.yaml)'}",
-        f"database:  {masked_url(env.database_url)}",
+        _database(env),
         f"http:      {env.http_host}:{env.http_port}",
-        f"slack:     {'on' if env.slack_enabled else 'off (no SLACK_BOT_TOKEN)'}"
-        + (" (Socket Mode)" if env.slack_app_token else ""),
-        f"telegram:  {'on' if env.telegram_enabled else 'off (no TELEGRAM_BOT_TOKEN)'}"
-        + (" (webhook)" if config.telegram.webhook_url else " (long polling)"),
-        f"ingest API: {'on' if env.ingest_token else 'off (no BOT_INGEST_TOKEN)'}",
+        _platform("slack", "SLACK_BOT_TOKEN", env.slack_enabled, slack_problems(env), slack_mode),
+        _platform(
+            "telegram",
+            "TELEGRAM_BOT_TOKEN",
+            env.telegram_enabled,
+            telegram_problems(env, config),
+            telegram_mode,
+        ),
+        _platform(
+            "ingest API",
+            "BOT_INGEST_TOKEN",
+            bool(env.ingest_token),
+            ingest_problems(env),
+            "POST /api/reports",
+        ),
     ]
     for source in config.sources:
         lines.append(f"source:    {source.dir or source.url} every {source.interval_seconds}s")
     for channel in config.channels:
         tz = config.channel_timezone(channel)
         try:
-            upcoming = next_fire(channel.schedule, tz, now)
+            upcoming = f"next {next_fire(channel.schedule, tz, now).isoformat()}"
         except CronError:
-            upcoming = None
+            upcoming = "never fires (see the errors below)"
         lines.append(
             f"channel:   {channel.name} → {channel.platform.value}:{channel.target} "
-            f"'{channel.schedule}' {tz}, next {upcoming.isoformat() if upcoming else '?'}"
+            f"'{channel.schedule}' {tz}, {upcoming}"
         )
     return lines
 

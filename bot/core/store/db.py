@@ -27,6 +27,7 @@ MIGRATIONS_DIR = Path(__file__).resolve().parents[2] / "migrations"
 SQLITE_BUSY_TIMEOUT_MS = 15_000
 MIGRATION_LOCK_KEY = 0x70726467  # "prdg": the advisory lock id for migrations
 IMMEDIATE = "prdigest_immediate"
+POSTGRES_SCHEMES = ("postgresql", "postgres")  # libpq and many hosts spell it postgres://
 
 
 class DatabaseURLError(ValueError):
@@ -59,7 +60,8 @@ def url_password(url: str) -> str | None:
 
 
 def async_url(url: str) -> str:
-    """Map the documented URL forms to their async drivers."""
+    """Map the documented URL forms to their async drivers: `sqlite:///path`, and
+    `postgresql://`, `postgresql+psycopg://` or `postgres://` (Heroku's, libpq's spelling)."""
     try:
         parsed = make_url(url)
     except (ArgumentError, ValueError):  # ValueError: a port that is not a number
@@ -69,7 +71,7 @@ def async_url(url: str) -> str:
     backend = parsed.get_backend_name()
     if backend == "sqlite":
         parsed = parsed.set(drivername="sqlite+aiosqlite")
-    elif backend == "postgresql":
+    elif backend in POSTGRES_SCHEMES:
         parsed = parsed.set(drivername="postgresql+psycopg")
     else:
         raise DatabaseURLError(

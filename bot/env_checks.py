@@ -1,0 +1,129 @@
+"""Secrets in the environment that cannot be right, found before `prdigest run` tries them.
+
+A value left from an example (`xoxb-replace-me`, `<token>`, `changeme`, `xoxb-xxxx-xxxx`), a
+token in the other token's variable (Slack's `xapp-` app-level token in SLACK_BOT_TOKEN), a
+Telegram token not shaped `digits:chars`, a webhook secret Telegram would refuse. Messages name
+the variable and where the right value comes from, and never echo the value.
+"""
+
+from __future__ import annotations
+
+import re
+
+from pydantic import SecretStr
+
+from bot.settings import TELEGRAM_WEBHOOK_SECRET_RULE, BotConfig, Env
+
+SLACK_BOT_PREFIX = "xoxb-"
+SLACK_APP_PREFIX = "xapp-"
+TELEGRAM_TOKEN_SHAPE = re.compile(r"\d+:[A-Za-z0-9_-]+")
+_PLACEHOLDER_WORDS = (
+    "replace-me",
+    "replace_me",
+    "replaceme",
+    "replace-with",
+    "changeme",
+    "change-me",
+    "change_me",
+    "placeholder",
+    "your-token",
+    "your_token",
+    "${",
+    "...",
+    "…",
+)
+_ANGLE = re.compile(r"<[^<>]*>")
+_SEGMENT_SPLIT = re.compile(r"[-:_.]")
+# Where each secret's real value comes from, for the message.
+WHERE = {
+    "SLACK_BOT_TOKEN": "the Bot User OAuth Token (xoxb-…) on the Slack app's OAuth & Permissions "
+    "page",
+    "SLACK_SIGNING_SECRET": "the Signing Secret on the Slack app's Basic Information page",
+    "SLACK_APP_TOKEN": "an App-Level Token (xapp-…) on the Slack app's Basic Information page",
+    "TELEGRAM_BOT_TOKEN": "the token @BotFather gave (123456789:AA…)",
+    "TELEGRAM_WEBHOOK_SECRET": "1-256 characters of A-Z a-z 0-9 _ -, e.g. `openssl rand -hex 32`",
+    "BOT_INGEST_TOKEN": "a random token, e.g. `openssl rand -hex 32`",
+}
+
+
+def is_placeholder(value: str) -> bool:
+    """An example's stand-in, not a secret: `xoxb-replace-me`, `<token>`, `changeme`,
+    `xoxb-xxxx-xxxx`. A real token never holds these (a run of x is a placeholder only as a
+    whole piece between separators, so a random token that happens to hold `xxx` passes)."""
+    lowered = value.lower()
+    if any(word in lowered for word in _PLACEHOLDER_WORDS) or _ANGLE.search(value):
+        return True
+    return any(len(p) >= 3 and set(p) == {"x"} for p in _SEGMENT_SPLIT.split(lowered))
+
+
+def _placeholder(var: str) -> str:
+    return f"{var} is a placeholder, not a secret: set {WHERE[var]}"
+
+
+def _value(secret: SecretStr | None) -> str | None:
+    return secret.get_secret_value() if secret is not None else None
+
+
+def slack_problems(env: Env) -> list[str]:
+    """Why the Slack adapter cannot run as the environment stands (empty: it can, or is off)."""
+    bot, app = _value(env.slack_bot_token), _value(env.slack_app_token)
+    signing = _value(env.slack_signing_secret)
+    found: list[str] = []
+    if bot is not None:
+        if is_placeholder(bot):
+            found.append(_placeholder("SLACK_BOT_TOKEN"))
+        elif bot.startswith(SLACK_APP_PREFIX):
+            found.append(
+                "SLACK_BOT_TOKEN holds an app-level token (xapp-…): it takes "
+                f"{WHERE['SLACK_BOT_TOKEN']}; an xapp- token belongs in SLACK_APP_TOKEN"
+            )
+        elif not bot.startswith(SLACK_BOT_PREFIX):
+            found.append(
+                f"SLACK_BOT_TOKEN does not start with xoxb-: set {WHERE['SLACK_BOT_TOKEN']}"
+            )
+        if app is None and signing is None:
+            found.append(
+                "SLACK_BOT_TOKEN is set but neither SLACK_SIGNING_SECRET nor SLACK_APP_TOKEN"
+            )
+    if app is not None:
+        if is_placeholder(app):
+            found.append(_placeholder("SLACK_APP_TOKEN"))
+        elif app.startswith(SLACK_BOT_PREFIX):
+            found.append(
+                "SLACK_APP_TOKEN holds a bot token (xoxb-…): it takes "
+                f"{WHERE['SLACK_APP_TOKEN']}; the xoxb- token belongs in SLACK_BOT_TOKEN"
+            )
+        elif not app.startswith(SLACK_APP_PREFIX):
+            found.append(
+                f"SLACK_APP_TOKEN does not start with xapp-: set {WHERE['SLACK_APP_TOKEN']}"
+            )
+    if signing is not None and is_placeholder(signing):
+        found.append(_placeholder("SLACK_SIGNING_SECRET"))
+    return found
+
+
+def telegram_problems(env: Env, config: BotConfig) -> list[str]:
+    """Why the Telegram adapter cannot run as configured (empty: it can, or is off)."""
+    token, secret = _value(env.telegram_bot_token), _value(env.telegram_webhook_secret)
+    found: list[str] = []
+    if token is not None:
+        if is_placeholder(token):
+            found.append(_placeholder("TELEGRAM_BOT_TOKEN"))
+        elif not TELEGRAM_TOKEN_SHAPE.fullmatch(token):
+            found.append(
+                "TELEGRAM_BOT_TOKEN is not shaped like a Telegram token (digits, a colon, then "
+                f"letters, digits, _ or -): set {WHERE['TELEGRAM_BOT_TOKEN']}"
+            )
+    if config.telegram.webhook_url and secret is None:
+        found.append("telegram.webhook_url is set but TELEGRAM_WEBHOOK_SECRET is not")
+    if secret is not None:
+        if is_placeholder(secret):
+            found.append(_placeholder("TELEGRAM_WEBHOOK_SECRET"))
+        elif not TELEGRAM_WEBHOOK_SECRET_RULE.fullmatch(secret):
+            found.append("TELEGRAM_WEBHOOK_SECRET must be 1-256 characters of A-Z a-z 0-9 _ -")
+    return found
+
+
+def ingest_problems(env: Env) -> list[str]:
+    token = _value(env.ingest_token)
+    return [_placeholder("BOT_INGEST_TOKEN")] if token and is_placeholder(token) else []
