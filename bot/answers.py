@@ -26,7 +26,7 @@ from bot.core.select import (
 from bot.core.store.destinations import CONFIG, Destination, DestinationStore
 from bot.core.store.lookup import AmbiguousRefError, ReportNotFoundError, find_report
 from bot.core.store.reports import ReportStore
-from bot.core.store.status import collect
+from bot.core.store.status import UNSUBSCRIBED, collect
 from bot.cron import CronError, next_fire
 from bot.settings import BotConfig
 
@@ -242,7 +242,7 @@ class Answerer:
             return Answer(Notice("no_subscriptions"))
         remaining = tuple(t for t in dest.filter.tags if t not in inv.add_tags)
         if inv.everything or (not remaining and not dest.filter.repos):
-            await self.destinations.set_active(dest.id, False, "unsubscribed from the chat")
+            await self.destinations.set_active(dest.id, False, UNSUBSCRIBED)
             announce = Notice("subscription_stopped", {"user": chat.user_name or chat.user_id})
             return Answer(Notice("all_unsubscribed"), announce=announce)
         flt = DigestFilter(

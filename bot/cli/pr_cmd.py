@@ -33,7 +33,7 @@ async def _handle(args: argparse.Namespace) -> int:
         ref = parse_ref(args.ref)
     except BadRefError as exc:
         raise CliError(str(exc)) from exc
-    async with open_context() as ctx:
+    async with open_context(create=False) as ctx:
         try:
             item = await find_report(ctx.reports, ref)
         except LookupError_ as exc:

@@ -169,7 +169,13 @@ def test_a_reader_that_closes_early_ends_the_command_quietly(
 @pytest.mark.usefixtures("config")
 @pytest.mark.parametrize(
     "argv",
-    [["status"], ["reactivate", "team"], ["digest", "team"], ["digest", "team", "--dry-run"]],
+    [
+        ["status"],
+        ["reactivate", "team"],
+        ["digest", "team"],
+        ["digest", "team", "--dry-run"],
+        ["pr", "7422"],
+    ],
     ids=_id,
 )
 def test_a_read_only_command_creates_no_database_where_it_stands(

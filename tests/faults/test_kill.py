@@ -100,7 +100,10 @@ async def make_template(folder: Path, base_env: dict[str, str]) -> Template:
     env["SLACK_BOT_TOKEN"] = "xoxb-dry-run"
     await run_cli(env, "ingest", "-q", str(folder / "reports"))
     outputs = await asyncio.gather(
-        *(run_cli(env, "digest", f"team{n}", "--dry-run") for n in range(1, len(CHANNELS) + 1))
+        *(
+            run_cli(env, "digest", f"team{n}", "--dry-run", "--format", "slack")
+            for n in range(1, len(CHANNELS) + 1)
+        )
     )
     expected: Delivery = Counter()
     for channel, out in zip(CHANNELS, outputs, strict=True):

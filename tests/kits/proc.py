@@ -148,6 +148,8 @@ async def dry_run_texts(env: dict[str, str]) -> list[str]:
         "digest",
         "team",
         "--dry-run",
+        "--format",
+        "slack",
         env=env,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
