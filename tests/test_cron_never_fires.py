@@ -94,7 +94,7 @@ def _config(tmp_path: Path, schedule: str) -> Path:
 def test_the_config_refuses_a_never_firing_schedule_by_its_key(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as caught:
         load_config(_config(tmp_path, NEVER))
-    assert "channels.0.schedule" in str(caught.value)
+    assert "channels.a.schedule" in str(caught.value)
     assert "never fires within a year" in str(caught.value)
 
 

@@ -32,6 +32,7 @@ import bot.app
 from bot.cli import COMMANDS, build_parser, run_cmd
 from bot.cli.config_cmd import problems
 from bot.core.store.reports import ReportStore
+from bot.env_checks import is_placeholder
 from bot.metrics import Metrics
 from bot.settings import DEFAULT_CONFIG_PATH, BotConfig, Env, load_config
 from bot.web import WebDeps, build_web
@@ -174,7 +175,7 @@ def k8s_environ(kind: str) -> dict[str, str]:
 def graceful_shutdown_seconds() -> int:
     source = inspect.getsource(bot.app.server_config)
     assert "timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS" in source, (
-        "bot.app.server_config no longer sets timeout_graceful_shutdown from GRACEFUL_SHUTDOWN_SECONDS"
+        "bot.app.server_config no longer sets timeout_graceful_shutdown"
     )
     return bot.app.GRACEFUL_SHUTDOWN_SECONDS
 
@@ -330,15 +331,42 @@ def test_the_env_example_does_not_override_what_the_image_sets() -> None:
     assert all(value.strip() for value in active.values()), "an empty value only means unset"
 
 
+# What a user puts in place of the examples' placeholders (real-looking, not real).
+FILLED = {
+    "BOT_DATABASE_URL": "postgresql+psycopg://prdigest:9f8e7d6c5b4a@postgres:5432/prdigest",
+    "BOT_INGEST_TOKEN": "5f0c1a2b3c4d5e6f5f0c1a2b3c4d5e6f",
+    "SLACK_BOT_TOKEN": "xoxb-1234-5678-abcdefABCDEF",
+    "SLACK_SIGNING_SECRET": "8f742231b10e8888abcd99yyyzzz85a5",
+    "SLACK_APP_TOKEN": "xapp-1-A0123-4567-abcdef",
+    "TELEGRAM_BOT_TOKEN": "123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw",
+    "TELEGRAM_WEBHOOK_SECRET": "0123456789abcdef_-",
+}
+
+
+def filled(environ: dict[str, str]) -> dict[str, str]:
+    """The example environment as a user fills it; every placeholder must have a filling."""
+    placeholders = {k for k, v in environ.items() if v and is_placeholder(v)}
+    assert placeholders <= set(FILLED), placeholders - set(FILLED)
+    return {k: FILLED[k] if k in placeholders else v for k, v in environ.items()}
+
+
+def passes_once_filled(environ: dict[str, str], config: BotConfig) -> Env:
+    """Unfilled, check-config names every placeholder; filled, it finds nothing wrong."""
+    unfilled = problems(Env.from_environ(environ), config)
+    assert unfilled and all(" is a placeholder, not a secret: " in p for p in unfilled)
+    env = Env.from_environ(filled(environ))
+    assert problems(env, config) == []
+    return env
+
+
 def test_the_env_example_and_the_example_config_pass_check_config() -> None:
-    env = Env.from_environ(env_file(DEPLOY / "bot.env.example")[0])
-    assert problems(env, load_config(ROOT / "config" / "bot.example.yaml")) == []
+    config = load_config(ROOT / "config" / "bot.example.yaml")
+    passes_once_filled(env_file(DEPLOY / "bot.env.example")[0], config)
 
 
 def test_the_kubernetes_example_passes_check_config_and_the_replica_rules() -> None:
-    env = Env.from_environ(k8s_environ("Deployment"))
     config = configmap_config()
-    assert problems(env, config) == []
+    env = passes_once_filled(k8s_environ("Deployment"), config)
     assert k8s("Deployment")["spec"]["replicas"] >= 2
     assert make_url(env.database_url).get_backend_name() == "postgresql"
     assert env.slack_app_token is None, "Socket Mode: Slack must run in HTTP mode here"

@@ -16,6 +16,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from bot.core.models import Platform, Section
 from bot.core.reports.refs import BadRefError, PRRef, parse_ref
+from bot.core.schedules import clock_cron, is_days
 
 
 class Verb(StrEnum):
@@ -121,7 +122,6 @@ SECTION_WORDS: dict[str, Section] = {
 
 MAX_ARGS = 50
 _TAG = re.compile(r"^[a-z0-9][a-z0-9 ._/+-]{0,63}$")
-_HHMM = re.compile(r"^([01]?\d|2[0-3]):([0-5]\d)$")
 _MENTION_REF = re.compile(r"(?:[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)?#\d+|(?<![\w/])\d{1,10}(?!\w)")
 _WORD = re.compile(r"[a-z_]+|[\u4e00-\u9fff]+")
 
@@ -224,12 +224,11 @@ def _timezone(name: str) -> str:
 def _schedule(args: list[str]) -> Invocation:
     if not args:
         raise UsageError("usage_schedule")
-    clock = _HHMM.match(args[0])
-    if clock is not None:
-        cron = f"{int(clock[2])} {int(clock[1])} * * *"
+    cron = clock_cron(args[0])
+    if cron is not None:
         rest = args[1:]
-        if rest and re.fullmatch(r"[a-z]{3}(-[a-z]{3})?(,[a-z]{3}(-[a-z]{3})?)*", rest[0].lower()):
-            cron = cron[:-1] + rest[0].lower()
+        if rest and is_days(rest[0]):
+            cron = clock_cron(args[0], rest[0])
             rest = rest[1:]
     elif len(args[0].split()) == 5:  # a quoted cron
         cron, rest = args[0], args[1:]

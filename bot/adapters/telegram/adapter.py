@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
-import re
 import time
 from dataclasses import dataclass
 
@@ -41,7 +40,7 @@ from bot.core.clock import Clock
 from bot.core.commands import COMMAND_MENU
 from bot.core.store.dedupe import forget_older_than
 from bot.logs import log, observe
-from bot.settings import ConfigError
+from bot.settings import TELEGRAM_WEBHOOK_SECRET_RULE, ConfigError
 
 logger = logging.getLogger("prdigest.telegram")
 
@@ -49,7 +48,6 @@ ALLOWED_UPDATES = ("message", "callback_query", "my_chat_member")
 CONFLICT_REASON = "another instance is polling this token; use webhook mode for several replicas"
 CONFLICT_LOG_EVERY_SECONDS = 60.0  # a lasting conflict is logged once a minute, with a count
 RECONNECT_DELAYS = (5.0, 10.0, 30.0, 60.0, 300.0)
-WEBHOOK_SECRET_RULE = re.compile(r"[A-Za-z0-9_-]{1,256}")
 
 
 def command_menu() -> list[BotCommand]:
@@ -68,7 +66,7 @@ def webhook_from(url: str | None, secret: str | None) -> Webhook | None:
         return None
     if secret is None:
         raise ConfigError("telegram.webhook_url is set but TELEGRAM_WEBHOOK_SECRET is not")
-    if not WEBHOOK_SECRET_RULE.fullmatch(secret):
+    if not TELEGRAM_WEBHOOK_SECRET_RULE.fullmatch(secret):
         raise ConfigError("TELEGRAM_WEBHOOK_SECRET must be 1-256 characters of A-Z a-z 0-9 _ -")
     return Webhook(url, secret)
 
