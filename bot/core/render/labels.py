@@ -141,6 +141,11 @@ _NOTICES: dict[Locale, dict[str, str]] = {
         "help": "命令：\n{commands}",
         "welcome": "你好！我会把 PR 评审报告按标签推送到这里。\n{commands}",
         "error": "出错了，请稍后再试。",
+        "unavailable": "机器人暂时无法使用（数据库连接中断），请稍后再试。",
+        "answer_cut": "只显示了前 {shown} 条（共 {total} 条）。完整报告：{link}，"
+        "或在机器人所在主机运行 prdigest pr {ref} full。",
+        "answer_cut_digest": "只显示了前 {shown} 条（共 {total} 条）。"
+        "其余条目会在下一次定时推送中出现。",
     },
     Locale.EN: {
         "not_found": "No report found for {ref}.",
@@ -178,6 +183,12 @@ _NOTICES: dict[Locale, dict[str, str]] = {
         "help": "Commands:\n{commands}",
         "welcome": "Hello! I post PR review digests here, grouped by tag.\n{commands}",
         "error": "Something went wrong; please try again later.",
+        "unavailable": "The bot is temporarily unavailable (its database cannot be reached); "
+        "please try again in a few minutes.",
+        "answer_cut": "Showing the first {shown} of {total} messages. The full report: {link}, "
+        "or run prdigest pr {ref} full on the bot's host.",
+        "answer_cut_digest": "Showing the first {shown} of {total} messages. "
+        "The rest arrive with the next scheduled digest.",
     },
 }
 

@@ -16,10 +16,11 @@ from typing import Any
 import pytest
 
 from bot.adapters import answering
-from bot.adapters.answering import MAX_ANSWER_MESSAGES, PENDING_NOTICES
+from bot.adapters.answering import MAX_ANSWER_MESSAGES
 from bot.adapters.slack.replies import RESPONSE_URL_USES
 from bot.answers import render_reply
 from bot.core.models import Locale
+from bot.core.render.labels import notice_text
 from tests.kits.answers import HUGE_NUMBER, break_store, huge_report
 from tests.kits.slack import (
     CHANNEL,
@@ -97,7 +98,7 @@ async def test_during_a_database_outage_pr_says_the_bot_is_unavailable(
 ) -> None:
     await break_store(bot.service.ctx.engine, tmp_path / "bot.db")
     [answer] = await bot.command("7422")
-    assert answer.text == PENDING_NOTICES[Locale.EN]["unavailable"]
+    assert answer.text == notice_text("unavailable", Locale.EN, {})
 
 
 async def test_a_store_failing_after_the_replay_check_still_gets_an_answer(
@@ -111,4 +112,4 @@ async def test_a_store_failing_after_the_replay_check_still_gets_an_answer(
 
     monkeypatch.setattr(bot.service.answerer.reports, "search", store_gone)
     [answer] = await bot.command("search rollout")
-    assert answer.text == PENDING_NOTICES[Locale.EN]["unavailable"]
+    assert answer.text == notice_text("unavailable", Locale.EN, {})

@@ -13,14 +13,15 @@ from pathlib import Path
 
 import pytest
 
-from bot.adapters.answering import MAX_ANSWER_MESSAGES, PENDING_NOTICES
+from bot.adapters.answering import MAX_ANSWER_MESSAGES
 from bot.core.models import Locale
+from bot.core.render.labels import notice_text
 from tests.fakes.telegram.api import FakeTelegram
 from tests.fakes.telegram.updates import message_update
 from tests.kits.answers import HUGE_NUMBER, break_store, huge_report
 from tests.kits.telegram import USER, TelegramBot, fast_fake, notice, texts, until
 
-UNAVAILABLE = PENDING_NOTICES[Locale.EN]["unavailable"]
+UNAVAILABLE = notice_text("unavailable", Locale.EN, {})
 
 
 @pytest.fixture
