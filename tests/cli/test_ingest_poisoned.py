@@ -11,13 +11,7 @@ import pytest
 from bot.cli import main
 from tests.kits.poison import POISONS, write_good, write_poison
 
-
-@pytest.fixture(autouse=True)
-def _private_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("BOT_DATABASE_URL", f"sqlite:///{tmp_path / 'bot.db'}")
-    monkeypatch.setenv("BOT_CONFIG", "")
-    for name in ("SLACK_BOT_TOKEN", "TELEGRAM_BOT_TOKEN", "SLACK_APP_TOKEN"):
-        monkeypatch.delenv(name, raising=False)
+pytestmark = pytest.mark.usefixtures("private_store")
 
 
 def test_ingest_stores_the_good_files_and_names_each_poisoned_one(

@@ -14,12 +14,7 @@ from tests.kits.paths import ROOT, SEED
 FLAGS = ["移除隐式配置兜底", "standalone 需显式 auto", "FP8 例外一并删除", "多后端行为一致性"]
 
 
-@pytest.fixture(autouse=True)
-def _private_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("BOT_DATABASE_URL", f"sqlite:///{tmp_path / 'bot.db'}")
-    monkeypatch.setenv("BOT_CONFIG", "")
-    for name in ("SLACK_BOT_TOKEN", "TELEGRAM_BOT_TOKEN", "SLACK_APP_TOKEN"):
-        monkeypatch.delenv(name, raising=False)
+pytestmark = pytest.mark.usefixtures("private_store")
 
 
 def test_seed_report_round_trips_through_ingest_and_pr_json(
