@@ -6,7 +6,9 @@ import argparse
 
 from bot.cli.common import CliError, Command, print_json_lines
 from bot.context import open_context
+from bot.core.commands import UsageError, section_of
 from bot.core.models import Format, Locale, Section
+from bot.core.render.labels import notice_text
 from bot.core.render.renderer import Renderer
 from bot.core.reports.refs import BadRefError, parse_ref
 from bot.core.store.lookup import LookupError_, find_report
@@ -20,9 +22,9 @@ def _configure(parser: argparse.ArgumentParser) -> None:
         "section",
         nargs="?",
         default=Section.SUMMARY.value,
-        choices=[s.value for s in Section],
         metavar="SECTION",
-        help=f"one of {', '.join(s.value for s in Section)} (default: summary)",
+        help=f"one of {', '.join(s.value for s in Section)}, or a word the chat knows "
+        "(risk, 风险, why...); default: summary",
     )
     parser.add_argument("--format", choices=FORMATS, default="text", dest="fmt")
     parser.add_argument("--locale", choices=[loc.value for loc in Locale], default="en")
@@ -33,6 +35,10 @@ async def _handle(args: argparse.Namespace) -> int:
         ref = parse_ref(args.ref)
     except BadRefError as exc:
         raise CliError(str(exc)) from exc
+    try:
+        section = section_of(args.section)
+    except UsageError as exc:
+        raise CliError(notice_text(exc.key, Locale(args.locale), exc.params)) from exc
     async with open_context(create=False) as ctx:
         try:
             item = await find_report(ctx.reports, ref)
@@ -42,7 +48,7 @@ async def _handle(args: argparse.Namespace) -> int:
         print(item.report.model_dump_json(indent=2))
         return 0
     fmt = Format(args.fmt)
-    messages = Renderer().section(item, Section(args.section), fmt, Locale(args.locale))
+    messages = Renderer().section(item, section, fmt, Locale(args.locale))
     if fmt is Format.TEXT:
         print("\n\n".join(m.text for m in messages))
     else:

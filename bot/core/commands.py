@@ -161,6 +161,14 @@ def _split(text: str) -> list[str]:
     return args
 
 
+def section_of(word: str) -> Section:
+    """A section by any of its names (`risks`, `risk`, `风险`): the chat's and the CLI's list."""
+    section = SECTION_WORDS.get(word.lower())
+    if section is None:
+        raise UsageError("unknown_section", section=word[:40])
+    return section
+
+
 def _pr(args: list[str], section: Section | None = None) -> Invocation:
     public = "public" in args
     args = [a for a in args if a != "public"]
@@ -171,9 +179,7 @@ def _pr(args: list[str], section: Section | None = None) -> Invocation:
     except BadRefError:
         raise UsageError("bad_ref", ref=args[0][:80]) from None
     if section is None and len(args) > 1:
-        section = SECTION_WORDS.get(args[1].lower())
-        if section is None:
-            raise UsageError("unknown_section", section=args[1][:40])
+        section = section_of(args[1])
     return Invocation(Verb.PR, ref=ref, section=section or Section.SUMMARY, public=public)
 
 
