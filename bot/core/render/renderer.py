@@ -28,8 +28,11 @@ class TemplatesNotFoundError(FileNotFoundError):
 
 
 def default_templates_dir() -> Path:
-    """The repo's `templates/` (an editable install or a checkout), else `./templates`."""
-    candidates = [Path(__file__).resolve().parents[3] / "templates", Path.cwd() / "templates"]
+    """The installed package's copy (a wheel carries the repo's `templates/` as
+    `bot/templates/`), else the checkout's `templates/` (an editable install or a checkout),
+    else `./templates`."""
+    package = Path(__file__).resolve().parents[2]  # bot/
+    candidates = [package / "templates", package.parent / "templates", Path.cwd() / "templates"]
     for candidate in candidates:
         if (candidate / "telegram" / "digest.j2").is_file():
             return candidate
