@@ -22,6 +22,8 @@ from slack_sdk.http_retry.response import HttpResponse
 from slack_sdk.http_retry.state import RetryState
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.adapters.reach import log_unreachable, one_line
+from bot.adapters.slack import errors
 from bot.adapters.slack.sender import parse_retry_after
 from bot.core.clock import Clock
 from bot.logs import log
@@ -108,16 +110,21 @@ class BotIdentity:
             try:
                 response = await self.client.auth_test()
             except SlackApiError as exc:
-                reason = str(exc.response.get("error", "")) if exc.response.data else ""
-                log(logger, "slack.auth_failed", logging.ERROR, reason=reason)
+                if errors.is_down(exc):  # an error page, not Slack's JSON: Slack is down
+                    self._unreachable(errors.reason(exc))
+                else:
+                    log(logger, "slack.auth_failed", logging.ERROR, reason=errors.reason(exc))
                 return None
-            except (aiohttp.ClientError, TimeoutError) as exc:
-                log(logger, "slack.auth_failed", logging.ERROR, reason=type(exc).__name__)
+            except (aiohttp.ClientError, TimeoutError) as exc:  # DNS, connect, timeout
+                self._unreachable(one_line(exc))
                 return None
             self._result = AuthorizeResult.from_auth_test_response(
                 auth_test_response=response, bot_token=self.client.token
             )
         return self._result
+
+    def _unreachable(self, reason: str) -> None:
+        log_unreachable(logger, "slack", self.client.base_url, reason, logging.ERROR)
 
     def authorize_function(self) -> Callable[..., Awaitable[AuthorizeResult]]:
         """For `AsyncApp(authorize=...)`; bolt passes the arguments by name."""

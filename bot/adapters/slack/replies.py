@@ -16,6 +16,7 @@ import aiohttp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.adapters.slack import errors
 from bot.adapters.slack.sender import SLACK_PER_CHANNEL_INTERVAL
 from bot.core.render.renderer import RenderedMessage
 from bot.logs import log
@@ -82,15 +83,13 @@ async def post_all(
         try:
             await client.chat_postMessage(channel=channel, **extra, **message.payload)
         except SlackApiError as exc:
-            reason = str(exc.response.get("error", "")) if exc.response.data else ""
-            status = exc.response.status_code
             log(
                 logger,
                 "slack.post_failed",
                 logging.WARNING,
                 channel=channel,
-                status=status,
-                reason=reason,
+                status=errors.status_of(exc),
+                reason=errors.reason(exc),
             )
             return False
         except (aiohttp.ClientError, TimeoutError) as exc:

@@ -15,6 +15,7 @@ import aiohttp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.adapters.slack import errors
 from bot.core.clock import Clock, utc_clock
 from bot.core.delivery.deliverer import (
     Gone,
@@ -111,13 +112,12 @@ class SlackSender:
 
 
 def _api_error(exc: SlackApiError, now: datetime) -> Outcome:
-    status = exc.response.status_code
+    status = errors.status_of(exc)
     if status == 429:
-        headers = {str(k).lower(): str(v) for k, v in (exc.response.headers or {}).items()}
-        return RetryAfter(parse_retry_after(headers.get("retry-after"), now))
-    if status >= 500:
+        return RetryAfter(parse_retry_after(errors.headers_of(exc).get("retry-after"), now))
+    if errors.is_down(exc):  # a 5xx, or an error page that is not Slack's JSON
         return Transient(f"HTTP {status}")
-    error = str(exc.response.get("error", "")) if exc.response.data else ""
+    error = errors.error_code(exc)
     if error in GONE_ERRORS:
         return Gone(error)
     if error in TRANSIENT_ERRORS or not error:

@@ -17,6 +17,8 @@ import aiohttp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.adapters.reach import one_line
+from bot.adapters.slack import errors
 from bot.logs import log
 
 logger = logging.getLogger("prdigest.slack")
@@ -77,8 +79,13 @@ class SlackUsers:
         try:
             response = await self.client.users_info(user=user_id)
         except SlackApiError as exc:
-            reason = str(exc.response.get("error", "")) if exc.response.data else ""
-            log(logger, "slack.users_info_failed", logging.WARNING, user=user_id, reason=reason)
+            log(
+                logger,
+                "slack.users_info_failed",
+                logging.WARNING,
+                user=user_id,
+                reason=errors.reason(exc),
+            )
             return SlackUser(user_id, "", False), FAILED_LOOKUP_CACHE_SECONDS
         except (aiohttp.ClientError, TimeoutError) as exc:
             log(
@@ -86,7 +93,7 @@ class SlackUsers:
                 "slack.users_info_failed",
                 logging.WARNING,
                 user=user_id,
-                reason=type(exc).__name__,
+                reason=one_line(exc),
             )
             return SlackUser(user_id, "", False), FAILED_LOOKUP_CACHE_SECONDS
         user = response.get("user")

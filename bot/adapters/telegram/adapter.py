@@ -26,6 +26,7 @@ from telegram.error import Conflict, InvalidToken, TelegramError
 from telegram.ext import Application
 
 from bot.adapters.base import AdapterDeps
+from bot.adapters.reach import log_unreachable, one_line
 from bot.adapters.telegram.handlers import TelegramHandlers
 from bot.adapters.telegram.polling import PollingLeader
 from bot.adapters.telegram.reply import Replier
@@ -40,7 +41,7 @@ from bot.core.clock import Clock
 from bot.core.commands import COMMAND_MENU
 from bot.core.store.dedupe import forget_older_than
 from bot.logs import log, observe
-from bot.settings import TELEGRAM_WEBHOOK_SECRET_RULE, ConfigError
+from bot.settings import DEFAULT_TELEGRAM_API_URL, TELEGRAM_WEBHOOK_SECRET_RULE, ConfigError
 
 logger = logging.getLogger("prdigest.telegram")
 
@@ -103,8 +104,10 @@ class TelegramAdapter:
         engine: AsyncEngine,
         webhook: Webhook | None,
         clock: Clock,
+        api_url: str = DEFAULT_TELEGRAM_API_URL,
     ) -> None:
         self.app = app
+        self.api_url = api_url  # its host names Telegram in "cannot reach ..." (no token)
         self.replier = handlers.replier
         self.engine = engine
         self.webhook = webhook
@@ -133,7 +136,7 @@ class TelegramAdapter:
         except InvalidToken:
             raise ConfigError("TELEGRAM_BOT_TOKEN was refused by Telegram (getMe)") from None
         except TelegramError as exc:
-            log(logger, "telegram.unreachable", logging.WARNING, error=str(exc), retry=True)
+            log_unreachable(logger, "telegram", self.api_url, one_line(exc), retry=True)
             self._reconnect_task = asyncio.create_task(self._reconnect())
             observe(self._reconnect_task, logger, "telegram.reconnect_failed")
 
@@ -175,7 +178,7 @@ class TelegramAdapter:
                 log(logger, "telegram.token_refused", logging.ERROR)
                 return
             except TelegramError as exc:
-                log(logger, "telegram.unreachable", logging.WARNING, error=str(exc), retry=True)
+                log_unreachable(logger, "telegram", self.api_url, one_line(exc), retry=True)
 
     def _polling_error(self, error: TelegramError) -> None:
         """PTB's polling loop calls this and then waits (1 s, growing to 30 s) before retrying."""
@@ -225,4 +228,6 @@ def build_telegram_adapter(
     handlers = TelegramHandlers(deps, Replier(sender))
     webhook = settings.webhook
     app = build_application(settings.bot_token, settings.api_url, webhook=webhook is not None)
-    return TelegramAdapter(app, handlers, deps.engine, webhook, deps.clock)
+    return TelegramAdapter(
+        app, handlers, deps.engine, webhook, deps.clock, api_url=settings.api_url
+    )

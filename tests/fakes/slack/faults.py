@@ -26,6 +26,7 @@ class Fault:
     retry_after: str | None = None
     error_code: str = ""
     seconds: float = 0.0
+    content_type: str = "text/html"
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     @classmethod
@@ -35,9 +36,10 @@ class Fault:
         return cls(FaultKind.RATE_LIMITED, status=429, retry_after=retry_after)
 
     @classmethod
-    def server_error(cls, status: int = 500) -> Fault:
-        """An HTML error page with a 5xx status, as Slack's edge answers when it is down."""
-        return cls(FaultKind.SERVER_ERROR, status=status)
+    def server_error(cls, status: int = 500, content_type: str = "text/html") -> Fault:
+        """An error page with a 5xx status, as Slack's edge answers when it is down; a proxy
+        may send it as `text/plain` (or mislabel it `application/json`)."""
+        return cls(FaultKind.SERVER_ERROR, status=status, content_type=content_type)
 
     @classmethod
     def error(cls, error_code: str, status: int = 200, **extra: Any) -> Fault:

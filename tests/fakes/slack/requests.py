@@ -82,7 +82,7 @@ def fault_response(call: RecordedCall, fault: Fault) -> web.Response:
     if fault.kind is FaultKind.SERVER_ERROR:
         call.response = None
         page = SERVER_ERROR_PAGE.format(status=fault.status)
-        return web.Response(status=fault.status, text=page, content_type="text/html")
+        return web.Response(status=fault.status, text=page, content_type=fault.content_type)
     if fault.kind is FaultKind.RATE_LIMITED:
         headers = {} if fault.retry_after is None else {"Retry-After": fault.retry_after}
         refusal = SlackRefusal("ratelimited", status=429, headers=headers)
