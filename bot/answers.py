@@ -14,6 +14,7 @@ from datetime import date, timedelta
 from bot.core.clock import Clock
 from bot.core.commands import SPECS, Invocation, UsageError, Verb, command_prefix
 from bot.core.models import Format, Locale, Platform, Section
+from bot.core.render.labels import chat_words, zh_command
 from bot.core.render.renderer import RenderedMessage, Renderer
 from bot.core.select import (
     Digest,
@@ -75,28 +76,41 @@ class Chat:
     user_name: str = ""
 
 
+def render_notice(
+    renderer: Renderer, notice: Notice, fmt: Format, locale: Locale
+) -> RenderedMessage:
+    """A notice in the words of the platform it is read on: Slack's `{cmd}` is "/pr " and its
+    `{chat}` a channel; Telegram's "/" and a chat (群)."""
+    platform = Platform.SLACK if fmt is Format.SLACK else None
+    params = {**chat_words(platform, locale), **notice.params}
+    return renderer.notice(notice.key, fmt, locale, **params)
+
+
 def render_reply(
     renderer: Renderer, reply: Reply, fmt: Format, locale: Locale
 ) -> list[RenderedMessage]:
     match reply:
-        case Notice(key, params):
-            return [renderer.notice(key, fmt, locale, **params)]
+        case Notice():
+            return [render_notice(renderer, reply, fmt, locale)]
         case SectionAnswer(item, section):
             return renderer.section(item, section, fmt, locale)
         case DigestAnswer(digest, day):
             return renderer.digest(digest, fmt, locale, date=day)
 
 
-def help_lines(prefix: str) -> str:
-    """One line per command. Slack's prefix is "/pr " (subcommands), Telegram's is "/"."""
-
-    def name(verb: Verb) -> str:
-        return "" if verb is Verb.PR and prefix.strip() == "/pr" else f"{verb.value} "
-
-    return "\n".join(
-        f"{prefix}{name(spec.verb)}{spec.usage}".rstrip() + f" — {spec.description}"
-        for spec in SPECS.values()
-    )
+def help_lines(platform: Platform, locale: Locale) -> str:
+    """One line per command, in the chat's language and its platform's syntax: Slack's
+    commands are words after "/pr" (subcommands), Telegram's start with "/"."""
+    prefix = command_prefix(platform)
+    lines = []
+    for spec in SPECS.values():
+        if Locale(locale) is Locale.ZH:
+            usage, description = zh_command(spec.verb.value)
+        else:
+            usage, description = spec.usage, spec.description
+        name = "" if spec.verb is Verb.PR and prefix.strip() == "/pr" else f"{spec.verb.value} "
+        lines.append(f"{prefix}{name}{usage}".rstrip() + f" — {description}")
+    return "\n".join(lines)
 
 
 def _filter_summary(flt: DigestFilter) -> str:
@@ -304,7 +318,7 @@ class Answerer:
         return Answer(Notice("status", params), inv.public)
 
     async def _help(self, inv: Invocation, chat: Chat) -> Answer:
-        return Answer(Notice("help", {"commands": help_lines(command_prefix(chat.platform))}))
+        return Answer(Notice("help", {"commands": help_lines(chat.platform, chat.locale)}))
 
     async def _start(self, inv: Invocation, chat: Chat) -> Answer:
-        return Answer(Notice("welcome", {"commands": help_lines(command_prefix(chat.platform))}))
+        return Answer(Notice("welcome", {"commands": help_lines(chat.platform, chat.locale)}))

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 
-from bot.answers import DigestAnswer, Notice, Reply, SectionAnswer, render_reply
+from bot.answers import DigestAnswer, Notice, Reply, SectionAnswer, render_notice, render_reply
 from bot.core.models import Format, Locale
 from bot.core.render.renderer import RenderedMessage, Renderer
 
@@ -28,7 +28,7 @@ def notice_message(
     renderer: Renderer, notice: Notice, fmt: Format, locale: Locale
 ) -> RenderedMessage:
     """A notice rendered for `fmt`, in the platform's notice template and escaping."""
-    return renderer.notice(notice.key, fmt, locale, **notice.params)
+    return render_notice(renderer, notice, fmt, locale)
 
 
 def _cut_notice(reply: Reply, shown: int, total: int) -> Notice:

@@ -49,7 +49,7 @@ async def test_an_error_page_from_users_info_denies_and_answers(
     async with slack_bot(tmp_path) as bot:
         bot.fake.script("users.info", Fault.server_error(502, content_type))
         [answer] = await bot.command("subscribe rollout", user=USER)
-        assert answer.text == "Only admins of this chat can change its subscriptions."
+        assert answer.text == "Only admins of this channel can change its subscriptions."
     [failed] = _records(caplog, "slack.users_info_failed")
     assert failed == {"user": USER, "reason": "HTTP 502 (not a Slack API answer: Slack is down)"}
 

@@ -22,7 +22,7 @@ from bot.adapters.base import AdapterDeps, chat_at, nobody_is_admin
 from bot.adapters.slack.ack_gate import AckGate
 from bot.adapters.slack.replies import Respond, clean_text, post_all, respond_all
 from bot.adapters.slack.users import SlackUsers
-from bot.answers import Answer, Chat, Notice
+from bot.answers import Answer, Chat, Notice, render_notice
 from bot.core.commands import Invocation, UsageError, Verb, parse_mention, parse_pr_text
 from bot.core.models import Format, Locale, Platform, Section
 from bot.core.reports.refs import BadRefError, parse_ref
@@ -218,7 +218,7 @@ class SlackListeners:
         if notice.params.get("user") == chat.user_id:  # no name in the request: ask Slack
             name = await self.users.display_name(chat.user_id)
             notice = Notice(notice.key, {**notice.params, "user": name or chat.user_id})
-        message = self.renderer.notice(notice.key, Format.SLACK, chat.locale, **notice.params)
+        message = render_notice(self.renderer, notice, Format.SLACK, chat.locale)
         await post_all(self.users.client, chat.chat_id, [message])
 
 

@@ -39,6 +39,8 @@ from bot.adapters.telegram.updates import (
 )
 from bot.core.clock import Clock
 from bot.core.commands import COMMAND_MENU
+from bot.core.models import Locale
+from bot.core.render.labels import zh_command
 from bot.core.store.dedupe import forget_older_than
 from bot.logs import log, observe
 from bot.settings import DEFAULT_TELEGRAM_API_URL, TELEGRAM_WEBHOOK_SECRET_RULE, ConfigError
@@ -51,7 +53,13 @@ CONFLICT_LOG_EVERY_SECONDS = 60.0  # a lasting conflict is logged once a minute,
 RECONNECT_DELAYS = (5.0, 10.0, 30.0, 60.0, 300.0)
 
 
-def command_menu() -> list[BotCommand]:
+# The menu in English for everyone, and in Chinese for users whose Telegram speaks it.
+MENU_LANGUAGES: tuple[tuple[Locale, str | None], ...] = ((Locale.EN, None), (Locale.ZH, "zh"))
+
+
+def command_menu(locale: Locale = Locale.EN) -> list[BotCommand]:
+    if locale is Locale.ZH:
+        return [BotCommand(c.name, zh_command(c.name)[1]) for c in COMMAND_MENU]
     return [BotCommand(command.name, command.description) for command in COMMAND_MENU]
 
 
@@ -143,7 +151,8 @@ class TelegramAdapter:
     async def _connect(self) -> None:
         await self.app.initialize()  # getMe
         bot = self.app.bot
-        await bot.set_my_commands(command_menu())
+        for locale, language_code in MENU_LANGUAGES:
+            await bot.set_my_commands(command_menu(locale), language_code=language_code)
         if self.webhook is not None:
             await bot.set_webhook(
                 self.webhook.url,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from bot.core.models import Locale
+from bot.core.models import Locale, Platform
 
 _ZH: dict[str, str] = {
     "tag_view": "标签视图",
@@ -115,21 +115,22 @@ _NOTICES: dict[Locale, dict[str, str]] = {
         "bad_schedule": "无法设置推送时间：{reason}",
         "too_many_args": "参数太多（最多 {limit} 个）。",
         "usage": f"用法：/pr 编号 [章节]。章节：{_SECTION_NAMES}。",
-        "usage_search": "用法：/search 关键词…",
-        "usage_subscribe": "用法：/subscribe 标签… [-排除标签…] [repo:owner/name]",
-        "usage_unsubscribe": "用法：/unsubscribe 标签… 或 /unsubscribe all",
-        "usage_schedule": '用法：/schedule 09:00 [时区] 或 /schedule "0 9 * * mon-fri" [时区]',
+        "usage_search": "用法：{cmd}search 关键词…",
+        "usage_subscribe": "用法：{cmd}subscribe 标签… [-排除标签…] [repo:owner/name]",
+        "usage_unsubscribe": "用法：{cmd}unsubscribe 标签… 或 {cmd}unsubscribe all",
+        "usage_schedule": "用法：{cmd}schedule 09:00 [时区] 或 "
+        '{cmd}schedule "0 9 * * mon-fri" [时区]',
         "unknown_section": "没有「{section}」这个章节。可选：" + _SECTION_NAMES + "。",
-        "unknown_command": "不认识的命令：{command}。发送 /help 查看用法。",
-        "not_admin": "只有本群管理员可以修改订阅。",
-        "config_managed": "本群的推送由配置文件中的频道 {name} 管理，请在配置里修改。",
+        "unknown_command": "不认识的命令：{command}。发送 {cmd}help 查看用法。",
+        "not_admin": "只有本{chat}管理员可以修改订阅。",
+        "config_managed": "本{chat}的推送由配置文件中的频道 {name} 管理，请在配置里修改。",
         "subscribed": "已订阅：{tags}",
         "unsubscribed": "已更新订阅：{tags}",
-        "all_unsubscribed": "已停止本群的全部推送。",
-        "subscription_changed": "{user} 修改了本群订阅：{summary}",
-        "subscription_stopped": "{user} 停止了本群的推送。",
+        "all_unsubscribed": "已停止本{chat}的全部推送。",
+        "subscription_changed": "{user} 修改了本{chat}订阅：{summary}",
+        "subscription_stopped": "{user} 停止了本{chat}的推送。",
         "subscriptions": "当前订阅：{tags}\n推送时间：{schedule}（{tz}）",
-        "no_subscriptions": "本群还没有订阅。发送 /subscribe 标签 开始。",
+        "no_subscriptions": "本{chat}还没有订阅。发送 {cmd}subscribe 标签 开始。",
         "schedule_set": "推送时间已设为 {cron}（{tz}），下一次：{next}",
         "schedule_changed": "{user} 把推送时间改为 {cron}（{tz}），下一次：{next}",
         "status": "状态：{state}\n上次推送：{last}\n待发送：{pending}，失败：{failed}",
@@ -157,21 +158,22 @@ _NOTICES: dict[Locale, dict[str, str]] = {
         "bad_schedule": "Cannot set that schedule: {reason}",
         "too_many_args": "Too many arguments (at most {limit}).",
         "usage": f"Usage: /pr NUMBER [SECTION]. Sections: {_SECTION_NAMES}.",
-        "usage_search": "Usage: /search WORDS…",
-        "usage_subscribe": "Usage: /subscribe TAG… [-TAG…] [repo:owner/name]",
-        "usage_unsubscribe": "Usage: /unsubscribe TAG… or /unsubscribe all",
-        "usage_schedule": 'Usage: /schedule 09:00 [TZ] or /schedule "0 9 * * mon-fri" [TZ]',
+        "usage_search": "Usage: {cmd}search WORDS…",
+        "usage_subscribe": "Usage: {cmd}subscribe TAG… [-TAG…] [repo:owner/name]",
+        "usage_unsubscribe": "Usage: {cmd}unsubscribe TAG… or {cmd}unsubscribe all",
+        "usage_schedule": 'Usage: {cmd}schedule 09:00 [TZ] or {cmd}schedule "0 9 * * mon-fri" [TZ]',
         "unknown_section": "There is no {section} section. Choose one of: " + _SECTION_NAMES + ".",
-        "unknown_command": "Unknown command: {command}. Send /help for usage.",
-        "not_admin": "Only admins of this chat can change its subscriptions.",
-        "config_managed": "This chat's digests are set in the config (channel {name}).",
+        "unknown_command": "Unknown command: {command}. Send {cmd}help for usage.",
+        "not_admin": "Only admins of this {chat} can change its subscriptions.",
+        "config_managed": "This {chat}'s digests are set in the config (channel {name}).",
         "subscribed": "Subscribed: {tags}",
         "unsubscribed": "Subscription updated: {tags}",
-        "all_unsubscribed": "All digests for this chat are stopped.",
-        "subscription_changed": "{user} changed this chat's subscription: {summary}",
-        "subscription_stopped": "{user} stopped the digests for this chat.",
+        "all_unsubscribed": "All digests for this {chat} are stopped.",
+        "subscription_changed": "{user} changed this {chat}'s subscription: {summary}",
+        "subscription_stopped": "{user} stopped the digests for this {chat}.",
         "subscriptions": "Subscribed to: {tags}\nSchedule: {schedule} ({tz})",
-        "no_subscriptions": "This chat has no subscription yet: send /subscribe TAG to start.",
+        "no_subscriptions": "This {chat} has no subscription yet: "
+        "send {cmd}subscribe TAG to start.",
         "schedule_set": "Digests now arrive at {cron} ({tz}); next: {next}",
         "schedule_changed": "{user} set the digest schedule to {cron} ({tz}); next: {next}",
         "status": "State: {state}\nLast digest: {last}\nPending: {pending}, failed: {failed}",
@@ -193,6 +195,51 @@ _NOTICES: dict[Locale, dict[str, str]] = {
 }
 
 _LABELS: dict[Locale, dict[str, str]] = {Locale.ZH: _ZH, Locale.EN: _EN}
+
+# How a notice names the command prefix (`{cmd}`) and the place it is read in (`{chat}`):
+# Telegram's commands are `/subscribe`, and a chat there is a 群 (group); Slack's are words
+# after `/pr` (`/pr subscribe`), in a channel (频道). The CLI and Telegram use the default.
+_CHAT_WORDS: dict[Platform | None, dict[Locale, dict[str, str]]] = {
+    None: {Locale.EN: {"cmd": "/", "chat": "chat"}, Locale.ZH: {"cmd": "/", "chat": "群"}},
+    Platform.SLACK: {
+        Locale.EN: {"cmd": "/pr ", "chat": "channel"},
+        Locale.ZH: {"cmd": "/pr ", "chat": "频道"},
+    },
+}
+
+# The command menu and /help in Chinese: (arguments, one line), by command name. English is the
+# command table's own (bot/core/commands.py); a test checks both name the same commands.
+_ZH_COMMANDS: dict[str, tuple[str, str]] = {
+    "start": ("", "这个机器人能做什么"),
+    "pr": ("编号 [章节]", "查看 PR 报告：摘要、风险、文件…"),
+    "risks": ("编号", "PR 的风险标记与影响：/risks 7422"),
+    "files": ("编号", "PR 的关键文件：/files 7422"),
+    "related": ("编号", "与 PR 相关的其他 PR：/related 7422"),
+    "summary": ("编号", "PR 的一句话摘要与推荐动作：/summary 7422"),
+    "search": ("关键词…", "按标题或标签查找报告"),
+    "tags": ("", "最近 30 天的标签及报告数"),
+    "digest": ("", "立即发送下一份摘要"),
+    "subscribe": ("标签… [-标签…] [repo:owner/name]", "订阅这些标签的摘要"),
+    "unsubscribe": ("标签…|all", "取消部分标签，或停止全部推送"),
+    "subscriptions": ("", "查看当前订阅"),
+    "schedule": ('09:00 [时区] | "0 9 * * mon-fri" [时区]', "设置推送时间"),
+    "status": ("", "推送状态"),
+    "help": ("", "使用说明"),
+}
+
+
+def chat_words(platform: Platform | None, locale: Locale) -> dict[str, str]:
+    """`cmd` and `chat` for a notice read on `platform` (None: Telegram's words, the CLI)."""
+    return dict(_CHAT_WORDS.get(platform, _CHAT_WORDS[None])[Locale(locale)])
+
+
+def zh_command(name: str) -> tuple[str, str]:
+    """A command's arguments and one-line description in Chinese."""
+    return _ZH_COMMANDS[name]
+
+
+def zh_command_names() -> frozenset[str]:
+    return frozenset(_ZH_COMMANDS)
 
 
 class UnknownNoticeError(KeyError):
@@ -217,7 +264,7 @@ def notice_text(key: str, locale: Locale, params: Mapping[str, str]) -> str:
         known = ", ".join(sorted(notice_keys()))
         raise UnknownNoticeError(f"unknown notice {key!r} (known: {known})") from None
     try:
-        return template.format_map(dict(params))
+        return template.format_map({**chat_words(None, locale), **params})
     except KeyError as exc:
         raise UnknownNoticeError(f"notice {key!r} needs the parameter {exc.args[0]!r}") from None
 

@@ -1,0 +1,82 @@
+"""Chat answers are localized through and through (issue 15): `/pr help` in a zh channel is
+Chinese, descriptions included; Telegram's command menu is registered in English and Chinese;
+Slack's hints name Slack's syntax (`/pr subscribe TAG`) and Slack's words (channel, 频道)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from bot.core.commands import COMMAND_MENU
+from bot.core.render.labels import zh_command_names
+from tests.fakes.telegram.api import FakeTelegram
+from tests.kits.slack import ADMIN, USER, SlackBot, bot_config, slack_bot
+from tests.kits.telegram import TelegramBot, fast_fake
+
+ZH_CHANNEL = "C0TEST2"
+
+
+@pytest.fixture
+async def bot(tmp_path: Path) -> AsyncIterator[SlackBot]:
+    config = bot_config(
+        channels=[{"name": "zh-team", "platform": "slack", "target": ZH_CHANNEL, "locale": "zh"}]
+    )
+    async with slack_bot(tmp_path, config) as running:
+        running.fake.add_user(ADMIN, name="root")
+        yield running
+
+
+async def _text(bot: SlackBot, command: str, **where: str) -> str:
+    [answer] = await bot.command(command, **where)
+    assert answer.text is not None
+    return answer.text
+
+
+def test_every_menu_command_has_chinese_words() -> None:
+    assert {entry.name for entry in COMMAND_MENU} == zh_command_names()
+
+
+async def test_help_in_a_zh_channel_is_chinese_with_slack_syntax(bot: SlackBot) -> None:
+    text = await _text(bot, "help", channel=ZH_CHANNEL)
+    lines = text.split("\n")
+    assert lines[:3] == [
+        "命令：",
+        "/pr 编号 [章节] — 查看 PR 报告：摘要、风险、文件…",
+        "/pr search 关键词… — 按标题或标签查找报告",
+    ]
+    assert "/pr subscribe 标签… [-标签…] [repo:owner/name] — 订阅这些标签的摘要" in lines
+    assert "Show a PR" not in text
+
+
+async def test_slack_hints_name_slacks_syntax_and_words(bot: SlackBot) -> None:
+    assert await _text(bot, "subscribe", user=ADMIN) == (
+        "Usage: /pr subscribe TAG… [-TAG…] [repo:owner/name]"
+    )
+    assert await _text(bot, "unsubscribe all", user=ADMIN) == (
+        "This channel has no subscription yet: send /pr subscribe TAG to start."
+    )
+    assert await _text(bot, "subscribe rollout", user=USER, channel=ZH_CHANNEL) == (
+        "只有本频道管理员可以修改订阅。"
+    )
+    assert await _text(bot, "subscribe", user=ADMIN, channel=ZH_CHANNEL) == (
+        "用法：/pr subscribe 标签… [-排除标签…] [repo:owner/name]"
+    )
+    assert await _text(bot, "nonsense-verb 1", user=ADMIN) == (
+        "Cannot read nonsense-verb as a PR: write 7422, owner/repo#7422 or a PR link."
+    )
+
+
+async def test_telegram_registers_its_menu_in_english_and_chinese(tmp_path: Path) -> None:
+    fake: FakeTelegram
+    async with fast_fake() as fake, TelegramBot.running(fake, tmp_path):
+        menus = {json.loads(key)[1]: value for key, value in fake.state.commands.items()}
+    assert set(menus) == {"", "zh"}
+    english = {c["command"]: c["description"] for c in menus[""]}
+    chinese = {c["command"]: c["description"] for c in menus["zh"]}
+    assert list(english) == list(chinese) == [entry.name for entry in COMMAND_MENU]
+    assert english["pr"] == "Show a PR's report: summary, risks, files…"
+    assert chinese["pr"] == "查看 PR 报告：摘要、风险、文件…"
+    assert chinese["subscribe"] == "订阅这些标签的摘要"
