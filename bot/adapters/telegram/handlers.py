@@ -38,7 +38,7 @@ from bot.adapters.telegram.members import (
 from bot.adapters.telegram.reply import Replier
 from bot.adapters.telegram.updates import TelegramApp
 from bot.answers import Answer, Chat, Notice, Reply
-from bot.core.commands import COMMAND_MENU, parse
+from bot.core.commands import COMMAND_MENU, parse, parse_mention
 from bot.core.models import Format, Locale, Platform
 from bot.core.render.telegram import parse_callback_data
 from bot.core.store.dedupe import first_time
@@ -67,6 +67,8 @@ class TelegramHandlers:
         for command in COMMAND_MENU:
             app.add_handler(CommandHandler(command.name, self.on_command, filters=new_messages))
         app.add_handler(MessageHandler(filters.COMMAND & new_messages, self.on_unknown_command))
+        text = filters.TEXT & ~filters.COMMAND & new_messages
+        app.add_handler(MessageHandler(text, self.on_text))
         app.add_handler(MessageHandler(filters.StatusUpdate.MIGRATE, self.on_migration))
         app.add_handler(CallbackQueryHandler(self.on_button))
         app.add_handler(ChatMemberHandler(self.on_membership, ChatMemberHandler.MY_CHAT_MEMBER))
@@ -146,6 +148,27 @@ class TelegramHandlers:
         notice = Notice("unknown_command", {"command": f"/{line['name']}"[:40]})
         await self._reply(message, notice, chat.locale)
 
+    async def on_text(self, update: Update, context: Context) -> None:
+        """Words, as a Slack mention reads them ("@bot #7422 的风险", "risks of 7422"): in a
+        group only when the bot is @mentioned; in a private chat always, and text it cannot
+        read gets a hint how to ask."""
+        message = update.message
+        if message is None or not message.text:
+            return
+        private = message.chat.type == ChatType.PRIVATE
+        words = _addressed(message.text, context.bot.username or "")
+        if words is None and not private:
+            return
+        inv = parse_mention(words if words is not None else message.text)
+        chat = await self._message_chat(message, context)
+        if inv is None:
+            log(logger, "telegram.text_unread", chat=chat.chat_id)
+            await self._reply(message, Notice("how_to_ask"), chat.locale)
+            return
+        answer = await self.answerer.answer(inv, chat)
+        log(logger, "telegram.mention", chat=chat.chat_id, reply=_kind(answer))
+        await self._reply(message, _visible_reply(message, answer), chat.locale)
+
     async def _reply(self, message: Message, reply: Reply, locale: Locale) -> None:
         rendered = await answer_messages(self.renderer, reply, Format.TELEGRAM, locale)
         await self.replier.send(str(message.chat.id), rendered, reply_to=message.message_id)
@@ -205,6 +228,16 @@ class TelegramHandlers:
             locale = user_locale(message.from_user)
             reply = UNAVAILABLE if unavailable else Notice("error")
             await self._reply(message, reply, locale)
+
+
+def _addressed(text: str, username: str) -> str | None:
+    """The text with "@ourbot" taken out, or None when it does not name the bot."""
+    if not username:
+        return None
+    mention = re.compile(rf"@{re.escape(username)}\b", re.IGNORECASE)
+    if mention.search(text) is None:
+        return None
+    return mention.sub(" ", text).strip()
 
 
 def _visible_reply(message: Message, answer: Answer) -> Reply:

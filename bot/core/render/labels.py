@@ -142,6 +142,7 @@ _NOTICES: dict[Locale, dict[str, str]] = {
         "help": "命令：\n{commands}",
         "welcome": "你好！我会把 PR 评审报告按标签推送到这里。\n{commands}",
         "error": "出错了，请稍后再试。",
+        "how_to_ask": "发送 /pr 7422 查看报告，或发送 /help 查看命令。",
         "unavailable": "机器人暂时无法使用（数据库连接中断），请稍后再试。",
         "answer_cut": "只显示了前 {shown} 条（共 {total} 条）。完整报告：{link}，"
         "或在机器人所在主机运行 prdigest pr {ref} full。",
@@ -185,6 +186,7 @@ _NOTICES: dict[Locale, dict[str, str]] = {
         "help": "Commands:\n{commands}",
         "welcome": "Hello! I post PR review digests here, grouped by tag.\n{commands}",
         "error": "Something went wrong; please try again later.",
+        "how_to_ask": "Send /pr 7422, or /help for the commands.",
         "unavailable": "The bot is temporarily unavailable (its database cannot be reached); "
         "please try again in a few minutes.",
         "answer_cut": "Showing the first {shown} of {total} messages. The full report: {link}, "
