@@ -152,7 +152,7 @@ async def test_a_workspace_admin_from_users_info_may_change_subscriptions(bot: S
     _only(await bot.command("subscribe sglang", user="U0WSADMIN"))
     await wait_for(lambda: channel_posts(bot.fake, CHANNEL))
     stopped = _only(await bot.command("unsubscribe all", user="U0WSADMIN"))
-    assert "All digests for this chat are stopped" in all_text(stopped)
+    assert "All digests for this channel are stopped" in all_text(stopped)
     told = await wait_for(lambda: channel_posts(bot.fake, CHANNEL), count=2)
     assert "alice" in all_text(told[1])
     assert len(bot.fake.calls("users.info")) == 1, "the admin answer is cached"
@@ -226,7 +226,7 @@ async def test_an_admins_mention_can_subscribe_and_the_channel_learns_their_name
     assert reply.thread_ts == "1700000999.000500"
     assert "Subscribed: rollout" in all_text(reply)
     assert announcement.thread_ts is None
-    assert "root changed this chat's subscription" in all_text(announcement)
+    assert "root changed this channel's subscription" in all_text(announcement)
 
 
 async def test_a_mention_after_the_bot_was_invited_back_resumes_the_digests(
