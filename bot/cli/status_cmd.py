@@ -1,5 +1,6 @@
-"""`prdigest status`: the database in use, then per destination (config channels and chat
-subscriptions): its tags and schedule, the last digest, what is queued or failed, and why."""
+"""`prdigest status`: the database in use, whether Slack and Telegram can be reached, then per
+destination (config channels and chat subscriptions): its tags and schedule, the last digest,
+what is queued or failed, and why."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import sys
 from dataclasses import asdict
 
 from bot.cli.common import Command
+from bot.cli.probe import platform_lines
 from bot.context import database_line, load, open_context
 from bot.core.store.destinations import DestinationStore
 from bot.core.store.status import DestinationStatus, collect
@@ -16,6 +18,12 @@ from bot.core.store.status import DestinationStatus, collect
 
 def _configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", choices=["text", "json"], default="text", dest="fmt")
+    parser.add_argument(
+        "--no-probe",
+        action="store_false",
+        dest="probe",
+        help="do not ask Slack and Telegram whether they can be reached",
+    )
 
 
 def _state(item: DestinationStatus) -> str:
@@ -54,8 +62,11 @@ def _text(item: DestinationStatus) -> str:
 
 async def _handle(args: argparse.Namespace) -> int:
     env, _ = load()
-    # JSON readers get the list alone on stdout; the database is named on stderr for them.
-    print(database_line(env), file=sys.stderr if args.fmt == "json" else sys.stdout)
+    # JSON readers get the list alone on stdout; the database and platforms go to stderr.
+    out = sys.stderr if args.fmt == "json" else sys.stdout
+    print(database_line(env), file=out)
+    if args.probe:
+        print("\n".join(await platform_lines(env)), file=out)
     async with open_context(env, create=False) as ctx:
         await DestinationStore(ctx.engine).sync_config(ctx.config)
         items = await collect(ctx.engine)
@@ -70,7 +81,7 @@ async def _handle(args: argparse.Namespace) -> int:
 
 COMMAND = Command(
     "status",
-    "the database in use; per destination: tags, schedule, last digest, queued and failed",
+    "the database and platforms; per destination: tags, schedule, last digest, queue",
     _configure,
     _handle,
 )

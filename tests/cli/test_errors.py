@@ -125,7 +125,10 @@ def test_the_whole_error_is_one_line_on_stderr(subprocess_env: dict[str, str]) -
     done = _run(subprocess_env, "status", stdout=subprocess.PIPE)
     assert done.returncode == 2
     url = f"postgresql://bot:***@127.0.0.1:{port}/prdigest"
-    assert done.stdout == f"database: {url}\n"
+    assert done.stdout == (
+        f"database: {url}\n"
+        "slack: off (SLACK_BOT_TOKEN unset)\ntelegram: off (TELEGRAM_BOT_TOKEN unset)\n"
+    )
     assert done.stderr == (f"prdigest status: cannot open the database {url}: Connection refused\n")
 
 
