@@ -466,3 +466,23 @@ def test_env_vars_lists_what_the_environment_is_read_from() -> None:
         value = getattr(env, field)
         shown = value.get_secret_value() if isinstance(value, SecretStr) else str(value)
         assert shown == environ[var], field
+
+
+def test_a_source_directory_that_is_not_there_is_a_warning(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Outside a checkout the built-in defaults' examples/reports is missing: `run` still
+    works (it ingests nothing), so check-config warns and still ends with ok."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("BOT_CONFIG", "")
+    monkeypatch.setenv("BOT_DATABASE_URL", f"sqlite:///{tmp_path / 'bot.db'}")
+    for name in ("SLACK_BOT_TOKEN", "TELEGRAM_BOT_TOKEN", "SLACK_APP_TOKEN", "BOT_INGEST_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    assert main(["check-config"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    [source] = [line for line in out if line.startswith("source:")]
+    assert source == (
+        "source:    examples/reports every 60s "
+        f"(warning: no such directory, relative to {tmp_path})"
+    )
+    assert out[-1] == "ok"

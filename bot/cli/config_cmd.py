@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 
 from bot.cli.common import CliError, Command
 from bot.context import database_line, load, open_context
@@ -97,7 +98,11 @@ def describe(env: Env, config: BotConfig) -> list[str]:
         ),
     ]
     for source in config.sources:
-        lines.append(f"source:    {source.dir or source.url} every {source.interval_seconds}s")
+        line = f"source:    {source.dir or source.url} every {source.interval_seconds}s"
+        if source.dir is not None and not source.dir.is_dir():  # `run` works, ingests nothing
+            where = "" if source.dir.is_absolute() else f", relative to {Path.cwd()}"
+            line += f" (warning: no such directory{where})"
+        lines.append(line)
     for channel in config.channels:
         tz = config.channel_timezone(channel)
         try:
