@@ -72,7 +72,7 @@ class Chat:
     chat_id: str
     user_id: str
     is_admin: Callable[[], Awaitable[bool]]
-    locale: Locale = Locale.EN
+    locale: Locale  # adapters/base.py chat_at: the destination's, the user's, or config.locale
     user_name: str = ""
 
 

@@ -180,12 +180,15 @@ class Channel(_Frozen):
     tags: list[Tag] = Field(default_factory=list)
     exclude_tags: list[Tag] = Field(default_factory=list)
     max_items: int = Field(30, ge=1, le=500)
-    locale: Locale = Locale.ZH
+    locale: Locale | None = None  # None: the config's top-level `locale` (BotConfig.channel_locale)
     post_empty: bool = False
 
 
 class BotConfig(_Frozen):
     timezone: Timezone = "Asia/Shanghai"
+    # The one language default: channels without their own, `prdigest pr` without --locale,
+    # and chats with no destination (after a Telegram user's own language) read this.
+    locale: Locale = Locale.ZH
     sources: list[Source] = Field(default_factory=list)
     tag_rules: list[TagRuleConfig] = Field(default_factory=list)
     slack: SlackConfig = SlackConfig()
@@ -211,6 +214,9 @@ class BotConfig(_Frozen):
 
     def channel_timezone(self, channel: Channel) -> str:
         return channel.timezone or self.timezone
+
+    def channel_locale(self, channel: Channel) -> Locale:
+        return channel.locale or self.locale
 
 
 class Env(_Frozen):

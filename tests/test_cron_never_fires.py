@@ -182,7 +182,7 @@ def _private_chat() -> Chat:
     async def is_admin() -> bool:
         return True
 
-    return Chat(Platform.TELEGRAM, "4242", "4242", is_admin, user_name="mallory")
+    return Chat(Platform.TELEGRAM, "4242", "4242", is_admin, Locale.EN, user_name="mallory")
 
 
 async def test_telegram_schedule_refuses_a_cron_that_never_fires(store: ReportStore) -> None:

@@ -45,6 +45,12 @@ class AdapterDeps:
     engine: AsyncEngine  # inbound dedupe and leases
     clock: Clock
 
+    @property
+    def default_locale(self) -> Locale:
+        """The config's `locale`: what a chat with no destination (nor a language of its own
+        that we speak) is answered in."""
+        return self.answerer.config.locale
+
 
 async def nobody_is_admin() -> bool:
     """For a chat where nothing that needs an admin can be asked (a digest's button)."""
@@ -57,11 +63,13 @@ async def chat_at(
     chat_id: str,
     user_id: str,
     *,
+    default_locale: Locale,
     is_admin: Callable[[], Awaitable[bool]] = nobody_is_admin,
     user_name: str = "",
-    user_locale: Locale = Locale.EN,
+    user_locale: Locale | None = None,
 ) -> Chat:
-    """Who asks, where: the chat reads its digests' language, or else the user's own."""
+    """Who asks, where. The language: the chat's digests' (its destination's), else the user's
+    own when the platform tells it and we speak it (Telegram), else the config's `locale`."""
     destination = await destinations.find(platform, chat_id)
-    locale = destination.locale if destination is not None else user_locale
+    locale = destination.locale if destination is not None else user_locale or default_locale
     return Chat(platform, chat_id, user_id, is_admin, locale, user_name)

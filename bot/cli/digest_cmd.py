@@ -60,7 +60,8 @@ async def _dry_run(ctx: Context, channel: Channel, fmt: Format) -> int:
         last = await last_scheduled_time(ctx.engine, existing.id) if existing else None
         print(nothing_new(channel.name, last), file=sys.stderr)
         return 0
-    messages = Renderer().digest(digest, fmt, channel.locale, date=utc_clock().date())
+    locale = ctx.config.channel_locale(channel)
+    messages = Renderer().digest(digest, fmt, locale, date=utc_clock().date())
     if fmt is Format.TEXT:
         print("\n\n".join(m.text for m in messages))
     else:

@@ -27,7 +27,11 @@ def _configure(parser: argparse.ArgumentParser) -> None:
         "(risk, 风险, why...); default: summary",
     )
     parser.add_argument("--format", choices=FORMATS, default="text", dest="fmt")
-    parser.add_argument("--locale", choices=[loc.value for loc in Locale], default="en")
+    parser.add_argument(
+        "--locale",
+        choices=[loc.value for loc in Locale],
+        help="language of the answer; default: the config's `locale` (zh unless set)",
+    )
 
 
 async def _handle(args: argparse.Namespace) -> int:
@@ -35,11 +39,12 @@ async def _handle(args: argparse.Namespace) -> int:
         ref = parse_ref(args.ref)
     except BadRefError as exc:
         raise CliError(str(exc)) from exc
-    try:
-        section = section_of(args.section)
-    except UsageError as exc:
-        raise CliError(notice_text(exc.key, Locale(args.locale), exc.params)) from exc
     async with open_context(create=False) as ctx:
+        locale = Locale(args.locale) if args.locale else ctx.config.locale
+        try:
+            section = section_of(args.section)
+        except UsageError as exc:
+            raise CliError(notice_text(exc.key, locale, exc.params)) from exc
         try:
             item = await find_report(ctx.reports, ref)
         except LookupError_ as exc:
@@ -48,7 +53,7 @@ async def _handle(args: argparse.Namespace) -> int:
         print(item.report.model_dump_json(indent=2))
         return 0
     fmt = Format(args.fmt)
-    messages = Renderer().section(item, section, fmt, Locale(args.locale))
+    messages = Renderer().section(item, section, fmt, locale)
     if fmt is Format.TEXT:
         print("\n\n".join(m.text for m in messages))
     else:

@@ -38,7 +38,7 @@ def test_an_unknown_section_names_the_choices_as_the_chat_does(
 ) -> None:
     main(["ingest", "-q", str(SEED)])
     capsys.readouterr()
-    assert main(["pr", "7422", "nonsense"]) == 2
+    assert main(["pr", "7422", "nonsense", "--locale", "en"]) == 2
     assert capsys.readouterr().err == (
         "prdigest pr: There is no nonsense section. Choose one of: "
         "summary, risks, files, related, motivation, impl, comments, full.\n"

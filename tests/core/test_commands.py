@@ -9,7 +9,7 @@ import pytest
 from bot.answers import Answerer, Chat, DigestAnswer, Notice, SectionAnswer
 from bot.core.clock import utc_clock
 from bot.core.commands import COMMAND_TABLE, UsageError, Verb, parse, parse_mention, parse_pr_text
-from bot.core.models import Platform, Section
+from bot.core.models import Locale, Platform, Section
 from bot.core.reports.parser import parse_file
 from bot.core.reports.refs import PRRef
 from bot.core.store.destinations import DestinationStore
@@ -134,7 +134,7 @@ def _chat(admin: bool = True, chat_id: str = "-100") -> Chat:
     async def is_admin() -> bool:
         return admin
 
-    return Chat(Platform.TELEGRAM, chat_id, "42", is_admin, user_name="ada")
+    return Chat(Platform.TELEGRAM, chat_id, "42", is_admin, Locale.EN, user_name="ada")
 
 
 async def _answerer(store: ReportStore) -> Answerer:

@@ -220,7 +220,8 @@ class SlackBot:
 
 
 def bot_config(**overrides: Any) -> BotConfig:
-    data: dict[str, Any] = {"timezone": "UTC", "slack": {"admins": [ADMIN]}}
+    # English answers where a test reads them (the built-in default `locale` is zh).
+    data: dict[str, Any] = {"timezone": "UTC", "locale": "en", "slack": {"admins": [ADMIN]}}
     data.update(overrides)
     return BotConfig.model_validate(data)
 

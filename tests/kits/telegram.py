@@ -92,7 +92,10 @@ def buttons(message: SentMessage) -> list[dict[str, str]]:
     return [button for row in rows for button in row]
 
 
-async def open_service(fake: FakeTelegram, tmp_path: Path, *, webhook: bool) -> Service:
+async def open_service(
+    fake: FakeTelegram, tmp_path: Path, *, webhook: bool, config: dict[str, Any] | None = None
+) -> Service:
+    """The service on a private SQLite file; `config` adds top-level keys (e.g. `locale`)."""
     database_url = f"sqlite:///{tmp_path / 'bot.db'}"
     env = Env(
         database_url=database_url,
@@ -101,10 +104,10 @@ async def open_service(fake: FakeTelegram, tmp_path: Path, *, webhook: bool) -> 
         telegram_webhook_secret=WEBHOOK_SECRET,
     )
     telegram = {"webhook_url": WEBHOOK_URL} if webhook else {}
-    config = BotConfig.model_validate({"timezone": "UTC", "telegram": telegram})
+    data = {"timezone": "UTC", "telegram": telegram, **(config or {})}
     engine = create_engine(database_url)
     await migrate(engine)
-    return Service(Context(env, config, engine, ReportStore(engine)))
+    return Service(Context(env, BotConfig.model_validate(data), engine, ReportStore(engine)))
 
 
 class TelegramBot:
@@ -120,9 +123,14 @@ class TelegramBot:
     @classmethod
     @asynccontextmanager
     async def running(
-        cls, fake: FakeTelegram, tmp_path: Path, *, webhook: bool = False
+        cls,
+        fake: FakeTelegram,
+        tmp_path: Path,
+        *,
+        webhook: bool = False,
+        config: dict[str, Any] | None = None,
     ) -> AsyncIterator[TelegramBot]:
-        service = await open_service(fake, tmp_path, webhook=webhook)
+        service = await open_service(fake, tmp_path, webhook=webhook, config=config)
         sender = service.senders[Platform.TELEGRAM]
         assert isinstance(sender, TelegramSender)
         sender.pacer = ChatPacer(limits=scaled_limits(fake.flood.time_scale))

@@ -24,7 +24,7 @@ from bot.adapters.slack.replies import Respond, clean_text, post_all, respond_al
 from bot.adapters.slack.users import SlackUsers
 from bot.answers import Answer, Chat, Notice, render_notice
 from bot.core.commands import Invocation, UsageError, Verb, parse_mention, parse_pr_text
-from bot.core.models import Format, Locale, Platform, Section
+from bot.core.models import Format, Platform, Section
 from bot.core.reports.refs import BadRefError, parse_ref
 from bot.core.store.dedupe import first_time
 from bot.core.store.errors import is_outage
@@ -57,6 +57,7 @@ class SlackListeners:
         self.answerer = deps.answerer
         self.renderer = deps.renderer
         self.destinations = deps.destinations
+        self.default_locale = deps.default_locale
         self.users = users
         self.engine = deps.engine
         self.clock = deps.clock
@@ -181,6 +182,7 @@ class SlackListeners:
             Platform.SLACK,
             channel_id,
             user_id,
+            default_locale=self.default_locale,
             is_admin=is_admin,
             user_name=user_name,
         )
@@ -197,7 +199,9 @@ class SlackListeners:
         unavailable" while the store cannot be reached, else the "error" notice for a bug
         (the log has why)."""
         channel_id, user_id = _where_and_who(payload)
-        asked = Chat(Platform.SLACK, channel_id, user_id, nobody_is_admin, Locale.EN, user_name)
+        asked = Chat(
+            Platform.SLACK, channel_id, user_id, nobody_is_admin, self.default_locale, user_name
+        )
         if store_down:
             return Answer(UNAVAILABLE), asked
         try:

@@ -58,6 +58,7 @@ class TelegramHandlers:
         self.answerer = deps.answerer
         self.renderer = deps.renderer
         self.destinations = deps.destinations
+        self.default_locale = deps.default_locale
         self.membership = Membership(deps.destinations)
         self.replier = replier
 
@@ -103,6 +104,7 @@ class TelegramHandlers:
             Platform.TELEGRAM,
             str(chat_id),
             str(user_id),
+            default_locale=self.default_locale,
             is_admin=is_admin,
             user_name=user_name,
             user_locale=user_locale(user),
@@ -225,7 +227,7 @@ class TelegramHandlers:
         )
         message = update.message if isinstance(update, Update) else None
         if message is not None:
-            locale = user_locale(message.from_user)
+            locale = user_locale(message.from_user) or self.default_locale
             reply = UNAVAILABLE if unavailable else Notice("error")
             await self._reply(message, reply, locale)
 

@@ -51,10 +51,12 @@ def sender_name(message: Message) -> str:
     return user.full_name if user is not None else str(message.chat.id)
 
 
-def user_locale(user: User | None) -> Locale:
-    """The user's Telegram language (a chat with digests reads theirs instead)."""
+def user_locale(user: User | None) -> Locale | None:
+    """The user's Telegram language when we speak it (`zh-hans` → zh, `en-us` → en); None when
+    Telegram does not say or it is another one. A chat with digests reads theirs instead."""
     code = (user.language_code or "") if user is not None else ""
-    return Locale.ZH if code.lower().startswith("zh") else Locale.EN
+    primary = code.lower().replace("_", "-").split("-")[0]
+    return next((locale for locale in Locale if locale.value == primary), None)
 
 
 class Membership:

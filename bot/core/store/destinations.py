@@ -94,7 +94,7 @@ def _channel_values(config: BotConfig, channel: Channel) -> dict[str, Any]:
         "filters": filter_to_json(DigestFilter.from_channel(channel)),
         "schedule": channel.schedule,
         "timezone": config.channel_timezone(channel),
-        "locale": channel.locale.value,
+        "locale": config.channel_locale(channel).value,
         "post_empty": channel.post_empty,
     }
 

@@ -64,6 +64,7 @@ def _write_reports(folder: Path, extra: int) -> None:
 def _write_config(path: Path, reports: Path) -> None:
     config = {
         "timezone": "UTC",
+        "locale": "en",
         "sources": [{"dir": str(reports)}],
         "slack": {"admins": [ADMIN]},
         "channels": [
