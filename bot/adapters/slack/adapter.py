@@ -30,12 +30,11 @@ from starlette.routing import BaseRoute, Route
 from bot.adapters.base import AdapterDeps
 from bot.adapters.slack.ack_gate import AckGate
 from bot.adapters.slack.client import BotIdentity, interactive_client
-from bot.adapters.slack.listeners import STORE_DOWN, SlackListeners
+from bot.adapters.slack.listeners import ONCE_KEYS, SlackListeners
 from bot.adapters.slack.payload import MalformedPayloadError, read_payload
 from bot.adapters.slack.users import SlackUsers
 from bot.adapters.slack.verify import SIGNATURE_HEADER, SlackSignature
-from bot.core.store.dedupe import first_time, forget_older_than
-from bot.core.store.errors import is_outage
+from bot.core.store.dedupe import forget_older_than
 from bot.logs import log, observe
 from bot.settings import ConfigError
 from bot.web import BodyTooLargeError, read_capped
@@ -164,29 +163,15 @@ class SlackAdapter:
         if not self._signature.is_valid(request.headers, body):
             log(logger, "slack.bad_signature", logging.WARNING, path=request.url.path)
             return JSONResponse({"error": "invalid request signature"}, status_code=401)
+        # Slack never sends a request twice with one signature (its retries are signed anew),
+        # so a repeat inside the 5-minute window is a replay: the answer records the signature
+        # before it runs, after the ack (listeners._once), and a replay is acknowledged only.
+        signature = request.headers.get(SIGNATURE_HEADER, "")
         try:
             read_payload(body, request.headers.get("content-type"))
-            first = await self._first_delivery(request.headers.get(SIGNATURE_HEADER, ""))
-            context = {STORE_DOWN: True} if first is None else {}
+            context = {ONCE_KEYS: [f"{REPLAY_KEY_PREFIX}{signature}"]}
             bolt_request = to_async_bolt_request(request, body, context)
         except (MalformedPayloadError, ValueError) as exc:  # signed, but not Slack's shape
             log(logger, "slack.bad_payload", logging.WARNING, reason=str(exc)[:200])
             return JSONResponse({"error": f"malformed payload: {exc}"[:300]}, status_code=400)
-        if first is False:
-            return Response(status_code=200)  # a replay: acknowledged, not handled again
         return to_starlette_response(await self.app.async_dispatch(bolt_request))
-
-    async def _first_delivery(self, signature: str) -> bool | None:
-        """Has this signed request been seen before, by any replica? Slack never sends a
-        request twice with one signature (its retries are signed anew), so a repeat inside the
-        5-minute window is a replay. None when the store cannot tell (it is down)."""
-        try:
-            if await first_time(self.engine, f"{REPLAY_KEY_PREFIX}{signature}", self.clock):
-                return True
-        except Exception as exc:  # only an unreachable store is let through
-            if not is_outage(exc):
-                raise
-            log(logger, "slack.replay_check_unavailable", logging.WARNING, reason=repr(exc))
-            return None
-        log(logger, "slack.replay_refused", logging.WARNING, signature=signature[:16])
-        return False

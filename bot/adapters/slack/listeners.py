@@ -15,7 +15,6 @@ from functools import partial
 from typing import Any
 
 from slack_bolt.async_app import AsyncApp
-from slack_bolt.response import BoltResponse
 
 from bot.adapters.answering import UNAVAILABLE, answer_messages
 from bot.adapters.base import AdapterDeps, chat_at, nobody_is_admin
@@ -38,9 +37,10 @@ BUTTON_SECTIONS = {"pr_risks": Section.RISKS, "pr_files": Section.FILES}
 MAX_REF_SHOWN = 80
 # Set in bolt's context by the adapter when the store could not say whether a request is new:
 # nothing is handled, the user hears that the bot is temporarily unavailable.
-STORE_DOWN = "prdigest_store_down"
+ONCE_KEYS = "prdigest_once_keys"  # dedupe keys an answer records first (signature, event id)
 
 ChatReady = Callable[[Chat], Awaitable[None]]
+Answering = Callable[[bool], Coroutine[Any, Any, None]]  # given: is the store down?
 
 
 def _button_invocation(value: str, section: Section) -> Invocation:
@@ -64,7 +64,7 @@ class SlackListeners:
         self._tasks: set[asyncio.Task[None]] = set()
 
     def register(self, app: AsyncApp) -> None:
-        app.middleware(self.skip_seen_events)
+        app.middleware(self.note_event_id)
         app.command(SLASH_COMMAND)(self.on_pr_command)
         app.event("app_mention")(self.on_mention)
         for action_id in BUTTON_SECTIONS:
@@ -72,30 +72,18 @@ class SlackListeners:
 
     # -- middleware ------------------------------------------------------------------------
 
-    async def skip_seen_events(
+    async def note_event_id(
         self,
         body: dict[str, Any],
         context: dict[str, Any],
         next_: Callable[[], Awaitable[None]],
-    ) -> BoltResponse | None:
-        """Slack retries an event it thinks we missed: answer 200 and do nothing the 2nd time."""
+    ) -> None:
+        """Slack retries an event it thinks we missed: its id joins the keys the answer
+        records before it runs (`_once`), so a retry is acknowledged and does nothing."""
         event_id = body.get("event_id") if isinstance(body, dict) else None
-        has_id = isinstance(event_id, str) and bool(event_id) and not context.get(STORE_DOWN)
-        if has_id and not await self._first_event(f"slack:{event_id}", context):
-            log(logger, "slack.event_duplicate", event_id=event_id)
-            return BoltResponse(status=200, body="")
+        if isinstance(event_id, str) and event_id:
+            context[ONCE_KEYS] = [*context.get(ONCE_KEYS, ()), f"slack:{event_id}"]
         await next_()
-        return None
-
-    async def _first_event(self, key: str, context: dict[str, Any]) -> bool:
-        """True the first time; a store that cannot be reached marks the request STORE_DOWN."""
-        try:
-            return await first_time(self.engine, key, self.clock)
-        except Exception as exc:  # only an unreachable store is let through
-            if not is_outage(exc):
-                raise
-            context[STORE_DOWN] = True
-            return True
 
     # -- listeners: acknowledge, then answer in a tracked task -------------------------------
 
@@ -107,11 +95,11 @@ class SlackListeners:
         context: dict[str, Any],
     ) -> None:
         await ack()
-        self._spawn(self._answer_command(command, respond, bool(context.get(STORE_DOWN))))
+        self._spawn(context, partial(self._answer_command, command, respond))
 
     async def on_mention(self, event: dict[str, Any], context: dict[str, Any]) -> None:
         # bolt acknowledges events itself
-        self._spawn(self._answer_mention(event, bool(context.get(STORE_DOWN))))
+        self._spawn(context, partial(self._answer_mention, event))
 
     async def on_button(
         self,
@@ -122,12 +110,32 @@ class SlackListeners:
         context: dict[str, Any],
     ) -> None:
         await ack()
-        self._spawn(self._answer_button(body, action, respond, bool(context.get(STORE_DOWN))))
+        self._spawn(context, partial(self._answer_button, body, action, respond))
 
-    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
+    def _spawn(self, context: dict[str, Any], answer: Answering) -> None:
+        work = self._once(list(context.get(ONCE_KEYS, ())), answer)
         task = asyncio.create_task(_logged(work, self.gate))
         self._tasks.add(task)  # a reference, or the loop may drop the task mid-answer
         task.add_done_callback(self._tasks.discard)
+
+    async def _once(self, keys: list[str], answer: Answering) -> None:
+        """Answer a request once: its signature (a replay repeats it) and event id (a retry
+        repeats it) are recorded first, in the store every replica shares. This runs after the
+        ack, so a slow or locked store never holds up Slack's 3 s; while it cannot be reached,
+        the answer says the bot is temporarily unavailable."""
+        for key in keys:
+            try:
+                first = await first_time(self.engine, key, self.clock)
+            except Exception as exc:  # only an unreachable store is let through
+                if not is_outage(exc):
+                    raise
+                log(logger, "slack.once_check_unavailable", logging.WARNING, reason=repr(exc))
+                await answer(True)
+                return
+            if not first:
+                log(logger, "slack.seen_before", logging.WARNING, key=key[:40])
+                return
+        await answer(False)
 
     async def drain(self, grace_seconds: float) -> None:
         """Let answers in flight finish (on shutdown), for at most `grace_seconds`."""
