@@ -25,7 +25,7 @@ from bot.answers import Answer, Chat, Notice, render_notice
 from bot.core.commands import Invocation, UsageError, Verb, parse_mention, parse_pr_text
 from bot.core.models import Format, Platform, Section
 from bot.core.reports.refs import BadRefError, parse_ref
-from bot.core.store.dedupe import first_time
+from bot.core.store.dedupe import first_time_unless_down
 from bot.core.store.errors import is_outage
 from bot.core.store.resume import resume_if_bot_back
 from bot.logs import log
@@ -124,12 +124,8 @@ class SlackListeners:
         ack, so a slow or locked store never holds up Slack's 3 s; while it cannot be reached,
         the answer says the bot is temporarily unavailable."""
         for key in keys:
-            try:
-                first = await first_time(self.engine, key, self.clock)
-            except Exception as exc:  # only an unreachable store is let through
-                if not is_outage(exc):
-                    raise
-                log(logger, "slack.once_check_unavailable", logging.WARNING, reason=repr(exc))
+            first = await first_time_unless_down(self.engine, key, self.clock)
+            if first is None:
                 await answer(True)
                 return
             if not first:

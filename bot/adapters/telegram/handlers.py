@@ -41,7 +41,7 @@ from bot.answers import Answer, Chat, Notice, Reply
 from bot.core.commands import COMMAND_MENU, parse, parse_mention
 from bot.core.models import Format, Locale, Platform
 from bot.core.render.telegram import parse_callback_data
-from bot.core.store.dedupe import first_time
+from bot.core.store.dedupe import first_time_unless_down
 from bot.core.store.errors import is_outage
 from bot.logs import log
 
@@ -78,14 +78,10 @@ class TelegramHandlers:
     async def drop_repeats(self, update: Update, context: Context) -> None:
         """Telegram redelivers after a failed webhook answer or an unconfirmed poll."""
         key = f"telegram:{context.bot.id}:{update.update_id}"
-        try:
-            first = await first_time(self.engine, key, self.clock)
-        except Exception as exc:  # only an unreachable store is let through
-            if not is_outage(exc):
-                raise
+        first = await first_time_unless_down(self.engine, key, self.clock)
+        if first is None:
             # Nothing can be changed while the store is down: the command's own handler
             # fails on it too, and `on_error` tells the chat the bot is unavailable.
-            log(logger, "telegram.dedupe_unavailable", logging.WARNING, reason=repr(exc))
             return
         if not first:
             log(logger, "telegram.update_repeated", update_id=update.update_id)

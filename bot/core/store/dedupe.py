@@ -7,6 +7,7 @@ non-2xx answer or a restart; both are recorded here before any work is done.
 from __future__ import annotations
 
 import asyncio
+import logging
 from datetime import timedelta
 
 from sqlalchemy import delete, select
@@ -16,7 +17,11 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.core.clock import Clock, utc_clock
 from bot.core.store.db import write_transaction
+from bot.core.store.errors import is_outage
 from bot.core.store.tables import processed_events
+from bot.logs import log
+
+logger = logging.getLogger("prdigest.store")
 
 KEEP_FOR = timedelta(days=3)  # longer than any platform redelivers (Telegram keeps 24 h)
 FORGET_BATCH = 1000  # keys per delete statement (and per transaction)
@@ -34,6 +39,20 @@ async def first_time(engine: AsyncEngine, key: str, clock: Clock = utc_clock) ->
         )
         # rowcount is not reliable for ON CONFLICT DO NOTHING across drivers; RETURNING is.
         return (await conn.execute(statement)).scalar() is not None
+
+
+async def first_time_unless_down(
+    engine: AsyncEngine, key: str, clock: Clock = utc_clock
+) -> bool | None:
+    """`first_time`, or None when the store cannot be reached (an outage): the caller tells
+    the chat the bot is unavailable instead of failing. Any other error is raised."""
+    try:
+        return await first_time(engine, key, clock)
+    except Exception as exc:
+        if not is_outage(exc):
+            raise
+        log(logger, "store.dedupe_unavailable", logging.WARNING, key=key[:40], reason=repr(exc))
+        return None
 
 
 async def forget_older_than(
