@@ -28,31 +28,23 @@ from typing import Any
 
 import httpx
 import pytest
-from pydantic import SecretStr
 
 from bot.adapters.slack.adapter import EVENTS_PATH, SlackAdapter
 from bot.adapters.slack.verify import SIGNATURE_MAX_AGE_SECONDS
 from bot.app import Service
-from bot.context import Context
 from bot.core.clock import utc_clock
-from bot.core.reports.parser import parse_file
-from bot.core.store.db import create_engine, migrate
-from bot.core.store.reports import ReportStore
-from bot.settings import Env
 from tests.fakes.slack.api import FakeSlack
 from tests.kits.faults import counts, report_line
-from tests.kits.paths import SEED
 from tests.kits.slack import (
     ADMIN,
     CHANNEL,
     FORM,
-    SIGNING_SECRET,
     USER,
-    bot_config,
     channel_posts,
     event_body,
     mention_event,
     signed_headers,
+    slack_bot,
     slash_body,
 )
 
@@ -100,29 +92,11 @@ class Run:
 
 @asynccontextmanager
 async def running(tmp_path: Path) -> AsyncIterator[Run]:
-    """Like tests.kits.slack.slack_bot, with the service's clock movable."""
-    async with FakeSlack() as fake:
-        fake.add_user(ADMIN, name="root")
-        env = Env(
-            database_url=f"sqlite:///{tmp_path / 'bot.db'}",
-            slack_bot_token=SecretStr(fake.bot_token),
-            slack_signing_secret=SecretStr(SIGNING_SECRET),
-            slack_api_url=fake.api_url,
-        )
-        engine = create_engine(env.database_url)
-        await migrate(engine)
-        ctx = Context(env, bot_config(), engine, ReportStore(engine))
-        await ctx.reports.upsert(parse_file(SEED).report, source="test")
-        clock = MovableClock()
-        service = Service(ctx, clock=clock)
-        transport = httpx.ASGITransport(app=service.web())
-        try:
-            async with httpx.AsyncClient(transport=transport, base_url="http://bot") as http:
-                yield Run(fake, service, http, clock)
-        finally:
-            for adapter in service.adapters:
-                await adapter.stop()
-            await engine.dispose()
+    """tests.kits.slack.slack_bot, with the service's clock movable."""
+    clock = MovableClock()
+    async with slack_bot(tmp_path, clock=clock) as bot:
+        bot.fake.add_user(ADMIN, name="root")
+        yield Run(bot.fake, bot.service, bot.http, clock)
 
 
 def genuine(run: Run, number: int, rng: random.Random) -> Captured:

@@ -22,6 +22,7 @@ from slack_sdk.signature import SignatureVerifier
 from bot.adapters.slack.adapter import SlackAdapter
 from bot.app import Service
 from bot.context import Context
+from bot.core.clock import Clock, utc_clock
 from bot.core.reports.parser import parse_file
 from bot.core.store.db import create_engine, migrate
 from bot.core.store.reports import ReportStore
@@ -228,7 +229,7 @@ def bot_config(**overrides: Any) -> BotConfig:
 
 @asynccontextmanager
 async def slack_bot(
-    tmp_path: Path, config: BotConfig | None = None, seed: bool = True
+    tmp_path: Path, config: BotConfig | None = None, seed: bool = True, clock: Clock = utc_clock
 ) -> AsyncIterator[SlackBot]:
     """A Service whose Slack adapter talks to a fresh FakeSlack; the seed report is stored."""
     async with FakeSlack() as fake:
@@ -244,7 +245,7 @@ async def slack_bot(
         try:
             if seed:
                 await ctx.reports.upsert(parse_file(SEED).report, source="test")
-            service = Service(ctx)
+            service = Service(ctx, clock=clock)
             await service.destinations.sync_config(ctx.config)
             transport = httpx.ASGITransport(app=service.web())
             try:
