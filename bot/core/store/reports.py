@@ -23,6 +23,7 @@ from bot.core.reports.parser import content_hash
 from bot.core.select import StoredReport
 from bot.core.store.db import write_transaction
 from bot.core.store.errors import REFUSALS, is_outage, refusal_reason
+from bot.core.store.search import index_reports
 from bot.core.store.tables import counters, reports
 
 SEQ_COUNTER = "report_seq"
@@ -278,6 +279,8 @@ class ReportStore:
                 update(reports).where(reports.c.id == bindparam("row_id")),
                 updates,
             )
+        # The full-text index changes with the report, in the same transaction.
+        await index_reports(conn, [report for i, (report, _) in enumerate(batch) if i in seqs])
         return results
 
     async def find(self, number: int, repo: str | None = None) -> list[StoredReport]:
