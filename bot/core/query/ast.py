@@ -1,0 +1,97 @@
+"""A parsed query: small frozen dataclasses, shared by the evaluator, the index and the chats.
+
+`tag:rollout -tag:ci (权重 OR "weight sync")` is
+`And((Field("tag", ":", "rollout"), Not(Field("tag", ":", "ci")),
+Or((Text("权重"), Text("weight sync", phrase=True)))))`.
+
+A Field's value is canonical (checked by the parser): a tag, repo or risk lowercased, a level
+name (`impact` low/medium/high, `rec` skip/skim/read/must_read), a PR number or range
+`7400..7500` (either end may be empty), a date `2026-11-01` or an age `7d` / `2w` / `12h`.
+A Text's value is already normalized (text.normalize_text): what a document must contain.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+# Field names in the order the help and the "did you mean" hint list them.
+FIELDS: Final = (
+    "tag",
+    "repo",
+    "risk",
+    "impact",
+    "rec",
+    "file",
+    "symbol",
+    "since",
+    "before",
+    "number",
+)
+# Comparison operators, and the fields that take them (every field takes `:`).
+COMPARISONS: Final = (">=", "<=", ">", "<")
+ORDERED_FIELDS: Final = frozenset({"impact", "rec", "number"})
+
+
+@dataclass(frozen=True, slots=True)
+class Field:
+    """`name op value`: `tag:rollout`, `impact>=medium`, `number:7400..7500` (`#7422` too)."""
+
+    name: str
+    op: str
+    value: str
+
+
+@dataclass(frozen=True, slots=True)
+class Text:
+    """A bare word (`权重`) or a quoted phrase (`"weight sync"`), normalized."""
+
+    value: str
+    phrase: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Not:
+    item: Query
+
+
+@dataclass(frozen=True, slots=True)
+class And:
+    items: tuple[Query, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Or:
+    items: tuple[Query, ...]
+
+
+Query = Field | Text | Not | And | Or
+
+
+def unparse(query: Query) -> str:
+    """The query written back as text that parses to the same query (for echoes and
+    explanations): `tag:rollout -tag:ci (权重 OR "weight sync")`."""
+    if isinstance(query, Field):
+        value = f'"{query.value}"' if _needs_quotes(query.value) else query.value
+        return f"{query.name}{query.op}{value}"
+    if isinstance(query, Text):
+        return f'"{query.value}"' if query.phrase or _needs_quotes(query.value) else query.value
+    if isinstance(query, Not):
+        inner = unparse(query.item)
+        return f"-({inner})" if isinstance(query.item, And | Or) else f"-{inner}"
+    if isinstance(query, And):
+        return " ".join(
+            f"({unparse(item)})" if isinstance(item, Or) else unparse(item) for item in query.items
+        )
+    return " OR ".join(unparse(item) for item in query.items)
+
+
+def _needs_quotes(value: str) -> bool:
+    return (
+        not value
+        or value in ("OR", "AND", "NOT")
+        or value[0] in "-#"
+        or any(ch.isspace() or ch in '()"' for ch in value)
+        or ":" in value
+        or any(op in value for op in COMPARISONS)
+    )

@@ -1,0 +1,200 @@
+"""The brute-force evaluator: whether one report matches a query, and which terms matched.
+
+It is the reference the store's index is checked against (and ranks or verifies candidates
+with), so it is plain: every term read straight off the Report.
+
+- Text (bare words, phrases): a substring of one text field, both sides normalized
+  (text.normalize_text), so 权重 or 显存 is found inside any Chinese sentence.
+- `since:`/`before:`: the report's merged_at, else `seen_at` (when the store first saw it);
+  neither known: no match. `since` is inclusive, `before` exclusive.
+- `file:`: a key file's path by glob (tags.py's linear matcher), case-insensitive; a glob
+  without `/` is matched against the last path part only.
+- `symbol:`: a key symbol (or a key file's symbol) equal to the value, or one of its dotted
+  parts (`symbol:SGLangHttpServer` finds `SGLangHttpServer.__init__`), case-insensitive.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from datetime import datetime
+from functools import cached_property, lru_cache
+from typing import Final
+
+from bot.core.query.ast import And, Field, Not, Query, Text, unparse
+from bot.core.query.text import normalize_text
+from bot.core.query.values import (
+    IMPACT_ORDER,
+    REC_ORDER,
+    as_utc,
+    level_accepts,
+    number_bounds,
+    time_bound,
+)
+from bot.core.reports.model import Report
+from bot.core.reports.tags import _compile_glob, _Glob, _glob_matches, _normalise_path
+
+# The report fields bare words and phrases search, in the order explanations name them.
+TEXT_FIELDS: Final = (
+    "title",
+    "summary",
+    "recommendation",
+    "motivation",
+    "implementation",
+    "risks",
+    "impact",
+    "comment_highlights",
+)
+_SYMBOL_PARTS = re.compile(r"\.|::")
+
+
+class _View:
+    """One report as the terms read it; normalized text is worked out once, when needed."""
+
+    def __init__(self, report: Report, seen_at: datetime | None, now: datetime) -> None:
+        self.report = report
+        self.seen_at = seen_at
+        self.now = now
+
+    @cached_property
+    def texts(self) -> dict[str, str]:
+        return {name: normalize_text(getattr(self.report, name)) for name in TEXT_FIELDS}
+
+    @cached_property
+    def time(self) -> datetime | None:
+        moment = self.report.merged_at or self.seen_at
+        return None if moment is None else as_utc(moment)
+
+    def text_fields(self, needle: str) -> list[str]:
+        return [name for name, text in self.texts.items() if needle in text]
+
+
+def matches(
+    query: Query, report: Report, *, seen_at: datetime | None = None, now: datetime
+) -> bool:
+    """Whether `report` satisfies `query`; time terms count back from `now`."""
+    return _holds(query, _View(report, seen_at, now))
+
+
+def explain(
+    query: Query, report: Report, *, seen_at: datetime | None = None, now: datetime
+) -> list[str]:
+    """The terms that hold for `report`, as query text (`tag:rollout`, `权重 in summary,
+    risks`, `-tag:ci` for a NOT that holds), in query order."""
+    found: list[str] = []
+    _explain(query, _View(report, seen_at, now), found)
+    return found
+
+
+def text_needles(query: Query) -> list[str]:
+    """Normalized strings every matching report contains in some text field: the bare words
+    and phrases ANDed at the top level (none under OR or NOT). An index narrows with them."""
+    items = query.items if isinstance(query, And) else (query,)
+    return list(dict.fromkeys(item.value for item in items if isinstance(item, Text)))
+
+
+def _holds(query: Query, view: _View) -> bool:
+    if isinstance(query, Text):
+        return any(query.value in text for text in view.texts.values())
+    if isinstance(query, Field):
+        return _FIELD_TESTS[query.name](query, view)
+    if isinstance(query, Not):
+        return not _holds(query.item, view)
+    if isinstance(query, And):
+        return all(_holds(item, view) for item in query.items)
+    return any(_holds(item, view) for item in query.items)
+
+
+def _explain(query: Query, view: _View, found: list[str]) -> None:
+    if isinstance(query, Text):
+        fields = view.text_fields(query.value)
+        if fields:
+            found.append(f"{unparse(query)} in {', '.join(fields)}")
+    elif isinstance(query, Field):
+        if _FIELD_TESTS[query.name](query, view):
+            found.append(unparse(query))
+    elif isinstance(query, Not):
+        if not _holds(query.item, view):
+            found.append(unparse(query))
+    else:
+        for item in query.items:
+            _explain(item, view, found)
+
+
+def _tag(term: Field, view: _View) -> bool:
+    return any(" ".join(tag.lower().split()) == term.value for tag in view.report.tags)
+
+
+def _repo(term: Field, view: _View) -> bool:
+    repo = view.report.repo.lower()
+    return repo == term.value if "/" in term.value else repo.rsplit("/", 1)[-1] == term.value
+
+
+def _risk(term: Field, view: _View) -> bool:
+    flags = [flag for flag in view.report.risk_flags if flag.strip()]
+    if term.value == "*":
+        return bool(flags)
+    return any(term.value in normalize_text(flag) for flag in flags)
+
+
+def _impact(term: Field, view: _View) -> bool:
+    return level_accepts(IMPACT_ORDER, term.op, term.value, view.report.impact_level)
+
+
+def _rec(term: Field, view: _View) -> bool:
+    return level_accepts(REC_ORDER, term.op, term.value, view.report.recommendation_level)
+
+
+def _number(term: Field, view: _View) -> bool:
+    low, high = number_bounds(term.op, term.value)
+    number = view.report.number
+    return (low is None or number >= low) and (high is None or number <= high)
+
+
+def _file(term: Field, view: _View) -> bool:
+    glob, last_part_only = _glob(term.value)
+    for key_file in view.report.key_files:
+        parts = _normalise_path(key_file.path.lower()).split("/")
+        if _glob_matches(glob, parts[-1:] if last_part_only else parts):
+            return True
+    return False
+
+
+@lru_cache(maxsize=256)
+def _glob(text: str) -> tuple[_Glob, bool]:
+    normalised = _normalise_path(text.lower())
+    return _compile_glob(normalised), "/" not in normalised
+
+
+def _symbol(term: Field, view: _View) -> bool:
+    wanted = term.value.casefold()
+    symbols = [*view.report.key_symbols]
+    for key_file in view.report.key_files:
+        symbols.extend(key_file.symbols)
+    for symbol in symbols:
+        folded = symbol.strip().casefold()
+        if folded == wanted or wanted in _SYMBOL_PARTS.split(folded):
+            return True
+    return False
+
+
+def _since(term: Field, view: _View) -> bool:
+    return view.time is not None and view.time >= time_bound(term.value, view.now)
+
+
+def _before(term: Field, view: _View) -> bool:
+    return view.time is not None and view.time < time_bound(term.value, view.now)
+
+
+_FIELD_TESTS: Final[dict[str, Callable[[Field, _View], bool]]] = {
+    "tag": _tag,
+    "repo": _repo,
+    "risk": _risk,
+    "impact": _impact,
+    "rec": _rec,
+    "number": _number,
+    "file": _file,
+    "symbol": _symbol,
+    "since": _since,
+    "before": _before,
+}

@@ -1,0 +1,170 @@
+"""Query text → Query (ast.py): terms joined by AND, then OR; NOT or `-`; parentheses.
+
+    query   := or EOF
+    or      := and ("OR" and)*
+    and     := unary (["AND"] unary)*      terms side by side are ANDed
+    unary   := ("NOT" | "-") unary | primary
+    primary := "(" or ")" | PHRASE | WORD  a WORD is `field op value`, `#7422` or a bare word
+
+Precedence NOT > AND > OR. Recursive descent with a depth bound (nesting and NOT chains), so
+a hostile query neither overflows the stack nor costs more than linear time.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from typing import Final
+
+from bot.core.query.ast import FIELDS, And, Field, Not, Or, Query, Text
+from bot.core.query.errors import QueryError
+from bot.core.query.lexer import Token, tokenize
+from bot.core.query.text import normalize_text
+from bot.core.query.values import canonical
+
+MAX_QUERY_LENGTH: Final = 2000  # characters; a chat message or a config line
+MAX_DEPTH: Final = 32  # parentheses and NOTs inside one another
+_FIELD_TERM = re.compile(r"([A-Za-z]+)(>=|<=|:|>|<)(.*)", re.DOTALL)
+_PR_NUMBER = re.compile(r"#([0-9]+)")
+_STOPS: Final = frozenset({"OR", ")"})  # what ends an AND run
+
+
+def parse(text: str) -> Query:
+    """The query `text` says; QueryError naming what is wrong and where."""
+    if len(text) > MAX_QUERY_LENGTH:
+        raise QueryError(f"too long ({len(text)} characters, at most {MAX_QUERY_LENGTH})")
+    tokens = tokenize(text)
+    if not tokens:
+        raise QueryError("empty")
+    return _Parser(tokens).query()
+
+
+class _Parser:
+    def __init__(self, tokens: list[Token]) -> None:
+        self.tokens = tokens
+        self.at = 0
+        self.depth = 0
+
+    def peek(self) -> Token | None:
+        return self.tokens[self.at] if self.at < len(self.tokens) else None
+
+    def take(self) -> Token:
+        token = self.tokens[self.at]
+        self.at += 1
+        return token
+
+    def query(self) -> Query:
+        result = self.or_()
+        extra = self.peek()
+        if extra is not None:  # only a `)` stops an OR run before the end
+            raise QueryError("unexpected ')'", extra.position)
+        return result
+
+    def or_(self) -> Query:
+        items = [self.and_()]
+        while (token := self.peek()) is not None and token.kind == "OR":
+            self.take()
+            self.need_term_after(token)
+            items.append(self.and_())
+        return _joined(Or, items)
+
+    def and_(self) -> Query:
+        items: list[Query] = []
+        while (token := self.peek()) is not None and token.kind not in _STOPS:
+            if token.kind == "AND":
+                if not items:
+                    raise QueryError("AND needs a term on each side", token.position)
+                self.take()
+                self.need_term_after(token)
+            items.append(self.unary())
+        if not items:  # `OR a`, `a OR OR b` are caught before; here `)` opens a run
+            token = self.peek()
+            assert token is not None
+            if token.kind == ")":
+                raise QueryError("unexpected ')'", token.position)
+            raise QueryError(f"{token.kind} needs a term on each side", token.position)
+        return _joined(And, items)
+
+    def unary(self) -> Query:
+        token = self.peek()
+        assert token is not None  # and_ looked
+        if token.kind not in ("NOT", "-"):
+            return self.primary()
+        self.take()
+        self.need_term_after(token)
+        self.enter(token)
+        item = self.unary()
+        self.depth -= 1
+        return Not(item)
+
+    def primary(self) -> Query:
+        token = self.take()
+        if token.kind == "(":
+            return self.group(token)
+        if token.kind == "PHRASE":
+            return _phrase(token)
+        if token.kind == "WORD":
+            return _word(token)
+        # OR/AND where a term should be (`(OR a)`), or a stray `)` reached by need_term_after
+        raise QueryError(f"{token.kind} needs a term on each side", token.position)
+
+    def group(self, opening: Token) -> Query:
+        self.enter(opening)
+        following = self.peek()
+        if following is not None and following.kind == ")":
+            raise QueryError("empty parentheses", opening.position)
+        inner = self.or_()
+        closing = self.peek()
+        if closing is None:
+            raise QueryError("unclosed '('", opening.position)
+        self.take()
+        self.depth -= 1
+        return inner
+
+    def need_term_after(self, token: Token) -> None:
+        following = self.peek()
+        if following is None or following.kind in ("OR", "AND", ")"):
+            shown = "'-'" if token.kind == "-" else token.kind
+            side = "after it" if token.kind in ("NOT", "-") else "on each side"
+            raise QueryError(f"{shown} needs a term {side}", token.position)
+
+    def enter(self, token: Token) -> None:
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            raise QueryError("nested too deeply", token.position, f"at most {MAX_DEPTH} levels")
+
+
+def _joined(kind: type[And] | type[Or], items: list[Query]) -> Query:
+    """One item stays itself; nested And in And (Or in Or) are flattened."""
+    flat: list[Query] = []
+    for item in items:
+        flat.extend(item.items if isinstance(item, kind) else (item,))
+    return flat[0] if len(flat) == 1 else kind(tuple(flat))
+
+
+def _phrase(token: Token) -> Query:
+    value = normalize_text(token.text)
+    if not value:
+        raise QueryError("empty phrase", token.position)
+    return Text(value, phrase=True)
+
+
+def _word(token: Token) -> Query:
+    number = _PR_NUMBER.fullmatch(token.text)
+    if number is not None:
+        return Field(
+            "number",
+            ":",
+            canonical("number", ":", number.group(1), token.position, token.position + 1),
+        )
+    found = _FIELD_TERM.fullmatch(token.text)
+    if found is None:
+        return Text(normalize_text(token.text))
+    name, op, raw = found.groups()
+    name = name.lower()
+    if name not in FIELDS:
+        close = difflib.get_close_matches(name, FIELDS, n=1, cutoff=0.6)
+        hint = f"did you mean {close[0]}?" if close else "fields: " + ", ".join(FIELDS)
+        raise QueryError(f"unknown field '{found.group(1)}'", token.position, hint)
+    value_at = token.position + len(name) + len(op) + (1 if token.quoted else 0)
+    return Field(name, op, canonical(name, op, raw, token.position, value_at))

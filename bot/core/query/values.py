@@ -1,0 +1,143 @@
+"""Field values: checked and made canonical when a query is parsed, read when it is evaluated.
+
+One module for both, so the parser never accepts a value the evaluator cannot read, and the
+index helper bounds numbers, levels and times exactly as the brute-force evaluator does.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, date, datetime, timedelta
+from typing import Final
+
+from bot.core.query.ast import ORDERED_FIELDS
+from bot.core.query.errors import QueryError
+from bot.core.query.text import normalize_text
+from bot.core.reports.model import ImpactLevel, RecommendationLevel
+
+IMPACT_ORDER: Final = (ImpactLevel.LOW, ImpactLevel.MEDIUM, ImpactLevel.HIGH)
+REC_ORDER: Final = (
+    RecommendationLevel.SKIP,
+    RecommendationLevel.SKIM,
+    RecommendationLevel.READ,
+    RecommendationLevel.MUST_READ,
+)
+_IMPACT_NAMES: Final = {level.value: level.value for level in IMPACT_ORDER} | {
+    "低": "low",
+    "中": "medium",
+    "高": "high",
+}
+_REC_NAMES: Final = {level.value: level.value for level in REC_ORDER} | {
+    "must-read": "must_read",
+    "mustread": "must_read",
+}
+# An age (`7d`, `2w`, `12h`; five digits at most, so `now - age` stays a datetime) or a date.
+_AGE = re.compile(r"([0-9]{1,5})([hdw])")
+_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+_AGE_UNITS: Final = {"h": timedelta(hours=1), "d": timedelta(days=1), "w": timedelta(weeks=1)}
+_NUMBER = re.compile(r"[0-9]{1,12}")
+_RANGE = re.compile(r"([0-9]{0,12})\.\.([0-9]{0,12})")
+DATE_HINT: Final = "use 7d, 2w or 2026-11-01"
+NUMBER_HINT: Final = "use 7422 or 7400..7500"
+
+
+def canonical(name: str, op: str, raw: str, start: int, position: int) -> str:
+    """The value of `name op raw` as a Field keeps it; QueryError when it is not one, at the
+    term's `start` or at the value's `position` (both 1-based)."""
+    if op != ":" and name not in ORDERED_FIELDS:
+        raise QueryError(f"{name} takes ':', not '{op}'", start)
+    value = raw.strip()
+    if not value:
+        raise QueryError(f"{name}{op} needs a value", start)
+    if name in ("tag", "repo"):
+        return " ".join(value.lower().split())
+    if name == "risk":
+        return "*" if value == "*" else normalize_text(value)
+    if name == "impact":
+        return _level(_IMPACT_NAMES, "impact", value, position, "low, medium, high")
+    if name == "rec":
+        return _level(_REC_NAMES, "rec", value, position, "skip, skim, read, must_read")
+    if name in ("since", "before"):
+        return _time(value, position)
+    if name == "number":
+        return _number(op, value, position)
+    return value  # file (a glob), symbol
+
+
+def _level(names: dict[str, str], field: str, value: str, position: int, known: str) -> str:
+    level = names.get(value.lower())
+    if level is None:
+        raise QueryError(f"unknown {field} '{value}'", position, known)
+    return level
+
+
+def _time(value: str, position: int) -> str:
+    lowered = value.lower()
+    if _AGE.fullmatch(lowered):
+        return lowered
+    if _DATE.fullmatch(value):
+        try:
+            date.fromisoformat(value)
+        except ValueError:
+            pass
+        else:
+            return value
+    raise QueryError(f"bad date '{value}'", position, DATE_HINT)
+
+
+def _number(op: str, value: str, position: int) -> str:
+    if _NUMBER.fullmatch(value):
+        return str(int(value))
+    found = _RANGE.fullmatch(value)
+    if found is None or (not found.group(1) and not found.group(2)):
+        raise QueryError(f"bad number '{value}'", position, NUMBER_HINT)
+    if op != ":":
+        raise QueryError(f"bad number '{value}'", position, "a range takes ':'")
+    low, high = (str(int(part)) if part else "" for part in found.groups())
+    if low and high and int(low) > int(high):
+        raise QueryError(f"bad range '{value}'", position, f"use {high}..{low}")
+    return f"{low}..{high}"
+
+
+def number_bounds(op: str, value: str) -> tuple[int | None, int | None]:
+    """The inclusive [low, high] a number term accepts (None: no bound)."""
+    if ".." in value:
+        low, high = value.split("..")
+        return (int(low) if low else None), (int(high) if high else None)
+    number = int(value)
+    return {
+        ":": (number, number),
+        ">=": (number, None),
+        ">": (number + 1, None),
+        "<=": (None, number),
+        "<": (None, number - 1),
+    }[op]
+
+
+def level_accepts(order: tuple[str, ...], op: str, value: str, level: str | None) -> bool:
+    """Whether a report's `level` (None: unknown) satisfies `op value` in `order`."""
+    if level is None or level not in order:
+        return False
+    have, want = order.index(level), order.index(value)
+    return {
+        ":": have == want,
+        ">=": have >= want,
+        ">": have > want,
+        "<=": have <= want,
+        "<": have < want,
+    }[op]
+
+
+def time_bound(value: str, now: datetime) -> datetime:
+    """The instant `since:`/`before:` compare with: `now` minus an age, or a date's UTC
+    midnight."""
+    age = _AGE.fullmatch(value)
+    if age is not None:
+        return as_utc(now) - int(age.group(1)) * _AGE_UNITS[age.group(2)]
+    day = date.fromisoformat(value)
+    return datetime(day.year, day.month, day.day, tzinfo=UTC)
+
+
+def as_utc(moment: datetime) -> datetime:
+    """A naive datetime is UTC (as the store keeps it)."""
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment
