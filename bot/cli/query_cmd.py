@@ -1,0 +1,136 @@
+"""`prdigest query test QUERY [PATH...]`: which reports a query matches, and by which terms.
+
+The query's counterpart of `tags test`. With PATHs, the report files (or directories) given;
+without, every stored report, in ingest order. Time terms (`since:`, `before:`) read a report's
+merged time, else, for a stored report, when the store first saw it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import select
+
+from bot.cli.common import Command, print_json_lines
+from bot.context import load, open_context, tag_rules
+from bot.core.clock import Clock, utc_clock
+from bot.core.ingest import IngestFailure, expand_paths, parse_one
+from bot.core.query import Query, QueryError, explain, matches, parse
+from bot.core.reports.model import STORED, Report
+from bot.core.store.tables import reports
+
+CLOCK: Clock = utc_clock  # tests set the time here
+READ_CHUNK = 500  # stored reports read per query, so a large store is never all in memory
+
+
+@dataclass(frozen=True, slots=True)
+class _Item:
+    report: Report
+    seen_at: datetime | None
+
+
+def _configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("action", choices=["test"], help="test: show which reports match")
+    parser.add_argument("query", metavar="QUERY", help="e.g. 'tag:rollout -tag:ci 权重'")
+    parser.add_argument(
+        "paths", nargs="*", type=Path, metavar="PATH", help="report files or dirs; none: the store"
+    )
+    parser.add_argument("--format", choices=("text", "json"), default="text", dest="fmt")
+    parser.add_argument("--matching", action="store_true", help="print only the reports that match")
+
+
+async def _handle(args: argparse.Namespace) -> int:
+    try:
+        query = parse(args.query)
+    except QueryError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    now = CLOCK()
+    failures: list[IngestFailure] = []
+    total = matched = 0
+    async for item in _items(args.paths, failures):
+        total += 1
+        found = matches(query, item.report, seen_at=item.seen_at, now=now)
+        matched += found
+        if found or not args.matching:
+            _show(args.fmt, query, item, found, now)
+    for failure in failures:
+        print(f"error: {failure.source}: {failure.reason}", file=sys.stderr)
+    if args.fmt == "text":
+        print(f"{matched} of {total} report{'' if total == 1 else 's'} match {args.query!r}")
+    return 1 if failures else 0
+
+
+def _show(fmt: str, query: Query, item: _Item, found: bool, now: datetime) -> None:
+    report = item.report
+    terms = explain(query, report, seen_at=item.seen_at, now=now) if found else []
+    if fmt == "json":
+        line: dict[str, Any] = {
+            "repo": report.repo,
+            "number": report.number,
+            "title": report.title,
+            "match": found,
+            "matched": terms,
+        }
+        print_json_lines([line])
+    elif found:
+        print(f"MATCH     {report.ref}  {report.title}  ({'; '.join(terms)})")
+    else:
+        print(f"no match  {report.ref}  {report.title}")
+
+
+async def _items(paths: list[Path], failures: list[IngestFailure]) -> AsyncIterator[_Item]:
+    if paths:
+        for item in _files(paths, failures):
+            yield item
+        return
+    async for item in _stored():
+        yield item
+
+
+def _files(paths: list[Path], failures: list[IngestFailure]) -> Iterator[_Item]:
+    _, config = load()
+    rules = tag_rules(config)
+    files, missing = expand_paths(paths)
+    failures.extend(missing)
+    for path in files:
+        parsed = parse_one(path, rules)
+        if isinstance(parsed, IngestFailure):
+            failures.append(parsed)
+        else:
+            yield _Item(parsed.report, None)
+
+
+async def _stored() -> AsyncIterator[_Item]:
+    """Every stored report with when it was first seen, READ_CHUNK at a time by seq."""
+    async with open_context(create=False) as ctx:
+        after = 0
+        while True:
+            async with ctx.engine.connect() as conn:
+                rows = (
+                    await conn.execute(
+                        select(reports.c.data, reports.c.seq, reports.c.ingested_at)
+                        .where(reports.c.seq > after)
+                        .order_by(reports.c.seq)
+                        .limit(READ_CHUNK)
+                    )
+                ).all()
+            for row in rows:
+                yield _Item(Report.model_validate(row.data, context=STORED), row.ingested_at)
+            if len(rows) < READ_CHUNK:
+                return
+            after = int(rows[-1].seq)
+
+
+COMMAND = Command(
+    "query",
+    "test a search query: query test QUERY [PATH ...] (none: the stored reports)",
+    _configure,
+    _handle,
+)
