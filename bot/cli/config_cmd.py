@@ -16,6 +16,7 @@ from bot.core.clock import utc_clock
 from bot.core.models import Platform
 from bot.core.reports.model import Report
 from bot.core.store.db import DatabaseURLError, async_url, current_revision, masked_url
+from bot.core.store.search import rebuild_index
 from bot.cron import CronError, next_fire
 from bot.env_checks import ingest_problems, slack_problems, telegram_problems
 from bot.settings import BotConfig, Env
@@ -135,7 +136,9 @@ async def _schema(args: argparse.Namespace) -> int:
 async def _migrate(args: argparse.Namespace) -> int:
     async with open_context() as ctx:
         revision = await current_revision(ctx.engine)
+        indexed = await rebuild_index(ctx.engine)
     print(f"database at revision {revision}")
+    print(f"search index rebuilt: {indexed} report{'' if indexed == 1 else 's'} indexed")
     return 0
 
 

@@ -40,7 +40,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from bot.core.reports.model import STORED, Report
-from bot.core.store.db import write_transaction
+from bot.core.store.db import MIGRATION_LOCK_KEY, write_transaction
 from bot.core.store.tables import reports
 
 TEXT_FIELDS = (
@@ -72,6 +72,7 @@ _grams = table("report_grams", column("rowid"), column("grams"))
 _search = table(
     "report_search", column("report_id"), column("body", Text), column("grams", ARRAY(Text))
 )
+REBUILD_LOCK = text("SELECT pg_advisory_xact_lock(:key)")
 _FTS_MATCH = text("report_fts MATCH :long")
 _GRAMS_MATCH = text("report_grams MATCH :short")
 
@@ -193,6 +194,8 @@ def fill_index(conn: Connection) -> int:
 async def rebuild_index(engine: AsyncEngine) -> int:
     """Index every stored report again (`prdigest migrate`); how many were indexed."""
     async with write_transaction(engine) as conn:
+        if conn.dialect.name == "postgresql":  # replicas starting at once rebuild in turn
+            await conn.execute(REBUILD_LOCK, {"key": MIGRATION_LOCK_KEY})
         return await conn.run_sync(fill_index)
 
 

@@ -9,12 +9,21 @@ with a brute-force scan over random reports.
 from __future__ import annotations
 
 import random
+from datetime import UTC, datetime
 
-from sqlalchemy import delete
+from alembic import command
+from alembic.config import Config as AlembicConfig
+from sqlalchemy import Connection, delete
 
 from bot.core.reports.model import Report
 from bot.core.reports.parser import parse_file
-from bot.core.store.db import write_transaction
+from bot.core.store.db import (
+    MIGRATIONS_DIR,
+    create_engine,
+    current_revision,
+    migrate,
+    write_transaction,
+)
 from bot.core.store.reports import IngestResult, ReportStore, StoreRejection
 from bot.core.store.search import _normalize, field_texts, rebuild_index, text_candidates
 from bot.core.store.tables import reports
@@ -167,3 +176,48 @@ async def test_candidates_equal_a_brute_force_scan(store: ReportStore) -> None:
             if all(any(n in t for t in texts) for n in needles)
         )
         assert await _find(store, *needles) == expected, needles
+
+
+# --- the migration fills the index of a store that had none --------------------------------------
+
+
+def _upgrade_to(connection: Connection, target: str) -> None:
+    cfg = AlembicConfig()
+    cfg.set_main_option("script_location", str(MIGRATIONS_DIR))
+    cfg.attributes["connection"] = connection
+    command.upgrade(cfg, target)
+
+
+async def test_the_migration_indexes_an_existing_store(database_url: str) -> None:
+    engine = create_engine(database_url)
+    try:
+        async with write_transaction(engine) as conn:
+            await conn.run_sync(_upgrade_to, "0005")
+        now = datetime(2026, 8, 17, tzinfo=UTC)
+        async with write_transaction(engine) as conn:  # rows as the version before wrote them
+            await conn.execute(
+                reports.insert(),
+                [
+                    {
+                        "repo": "verl-project/verl",
+                        "number": n,
+                        "title": "t",
+                        "seq": n,
+                        "revision": 1,
+                        "content_hash": str(n),
+                        "data": _report(n, summary=f"显存 {n}号").model_dump(mode="json"),
+                        "ingested_at": now,
+                        "updated_at": now,
+                    }
+                    for n in range(1, 1203)  # more than two fill batches
+                ],
+            )
+        await migrate(engine)
+        assert await current_revision(engine) == "0006"
+        store = ReportStore(engine)
+        assert len(await _find(store, "显存")) == 1202
+        assert await _find(store, "1201号") == [1201]
+        assert await _find(store, "存 7号") == [7]
+        assert await _find(store, "7号") == [n for n in range(1, 1203) if n % 10 == 7]
+    finally:
+        await engine.dispose()
