@@ -202,7 +202,7 @@ async def quiet_note(
     except CronError:
         return None
     covered = await _covered_seq(reports.engine, dest)
-    new = len(select_new(await reports.since(covered), dest.filter, covered))
+    new = len(select_new(await reports.since(covered), dest.filter, covered, now))
     waiting = f"{new} new report(s) waiting" if new else "nothing new"
     since = f" since {human_time(last)}" if last is not None else "; no digest sent yet"
     return f"{waiting}{since}; next digest {human_time(upcoming)}"

@@ -29,6 +29,7 @@ from pydantic import (
 )
 
 from bot.core.models import Locale, Platform
+from bot.core.query import QueryError, parse
 from bot.core.schedules import schedule_cron
 from bot.settings_errors import describe_config_error
 
@@ -119,11 +120,29 @@ def _lower_tag(tag: str) -> str:
     return cleaned
 
 
+def _repo_name(repo: str) -> str:
+    cleaned = repo.strip()
+    if not cleaned:
+        raise ValueError("empty repo (use owner/name, or a name: verl-project/verl, verl)")
+    return cleaned
+
+
+def _valid_query(text: str) -> str:
+    """A channel's `query:`, checked when the config is loaded (its QueryError line)."""
+    try:
+        parse(text)
+    except QueryError as exc:
+        raise ValueError(str(exc)) from None
+    return text.strip()
+
+
 Timezone = Annotated[str, AfterValidator(_valid_timezone)]
 Cron = Annotated[str, BeforeValidator(_clock_schedule), AfterValidator(_valid_cron)]
 ChatId = Annotated[str, BeforeValidator(_id_text), Field(min_length=1)]
 WebhookURL = Annotated[str, AfterValidator(_valid_webhook_url)]
 Tag = Annotated[str, AfterValidator(_lower_tag)]
+Repo = Annotated[str, AfterValidator(_repo_name)]
+ChannelQuery = Annotated[str, AfterValidator(_valid_query)]
 
 
 class _Frozen(BaseModel):
@@ -169,16 +188,19 @@ class DeliveryConfig(_Frozen):
 
 
 class Channel(_Frozen):
-    """One digest destination and what it wants to read."""
+    """One digest destination and what it wants to read: reports of `repos` (any if none)
+    with one of `tags` (any if none), none of `exclude_tags`, that `query` matches (issue 16's
+    language; all four ANDed, select.DigestFilter)."""
 
     name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
     platform: Platform
     target: ChatId
     schedule: Cron = "0 9 * * mon-fri"
     timezone: Timezone | None = None
-    repos: list[str] = Field(default_factory=list)
+    repos: list[Repo] = Field(default_factory=list)
     tags: list[Tag] = Field(default_factory=list)
     exclude_tags: list[Tag] = Field(default_factory=list)
+    query: ChannelQuery | None = None
     max_items: int = Field(30, ge=1, le=500)
     locale: Locale | None = None  # None: the config's top-level `locale` (BotConfig.channel_locale)
     post_empty: bool = False

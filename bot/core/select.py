@@ -13,6 +13,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from bot.core.filter_query import Plan, filter_query, fold, plan_for, repo_key
+from bot.core.query import Query
 from bot.core.reports.model import ImpactLevel, RecommendationLevel, Report
 from bot.settings import Channel
 
@@ -26,36 +28,46 @@ _IMPACT_RANK = {ImpactLevel.HIGH: 0, ImpactLevel.MEDIUM: 1, ImpactLevel.LOW: 2, 
 class StoredReport:
     """A report as the store returns it.
 
-    The lowercase tags, the distinct risk flags and the sort key are worked out once here: a
-    digest run filters and ranks the same items for every channel."""
+    The folded tags and repo (filter_query.fold, repo_key), the distinct risk flags and the
+    sort key are worked out once here: a digest run filters and ranks the same items for
+    every channel."""
 
     report: Report
     seq: int  # ingest sequence (monotonic): "new since watermark" means seq > watermark
     revision: int = 1  # 1 = first version; >1 = updated since first ingested
     tag_set: frozenset[str] = field(init=False, repr=False, compare=False)
+    repo_key: tuple[str, str] = field(init=False, repr=False, compare=False)
     flags: tuple[str, ...] = field(init=False, repr=False, compare=False)
     rank: tuple[int, int, datetime, int] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         stripped = (flag.strip() for flag in self.report.risk_flags)
-        object.__setattr__(self, "tag_set", frozenset(tag.lower() for tag in self.report.tags))
+        object.__setattr__(self, "tag_set", frozenset(fold(tag) for tag in self.report.tags))
+        object.__setattr__(self, "repo_key", repo_key(self.report.repo))
         object.__setattr__(self, "flags", tuple(dict.fromkeys(f for f in stripped if f)))
         object.__setattr__(self, "rank", _importance(self.report, self.seq))
 
 
 @dataclass(frozen=True, slots=True)
 class DigestFilter:
-    """The part of a channel's config that decides what its digest holds."""
+    """The part of a channel's config that decides what its digest holds.
+
+    `repos`, `tags`, `exclude_tags` and `query` (query text, a config channel's `query:`) mean
+    one Query (`query_ast`, filter_query.filter_query); a digest run evaluates its Plan
+    (the same query, ready for many reports), worked out once per filter when first asked."""
 
     repos: tuple[str, ...] = ()
     tags: tuple[str, ...] = ()
     exclude_tags: tuple[str, ...] = ()
     max_items: int = 30
+    query: str = ""
+    _plan: Plan | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         # tags compare lowercase (as the parser and the config store them)
         object.__setattr__(self, "tags", tuple(tag.lower() for tag in self.tags))
         object.__setattr__(self, "exclude_tags", tuple(tag.lower() for tag in self.exclude_tags))
+        object.__setattr__(self, "query", self.query.strip())
 
     @classmethod
     def from_channel(cls, channel: Channel) -> DigestFilter:
@@ -64,33 +76,40 @@ class DigestFilter:
             tags=tuple(channel.tags),
             exclude_tags=tuple(channel.exclude_tags),
             max_items=channel.max_items,
+            query=channel.query or "",
         )
 
+    @property
+    def query_ast(self) -> Query | None:
+        """The filter as one query; None when the channel takes every report."""
+        return filter_query(self.repos, self.tags, self.exclude_tags, self.query)
 
-def _wanted(items: Iterable[StoredReport], flt: DigestFilter, watermark: int) -> list[StoredReport]:
-    # one comprehension, no call per item: a digest run filters every item for every channel
-    repos, tags, excluded = flt.repos, flt.tags, flt.exclude_tags
-    return [
-        item
-        for item in items
-        if item.seq > watermark
-        and (not repos or item.report.repo in repos)
-        and (not tags or not item.tag_set.isdisjoint(tags))
-        and (not excluded or item.tag_set.isdisjoint(excluded))
-    ]
+    @property
+    def plan(self) -> Plan:
+        """The query ready for many reports, worked out once (filter_query.plan_for)."""
+        if self._plan is None:
+            plan = plan_for(self.repos, self.tags, self.exclude_tags, self.query)
+            object.__setattr__(self, "_plan", plan)
+            return plan
+        return self._plan
 
 
-def matches(item: StoredReport, flt: DigestFilter) -> bool:
+def matches(item: StoredReport, flt: DigestFilter, now: datetime | None = None) -> bool:
     """Whether the channel wants this report: repo listed (or none listed), any wanted tag
-    (or none listed), and no excluded tag. Tags compare case-insensitively."""
-    return bool(_wanted((item,), flt, item.seq - 1))
+    (or none listed), no excluded tag, and the channel's query. Tags and repos compare
+    case-insensitively. Time terms count back from `now` (else the current time)."""
+    return bool(flt.plan.keep((item,), item.seq - 1, now or datetime.now(UTC)))
 
 
 def select_new(
-    items: Iterable[StoredReport], flt: DigestFilter, watermark: int
+    items: Iterable[StoredReport],
+    flt: DigestFilter,
+    watermark: int,
+    now: datetime | None = None,
 ) -> list[StoredReport]:
-    """Reports ingested after `watermark` that the channel wants, in ingest order."""
-    chosen = _wanted(items, flt, watermark)
+    """Reports ingested after `watermark` that the channel wants, in ingest order. A time term
+    in the channel's query counts back from `now`: the digest's time (else the current time)."""
+    chosen = flt.plan.keep(items, watermark, now or datetime.now(UTC))
     chosen.sort(key=lambda item: item.seq)
     return chosen
 

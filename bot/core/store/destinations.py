@@ -51,12 +51,18 @@ class Destination:
 
 
 def filter_to_json(flt: DigestFilter) -> dict[str, Any]:
-    return {
+    """The stored filter. A config channel's `query:` is kept as its text (a key of the JSON
+    column, written only when there is one: no migration, and older rows read as before);
+    chat subscriptions have none yet."""
+    data: dict[str, Any] = {
         "repos": list(flt.repos),
         "tags": list(flt.tags),
         "exclude_tags": list(flt.exclude_tags),
         "max_items": flt.max_items,
     }
+    if flt.query:
+        data["query"] = flt.query
+    return data
 
 
 def filter_from_json(data: dict[str, Any]) -> DigestFilter:
@@ -65,6 +71,7 @@ def filter_from_json(data: dict[str, Any]) -> DigestFilter:
         tags=tuple(data.get("tags", ())),
         exclude_tags=tuple(data.get("exclude_tags", ())),
         max_items=int(data.get("max_items", 30)),
+        query=str(data.get("query") or ""),
     )
 
 
