@@ -16,6 +16,8 @@ from bot.core.commands import SPECS, Invocation, UsageError, Verb, command_prefi
 from bot.core.models import Format, Locale, Platform, Section
 from bot.core.render.labels import chat_words, zh_command
 from bot.core.render.renderer import RenderedMessage, Renderer
+from bot.core.render.results import result_notice
+from bot.core.search import search
 from bot.core.select import (
     Digest,
     DigestFilter,
@@ -31,7 +33,7 @@ from bot.core.store.status import UNSUBSCRIBED, collect
 from bot.cron import CronError, next_fire
 from bot.settings import BotConfig
 
-SEARCH_LIMIT = 10
+FIND_LIMIT = 10  # results one chat answer lists; past it, "+N more"
 TAGS_WINDOW = timedelta(days=30)
 TAGS_SHOWN = 40
 
@@ -140,7 +142,7 @@ class Answerer:
         # that every Verb has one.
         self.handlers: dict[Verb, Handler] = {
             Verb.PR: self._pr,
-            Verb.SEARCH: self._search,
+            Verb.FIND: self._find,
             Verb.TAGS: self._tags,
             Verb.DIGEST: self._digest,
             Verb.SUBSCRIBE: self._subscribe,
@@ -177,13 +179,14 @@ class Answerer:
             return Answer(Notice("ambiguous", {"ref": str(inv.ref), "choices": choices}))
         return Answer(SectionAnswer(item, inv.section), public=inv.public)
 
-    async def _search(self, inv: Invocation, chat: Chat) -> Answer:
-        found = await self.reports.search(inv.words, SEARCH_LIMIT)
-        words = " ".join(inv.words)
-        if not found:
-            return Answer(Notice("search_empty", {"words": words}))
-        items = "\n".join(f"#{s.report.number} {s.report.title} ({s.report.repo})" for s in found)
-        return Answer(Notice("search_results", {"words": words, "items": items}), inv.public)
+    async def _find(self, inv: Invocation, chat: Chat) -> Answer:
+        if inv.query is None:
+            return Answer(Notice("bad_query", {"error": inv.query_error}))
+        result = await search(self.reports, inv.query, limit=FIND_LIMIT, now=self.clock())
+        key, params = result_notice(
+            [hit.report for hit in result.hits], result.total, inv.query_text, chat.locale
+        )
+        return Answer(Notice(key, params), inv.public)
 
     async def _tags(self, inv: Invocation, chat: Chat) -> Answer:
         counts = await self.reports.tag_counts(self.clock() - TAGS_WINDOW)

@@ -15,13 +15,15 @@ from enum import StrEnum
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from bot.core.models import Platform, Section
+from bot.core.query import Query, QueryError
+from bot.core.query import parse as parse_query
 from bot.core.reports.refs import BadRefError, PRRef, parse_ref
 from bot.core.schedules import clock_cron, is_days
 
 
 class Verb(StrEnum):
     PR = "pr"
-    SEARCH = "search"
+    FIND = "find"
     TAGS = "tags"
     DIGEST = "digest"
     SUBSCRIBE = "subscribe"
@@ -43,7 +45,7 @@ class CommandSpec:
 
 COMMAND_TABLE: tuple[CommandSpec, ...] = (
     CommandSpec(Verb.PR, "7422 [section]", "Show a PR's report: summary, risks, files…"),
-    CommandSpec(Verb.SEARCH, "WORDS", "Find reports by title or tag"),
+    CommandSpec(Verb.FIND, "QUERY", "Find reports: words, tag:, risk:, file:, impact:…"),
     CommandSpec(Verb.TAGS, "", "Known tags, with counts over the last 30 days"),
     CommandSpec(Verb.DIGEST, "", "This chat's next digest, now"),
     CommandSpec(
@@ -56,6 +58,8 @@ COMMAND_TABLE: tuple[CommandSpec, ...] = (
     CommandSpec(Verb.HELP, "", "How to use prdigest"),
 )
 SPECS = {spec.verb: spec for spec in COMMAND_TABLE}
+# Other names a command answers to (not in the menu or the help): `/search` is `/find`.
+VERB_ALIASES: dict[str, Verb] = {"search": Verb.FIND}
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,6 +152,9 @@ class Invocation:
     schedule: str | None = None
     timezone: str | None = None
     public: bool = False
+    query: Query | None = None  # find: the parsed query (None when it has an error)
+    query_text: str = ""  # find: the query as typed, echoed with the results
+    query_error: str = ""  # find: the QueryError line, answered instead of results
     extra: dict[str, str] = field(default_factory=dict)
 
 
@@ -248,16 +255,38 @@ def _schedule(args: list[str]) -> Invocation:
     return Invocation(Verb.SCHEDULE, schedule=cron, timezone=tz)
 
 
+def _find(text: str) -> Invocation:
+    """`find QUERY`: the query read whole (quotes and parentheses are its own syntax); an
+    error in it is answered with its line, not raised."""
+    typed = " ".join(text.split())
+    if not typed:
+        raise UsageError("usage_find")
+    try:
+        return Invocation(Verb.FIND, query=parse_query(typed), query_text=typed)
+    except QueryError as error:
+        return Invocation(Verb.FIND, query_text=typed, query_error=str(error))
+
+
+def _verb(name: str) -> Verb | None:
+    if name in VERB_ALIASES:
+        return VERB_ALIASES[name]
+    try:
+        return Verb(name)
+    except ValueError:
+        return None
+
+
 def parse(verb_text: str, text: str = "") -> Invocation:
     """A command by name (`risks`, `subscribe`, `pr`...) and its argument text."""
     name = verb_text.lower().lstrip("/")
+    verb = _verb(name)
+    if verb is Verb.FIND:
+        return _find(text)
     args = _split(text)
     if name in SECTION_SHORTCUTS:
         return _pr(args, SECTION_SHORTCUTS[name])
-    try:
-        verb = Verb(name)
-    except ValueError:
-        raise UsageError("unknown_command", command=verb_text[:40]) from None
+    if verb is None:
+        raise UsageError("unknown_command", command=verb_text[:40])
     match verb:
         case Verb.PR:
             return parse_pr_text(text)
@@ -267,10 +296,6 @@ def parse(verb_text: str, text: str = "") -> Invocation:
             return _unsubscribe(args)
         case Verb.SCHEDULE:
             return _schedule(args)
-        case Verb.SEARCH:
-            if not args:
-                raise UsageError("usage_search")
-            return Invocation(Verb.SEARCH, words=tuple(args))
         case _:
             return Invocation(verb, public="public" in args)
 
@@ -281,7 +306,7 @@ def parse_pr_text(text: str) -> Invocation:
     if not args:
         return Invocation(Verb.HELP)
     head = args[0].lower()
-    if head in SECTION_SHORTCUTS or (head in Verb.__members__.values() and head != Verb.PR):
+    if head in SECTION_SHORTCUTS or _verb(head) not in (None, Verb.PR):
         return parse(head, text.strip()[len(args[0]) :])
     return _pr(args)
 
@@ -290,6 +315,9 @@ def parse_mention(text: str) -> Invocation | None:
     """Natural language after an @mention: "show risks for #7422", "#7422 的风险",
     "what files did 7422 touch", "related to 7422". None when no PR is named."""
     cleaned = re.sub(r"<@[A-Z0-9]+>", " ", text).strip()
+    head, *tail = cleaned.split(maxsplit=1) or [""]
+    if _verb(head.lower()) is Verb.FIND:  # "@prdigest find risk:FP8": a query, not a PR
+        return _find(tail[0]) if tail else None
     match = _MENTION_REF.search(cleaned)
     if match is None:
         try:

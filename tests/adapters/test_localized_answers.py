@@ -45,7 +45,7 @@ async def test_help_in_a_zh_channel_is_chinese_with_slack_syntax(bot: SlackBot) 
     assert lines[:3] == [
         "命令：",
         "/pr 编号 [章节] — 查看 PR 报告：摘要、风险、文件…",
-        "/pr search 关键词… — 按标题或标签查找报告",
+        "/pr find 查询 — 查找报告：关键词、tag:、risk:、file:、impact:…",
     ]
     assert "/pr subscribe 标签… [-标签…] [repo:owner/name] — 订阅这些标签的摘要" in lines
     assert "Show a PR" not in text

@@ -121,7 +121,7 @@ def test_a_mention_without_a_pr_is_not_a_command() -> None:
 def test_every_command_in_the_table_parses() -> None:
     samples = {
         Verb.PR: "7422",
-        Verb.SEARCH: "rollout",
+        Verb.FIND: "rollout",
         Verb.SUBSCRIBE: "x",
         Verb.UNSUBSCRIBE: "all",
         Verb.SCHEDULE: "09:00",
@@ -228,6 +228,7 @@ async def test_search_and_tags(store: ReportStore) -> None:
     answerer = await _answerer(store)
     found = await answerer.answer(parse("search", "dummy"), _chat())
     assert isinstance(found.reply, Notice) and "#7422" in found.reply.params["items"]
+    assert found.reply.key == "find_results"
     tags = await answerer.answer(parse("tags"), _chat())
     assert isinstance(tags.reply, Notice) and "rollout (1)" in tags.reply.params["items"]
 

@@ -38,7 +38,7 @@ from bot.adapters.telegram.members import (
 from bot.adapters.telegram.reply import Replier
 from bot.adapters.telegram.updates import TelegramApp
 from bot.answers import Answer, Chat, Notice, Reply
-from bot.core.commands import COMMAND_MENU, parse, parse_mention
+from bot.core.commands import COMMAND_MENU, VERB_ALIASES, parse, parse_mention
 from bot.core.models import Format, Locale, Platform
 from bot.core.render.telegram import parse_callback_data
 from bot.core.store.dedupe import first_time_unless_down
@@ -65,8 +65,9 @@ class TelegramHandlers:
     def register(self, app: TelegramApp) -> None:
         new_messages = filters.UpdateType.MESSAGE
         app.add_handler(TypeHandler(Update, self.drop_repeats), group=-1)
-        for command in COMMAND_MENU:
-            app.add_handler(CommandHandler(command.name, self.on_command, filters=new_messages))
+        # The menu's commands, and the other names some answer to (`/search` is `/find`).
+        for name in [*(command.name for command in COMMAND_MENU), *VERB_ALIASES]:
+            app.add_handler(CommandHandler(name, self.on_command, filters=new_messages))
         app.add_handler(MessageHandler(filters.COMMAND & new_messages, self.on_unknown_command))
         text = filters.TEXT & ~filters.COMMAND & new_messages
         app.add_handler(MessageHandler(text, self.on_text))

@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import bindparam, func, or_, select, tuple_, update
+from sqlalchemy import bindparam, func, select, tuple_, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from bot.core.clock import Clock, utc_clock
@@ -306,22 +306,6 @@ class ReportStore:
         async with self.engine.connect() as conn:
             return int((await conn.execute(select(func.count()).select_from(reports))).scalar_one())
 
-    async def search(self, words: Sequence[str], limit: int = 10) -> list[StoredReport]:
-        """Reports whose title or tags contain every word (case-insensitive), newest first."""
-        query = select(reports.c.data, reports.c.seq, reports.c.revision)
-        for word in words:
-            pattern = f"%{_escape_like(word.lower())}%"
-            query = query.where(
-                or_(
-                    func.lower(reports.c.title).like(pattern, escape="\\"),
-                    func.lower(reports.c.tags).like(pattern, escape="\\"),
-                )
-            )
-        query = query.order_by(reports.c.seq.desc()).limit(limit)
-        async with self.engine.connect() as conn:
-            rows = (await conn.execute(query)).all()
-        return [_stored(row) for row in rows]
-
     async def tag_counts(self, since: datetime | None = None) -> list[tuple[str, int]]:
         """Known tags with how many reports carry them (ingested or updated since `since`)."""
         query = select(reports.c.tags)
@@ -332,10 +316,6 @@ class ReportStore:
             for (tags,) in (await conn.execute(query)).all():
                 counts.update(str(tags).split())
         return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
-
-
-def _escape_like(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
 def _aware(value: datetime | None) -> datetime | None:

@@ -104,12 +104,12 @@ async def test_during_a_database_outage_pr_says_the_bot_is_unavailable(
 async def test_a_store_failing_after_the_replay_check_still_gets_an_answer(
     bot: SlackBot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    search = bot.service.answerer.reports.search
+    tag_counts = bot.service.answerer.reports.tag_counts
 
     async def store_gone(*args: Any) -> Any:
         await break_store(bot.service.ctx.engine, tmp_path / "bot.db")
-        return await search(*args)
+        return await tag_counts(*args)
 
-    monkeypatch.setattr(bot.service.answerer.reports, "search", store_gone)
-    [answer] = await bot.command("search rollout")
+    monkeypatch.setattr(bot.service.answerer.reports, "tag_counts", store_gone)
+    [answer] = await bot.command("tags")
     assert answer.text == notice_text("unavailable", Locale.EN, {})

@@ -83,7 +83,7 @@ async def test_the_command_is_acknowledged_without_waiting_for_the_answer(bot: S
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("", "/pr search"),  # bare /pr: the help with every subcommand
+        ("", "/pr find"),  # bare /pr: the help with every subcommand
         ("7422abc", "Cannot read 7422abc as a PR"),
         ("٧٤٢٢", "Cannot read ٧٤٢٢ as a PR"),
         ("99999999", "No report found for #99999999"),
@@ -215,7 +215,7 @@ async def test_a_retried_event_is_answered_once(bot: SlackBot) -> None:
 async def test_a_mention_without_a_pr_gets_the_help(bot: SlackBot) -> None:
     await bot.mention("hello there", ts="1700000999.000400", event_id="Ev0HELLO")
     reply = _only(await wait_for(lambda: channel_posts(bot.fake, CHANNEL)))
-    assert "/pr search" in all_text(reply)
+    assert "/pr find" in all_text(reply)
 
 
 async def test_an_admins_mention_can_subscribe_and_the_channel_learns_their_name(

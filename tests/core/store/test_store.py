@@ -60,11 +60,9 @@ async def test_same_number_in_two_repos_are_two_reports(store: ReportStore) -> N
     assert only.report.repo == "vllm-project/vllm"
 
 
-async def test_search_and_tag_counts(store: ReportStore) -> None:
+async def test_tag_counts(store: ReportStore) -> None:
     await store.upsert(_seed())
     await store.upsert(_seed().model_copy(update={"number": 2, "title": "x", "tags": ["fix"]}))
-    assert [s.report.number for s in await store.search(["dummy", "load_format"])] == [7422]
-    assert [s.report.number for s in await store.search(["100%_"])] == []
     counts = dict(await store.tag_counts())
     assert counts["fix"] == 2
     assert counts["rollout"] == 1

@@ -1,0 +1,57 @@
+"""Search results as words: one line per PR, and the notice that holds them (issue 16).
+
+`verl-project/verl#7422 ★ Fix weight sync — 调整权重同步的顺序 (impact: high)`: the ref, ★ when
+the report says must-read, the title, the one-liner (cut to ONE_LINER_MAX) and the impact
+level in the reader's language. The chats send the lines as a notice (`find_results`, or
+`find_results_more` with "+N more" and the query echoed so it can be narrowed); the CLI prints
+the same notice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Final
+
+from bot.core.models import Locale
+from bot.core.render.labels import labels
+from bot.core.reports.model import RecommendationLevel, Report
+
+ONE_LINER_MAX: Final = 100  # code points of the one-liner a result line shows
+TITLE_MAX: Final = 120
+ELLIPSIS: Final = "…"
+
+
+def _cut(text: str, limit: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + ELLIPSIS
+
+
+def result_line(report: Report, locale: Locale) -> str:
+    """One PR as a search result line, in `locale`'s labels (report text as written)."""
+    L = labels(Locale(locale))
+    star = (
+        f"{L['must_read']} " if report.recommendation_level is RecommendationLevel.MUST_READ else ""
+    )
+    line = f"{report.ref} {star}{_cut(report.title, TITLE_MAX)}"
+    if report.summary.strip():
+        line += f" — {_cut(report.summary, ONE_LINER_MAX)}"
+    if report.impact_level is not None:
+        level = L[f"impact_{report.impact_level.value}"]
+        line += " " + L["result_impact"].format(label=L["impact"], level=level)
+    return line
+
+
+def result_notice(
+    reports: Sequence[Report], total: int, query: str, locale: Locale
+) -> tuple[str, dict[str, str]]:
+    """The notice key and parameters that answer a search: none found, all shown, or the
+    first ones with how many more."""
+    if not reports:
+        return "find_empty", {"query": query}
+    params = {
+        "query": query,
+        "items": "\n".join(result_line(report, locale) for report in reports),
+        "total": str(total),
+        "more": str(total - len(reports)),
+    }
+    return ("find_results" if total <= len(reports) else "find_results_more"), params

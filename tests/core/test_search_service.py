@@ -1,0 +1,98 @@
+"""Issue 16, the search service (bot/core/search.py): the index narrows, the query language
+decides, and hits rank exact first, then by relevance, then newest. Both backends."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from bot.core.query import parse
+from bot.core.reports.model import Report
+from bot.core.search import search
+from bot.core.store.reports import ReportStore
+
+NOW = datetime(2026, 12, 1, tzinfo=UTC)
+
+
+def _day(year: int, month: int, day: int) -> datetime:
+    return datetime(year, month, day, tzinfo=UTC)
+
+
+def _report(number: int, **fields: Any) -> Report:
+    return Report(repo="verl-project/verl", number=number, **{"title": "t", **fields})
+
+
+async def _numbers(store: ReportStore, text: str, limit: int = 10) -> list[int]:
+    result = await search(store, parse(text), limit=limit, now=NOW)
+    return [hit.report.number for hit in result.hits]
+
+
+async def test_exact_hits_first_then_relevance_then_newest(store: ReportStore) -> None:
+    await store.upsert_many(
+        [
+            (_report(1, summary="权重 in the one-liner", merged_at=_day(2026, 1, 1)), ""),
+            (_report(2, risks="权重 only in the risks", merged_at=_day(2026, 3, 1)), ""),
+            (_report(3, title="权重同步", merged_at=_day(2026, 1, 1)), ""),
+            (_report(4, risks="权重 again in the risks", merged_at=_day(2026, 5, 1)), ""),
+            (_report(5, summary="nothing here"), ""),
+            (_report(6, risks="权重", tags=["权重"], merged_at=_day(2025, 1, 1)), ""),
+        ]
+    )
+    # 3 (in the title) and 6 (a tag) are exact hits; then the one-liner; then the risks,
+    # newest first.
+    assert await _numbers(store, "权重") == [3, 6, 1, 4, 2]
+
+
+async def test_a_named_number_ranks_first(store: ReportStore) -> None:
+    await store.upsert_many(
+        [
+            (_report(n, title="rollout fix" if n != 7 else "other", summary="rollout"), "")
+            for n in (7, 8, 9)
+        ]
+    )
+    assert (await _numbers(store, "#7 OR rollout"))[0] == 7
+    assert (await _numbers(store, "rollout OR 8"))[0] == 8
+
+
+async def test_total_counts_past_the_limit(store: ReportStore) -> None:
+    await store.upsert_many([(_report(n, summary="权重"), "") for n in range(1, 13)])
+    result = await search(store, parse("权重"), limit=5, now=NOW)
+    assert (len(result.hits), result.total, result.more) == (5, 12, 7)
+    # Equal scores and no merge time: the newest ingested (highest seq) first.
+    assert [hit.report.number for hit in result.hits] == [12, 11, 10, 9, 8]
+
+
+async def test_the_query_language_decides_not_the_index(store: ReportStore) -> None:
+    await store.upsert_many(
+        [
+            (_report(1, summary="权重", tags=["rollout"], impact_level="high"), ""),
+            (_report(2, summary="权重", tags=["ci"], impact_level="low"), ""),
+            (_report(3, summary="other", tags=["rollout"], impact_level="high"), ""),
+            (Report(repo="acme/other", number=1, title="t", summary="权重"), ""),
+        ]
+    )
+    assert await _numbers(store, "权重 -tag:ci") == [1, 1]
+    assert await _numbers(store, "权重 impact>=medium repo:verl-project/verl") == [1]
+    assert sorted(await _numbers(store, "tag:rollout")) == [1, 3]
+    assert await _numbers(store, "number:2..3") == [3, 2]
+    assert await _numbers(store, "-权重") == [3]
+
+
+async def test_the_index_follows_an_update(store: ReportStore) -> None:
+    await store.upsert(_report(1, summary="旧的权重同步"))
+    assert await _numbers(store, "权重") == [1]
+    await store.upsert(_report(1, summary="新的显存布局"))
+    assert await _numbers(store, "权重") == []
+    assert await _numbers(store, "显存") == [1]
+    assert await _numbers(store, "布局 显存") == [1]
+
+
+async def test_the_rows_are_read_in_chunks(store: ReportStore, monkeypatch: Any) -> None:
+    from bot.core import search as service
+
+    monkeypatch.setattr(service, "CHUNK", 3)
+    await store.upsert_many(
+        [(_report(n, summary="权重" if n % 2 else "x"), "") for n in range(1, 11)]
+    )
+    assert sorted(await _numbers(store, "权重")) == [1, 3, 5, 7, 9]
+    assert sorted(await _numbers(store, "-tag:none", limit=20)) == list(range(1, 11))
