@@ -16,7 +16,7 @@ from bot.core.commands import SPECS, Invocation, UsageError, Verb, command_prefi
 from bot.core.models import Format, Locale, Platform, Section
 from bot.core.render.labels import chat_words, zh_command
 from bot.core.render.renderer import RenderedMessage, Renderer
-from bot.core.render.results import result_notice
+from bot.core.render.results import narrower, result_notice
 from bot.core.search import search
 from bot.core.select import (
     Digest,
@@ -183,8 +183,10 @@ class Answerer:
         if inv.query is None:
             return Answer(Notice("bad_query", {"error": inv.query_error}))
         result = await search(self.reports, inv.query, limit=FIND_LIMIT, now=self.clock())
+        example = f"{command_prefix(chat.platform)}find {narrower(inv.query_text)}"
+        hits = [hit.report for hit in result.hits]
         key, params = result_notice(
-            [hit.report for hit in result.hits], result.total, inv.query_text, chat.locale
+            hits, result.total, inv.query_text, chat.locale, command=example
         )
         return Answer(Notice(key, params), inv.public)
 

@@ -19,6 +19,7 @@ from bot.cli import (
     query_cmd,
     reactivate_cmd,
     run_cmd,
+    search_cmd,
     status_cmd,
     tags_cmd,
 )
@@ -36,6 +37,7 @@ COMMANDS: tuple[Command, ...] = (
     pr_cmd.COMMAND,
     digest_cmd.COMMAND,
     tags_cmd.COMMAND,
+    search_cmd.COMMAND,
     query_cmd.COMMAND,
     run_cmd.COMMAND,
     status_cmd.COMMAND,

@@ -8,7 +8,8 @@ only narrows and the language stays the truth.
 
 Ranking, best first:
 1. exact hits: the PR number the query names (`#7422`, `number:7422`, or the bare word 7422),
-   a word that is one of the report's tags, a title that holds every word of the query;
+   a word that is one of the report's tags (or a `tag:` term it has: `tag:ci OR 权重`), a
+   title that holds every word of the query;
 2. relevance: each word found in the title counts 3, in the one-liner 2, elsewhere 1;
 3. newest: merged time (else when the store first saw it), then ingest seq.
 
@@ -69,6 +70,7 @@ class _Ranker:
 
     words: tuple[str, ...]
     numbers: frozenset[int]
+    tags: frozenset[str]  # the `tag:` terms asked for
     all_words: tuple[str, ...] = field(default=())  # the words every match holds (AND)
 
     def rank(self, report: Report, seq: int, seen_at: datetime | None) -> Hit:
@@ -76,7 +78,7 @@ class _Ranker:
         if report.number in self.numbers:
             exact.append("number")
         tags = {normalize_text(tag) for tag in report.tags}
-        if any(word in tags for word in self.words):
+        if any(word in tags for word in self.words) or not self.tags.isdisjoint(tags):
             exact.append("tag")
         title = normalize_text(report.title)
         summary = normalize_text(report.summary)
@@ -121,6 +123,7 @@ def _positive_terms(query: Query) -> Iterator[Text | Field]:
 def _ranker(query: Query) -> _Ranker:
     words: list[str] = []
     numbers: set[int] = set()
+    tags: set[str] = set()
     for term in _positive_terms(query):
         if isinstance(term, Text):
             words.append(term.value)
@@ -128,7 +131,14 @@ def _ranker(query: Query) -> _Ranker:
                 numbers.add(int(term.value))
         elif term.name == "number" and term.op == ":" and ".." not in term.value:
             numbers.add(int(term.value))
-    return _Ranker(tuple(dict.fromkeys(words)), frozenset(numbers), tuple(text_needles(query)))
+        elif term.name == "tag":
+            tags.add(term.value)
+    return _Ranker(
+        tuple(dict.fromkeys(words)),
+        frozenset(numbers),
+        frozenset(tags),
+        tuple(text_needles(query)),
+    )
 
 
 def _narrowing(query: Query) -> list[ColumnElement[bool]]:

@@ -54,6 +54,17 @@ async def test_a_named_number_ranks_first(store: ReportStore) -> None:
     assert (await _numbers(store, "rollout OR 8"))[0] == 8
 
 
+async def test_a_tag_asked_for_ranks_first(store: ReportStore) -> None:
+    await store.upsert_many(
+        [
+            (_report(1, title="权重 in the title"), ""),
+            (_report(2, summary="a ci job", tags=["ci"], merged_at=_day(2020, 1, 1)), ""),
+        ]
+    )
+    assert await _numbers(store, "权重 OR tag:ci") == [2, 1]
+    assert await _numbers(store, "ci OR 权重") == [2, 1]  # the bare word is a tag too
+
+
 async def test_total_counts_past_the_limit(store: ReportStore) -> None:
     await store.upsert_many([(_report(n, summary="权重"), "") for n in range(1, 13)])
     result = await search(store, parse("权重"), limit=5, now=NOW)

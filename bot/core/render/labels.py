@@ -67,7 +67,7 @@ _EN: dict[str, str] = {
     "impact_high": "high",
     "impact_medium": "medium",
     "impact_low": "low",
-    "result_impact": "({label}: {level})",
+    "result_impact": " ({label}: {level})",
     "updated": "updated",
     "must_read": "★",
     "more": "+{n} more",
@@ -141,7 +141,7 @@ _NOTICES: dict[Locale, dict[str, str]] = {
         "find_empty": "没有找到与「{query}」匹配的报告。",
         "find_results": "与「{query}」匹配的报告：\n{items}",
         "find_results_more": "与「{query}」匹配的报告（共 {total} 个）：\n{items}\n"
-        "还有 {more} 个未列出。加上条件可以缩小范围，例如 {cmd}find {query} impact>=medium",
+        "还有 {more} 个未列出。加上条件可以缩小范围，例如 {example}",
         "bad_query": "查询写法有误：{error}",
         "no_tags": "最近 30 天没有带标签的报告。",
         "tags_list": "最近 30 天的标签：{items}",
@@ -189,7 +189,7 @@ _NOTICES: dict[Locale, dict[str, str]] = {
         "find_empty": "No report matches {query}.",
         "find_results": "Reports matching {query}:\n{items}",
         "find_results_more": "Reports matching {query} ({total}):\n{items}\n"
-        "+{more} more. Add terms to narrow it, e.g. {cmd}find {query} impact>=medium",
+        "+{more} more. Add terms to narrow it, e.g. {example}",
         "bad_query": "{error}",
         "no_tags": "No tagged reports in the last 30 days.",
         "tags_list": "Tags of the last 30 days: {items}",

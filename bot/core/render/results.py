@@ -37,18 +37,26 @@ def result_line(report: Report, locale: Locale) -> str:
         line += f" — {_cut(report.summary, ONE_LINER_MAX)}"
     if report.impact_level is not None:
         level = L[f"impact_{report.impact_level.value}"]
-        line += " " + L["result_impact"].format(label=L["impact"], level=level)
+        line += L["result_impact"].format(label=L["impact"], level=level)
     return line
 
 
+def narrower(query: str) -> str:
+    """The query with one more term, as an example of narrowing it."""
+    extra = "since:30d" if "impact" in query.lower() else "impact>=medium"
+    return f"{query} {extra}"
+
+
 def result_notice(
-    reports: Sequence[Report], total: int, query: str, locale: Locale
+    reports: Sequence[Report], total: int, query: str, locale: Locale, *, command: str
 ) -> tuple[str, dict[str, str]]:
     """The notice key and parameters that answer a search: none found, all shown, or the
-    first ones with how many more."""
+    first ones with how many more and `command` (`/find QUERY …`, written as the asker
+    writes it) as the example of a narrower query."""
     if not reports:
         return "find_empty", {"query": query}
     params = {
+        "example": command,
         "query": query,
         "items": "\n".join(result_line(report, locale) for report in reports),
         "total": str(total),
