@@ -18,7 +18,6 @@ migration that creates it, and rebuilt by `prdigest migrate`.
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -39,6 +38,7 @@ from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from bot.core.query.text import normalize_text
 from bot.core.reports.model import STORED, Report
 from bot.core.store.db import MIGRATION_LOCK_KEY, write_transaction
 from bot.core.store.tables import reports
@@ -77,15 +77,9 @@ _FTS_MATCH = text("report_fts MATCH :long")
 _GRAMS_MATCH = text("report_grams MATCH :short")
 
 
-def _normalize(value: str) -> str:
-    # The rule of bot.core.query.text.normalize_text (to be imported from there once it lands).
-    folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", value).casefold())
-    return " ".join(folded.split())
-
-
 def field_texts(report: Report) -> list[str]:
     """The normalized text of each indexed field, in TEXT_FIELDS order."""
-    return [_normalize(str(getattr(report, name))) for name in TEXT_FIELDS]
+    return [normalize_text(str(getattr(report, name))) for name in TEXT_FIELDS]
 
 
 def _stored_texts(report: Report) -> list[str]:

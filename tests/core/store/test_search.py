@@ -15,6 +15,7 @@ from alembic import command
 from alembic.config import Config as AlembicConfig
 from sqlalchemy import Connection, delete
 
+from bot.core.query.text import normalize_text
 from bot.core.reports.model import Report
 from bot.core.reports.parser import parse_file
 from bot.core.store.db import (
@@ -25,7 +26,7 @@ from bot.core.store.db import (
     write_transaction,
 )
 from bot.core.store.reports import IngestResult, ReportStore, StoreRejection
-from bot.core.store.search import _normalize, field_texts, rebuild_index, text_candidates
+from bot.core.store.search import field_texts, rebuild_index, text_candidates
 from bot.core.store.tables import reports
 from tests.kits.paths import SEED
 
@@ -36,7 +37,7 @@ def _report(number: int, **fields: str) -> Report:
 
 async def _find(store: ReportStore, *words: str) -> list[int]:
     """PR numbers (not row ids) of the reports holding every word."""
-    ids = await text_candidates(store.engine, [_normalize(w) for w in words])
+    ids = await text_candidates(store.engine, [normalize_text(w) for w in words])
     async with store.engine.connect() as conn:
         rows = await conn.execute(reports.select().where(reports.c.id.in_(ids)))
         return sorted(int(row.number) for row in rows)
@@ -167,9 +168,9 @@ async def test_candidates_equal_a_brute_force_scan(store: ReportStore) -> None:
             source = rng.choice(pool)
             size = rng.randint(1, 4)
             start = rng.randrange(max(len(source) - size, 0) + 1)
-            needles.append(_normalize(source[start : start + size]) or "x")
+            needles.append(normalize_text(source[start : start + size]) or "x")
         if rng.random() < 0.2:
-            needles.append(_normalize(_text(rng)[:3]) or "y")
+            needles.append(normalize_text(_text(rng)[:3]) or "y")
         expected = sorted(
             number
             for number, texts in normalized.items()
