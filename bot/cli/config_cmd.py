@@ -1,7 +1,8 @@
 """`prdigest check-config`, `prdigest schema`, `prdigest migrate`.
 
 check-config prints what would run (database, platforms, sources, channels with their next
-digest) and then every problem that would stop `prdigest run`, one line each, exit status 2.
+digest and, under each, the query its repos/tags/exclude_tags/query filters mean) and then
+every problem that would stop `prdigest run`, one line each, exit status 2.
 """
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ from bot.cli.common import CliError, Command
 from bot.context import database_line, load, open_context
 from bot.core.clock import utc_clock
 from bot.core.models import Platform
+from bot.core.query import unparse
 from bot.core.reports.model import Report
+from bot.core.select import DigestFilter
 from bot.core.store.db import DatabaseURLError, async_url, current_revision, masked_url
 from bot.core.store.search import rebuild_index
 from bot.cron import CronError, next_fire
@@ -114,6 +117,9 @@ def describe(env: Env, config: BotConfig) -> list[str]:
             f"channel:   {channel.name} → {channel.platform.value}:{channel.target} "
             f"'{channel.schedule}' {tz}, {upcoming}"
         )
+        query = DigestFilter.from_channel(channel).query_ast
+        if query is not None:  # repos, tags, exclude_tags and query: as the digest reads them
+            lines.append(f"  query:   {unparse(query)}")
     return lines
 
 
