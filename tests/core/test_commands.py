@@ -267,3 +267,22 @@ async def test_an_inbound_event_is_handled_once(store: ReportStore) -> None:
     assert await first_time(store.engine, "slack:Ev1")
     assert not await first_time(store.engine, "slack:Ev1")
     assert await first_time(store.engine, "telegram:1")
+
+
+def test_find_reads_the_query_whole_and_search_is_its_alias() -> None:
+    from bot.core.query import And, Field, Text
+
+    found = parse("search", '"weight sync" -tag:ci')
+    assert found.verb is Verb.FIND and found.query_text == '"weight sync" -tag:ci'
+    assert isinstance(found.query, And)
+    assert found.query.items[0] == Text("weight sync", phrase=True)
+    assert parse_pr_text("find #7422").query == Field("number", ":", "7422")
+    assert parse_pr_text("search risk:FP8").verb is Verb.FIND
+    # A mention that starts with find is a query, even when it names a number.
+    mention = parse_mention("<@U0BOT> find number:7400..7500")
+    assert mention is not None and mention.verb is Verb.FIND and mention.ref is None
+    bad = parse("find", "rsk:x")
+    assert bad.query is None and bad.query_error.startswith("query: unknown field 'rsk'")
+    with pytest.raises(UsageError) as caught:
+        parse("find", "  ")
+    assert caught.value.key == "usage_find"
