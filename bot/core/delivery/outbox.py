@@ -148,7 +148,7 @@ async def plan_digest(
         window = await _read_window(conn, dest, start, windows)
         end = max((item.seq for item in window), default=start)
         digest = build_digest(
-            select_new(window, dest.filter, start),
+            select_new(window, dest.filter, start, scheduled_for),
             dest.filter,
             default_title(dest.filter, dest.label),
         )

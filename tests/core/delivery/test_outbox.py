@@ -28,6 +28,7 @@ from tests.kits.delivery import (
     ScriptedSender,
     add_reports,
     channel,
+    report,
     run_until_idle,
     setup_destinations,
 )
@@ -335,3 +336,17 @@ async def test_destinations_at_different_watermarks_each_get_their_own_window(
     assert [run.entries for run in runs[:2]] == [3, 1]
     assert not runs[2].created  # the same (destination, time): planned once
     assert windows.reads == 2
+
+
+async def test_a_time_term_in_a_channel_query_counts_from_the_runs_scheduled_time(
+    store: ReportStore,
+) -> None:
+    """`since:1d` means the day before the digest's own time, so replicas (and a run planned
+    late, on catch-up) choose the same reports whatever the wall clock says."""
+    clock = FakeClock()  # 2026-09-01 01:00 UTC, months before the wall clock
+    [dest] = await setup_destinations(store.engine, channel("a", "A", query="since:1d"))
+    fresh = report(1).model_copy(update={"merged_at": clock() - timedelta(hours=12)})
+    stale = report(2).model_copy(update={"merged_at": clock() - timedelta(days=3)})
+    await store.upsert_many([(fresh, ""), (stale, "")])
+    run = await plan_digest(store.engine, dest, clock(), RENDERER, clock())
+    assert run.entries == 1
