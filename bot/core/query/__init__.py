@@ -7,9 +7,9 @@ index which strings every match contains, and `normalize_text` is the one text f
 
 from bot.core.query.ast import And, Field, Not, Or, Query, Text, unparse
 from bot.core.query.errors import QueryError
-from bot.core.query.evaluate import TEXT_FIELDS, explain, matches, text_needles
+from bot.core.query.evaluate import explain, matches, text_needles
 from bot.core.query.parser import parse
-from bot.core.query.text import normalize_text
+from bot.core.query.text import TEXT_FIELDS, normalize_text
 
 __all__ = [
     "TEXT_FIELDS",

@@ -22,7 +22,7 @@ from functools import cached_property, lru_cache
 from typing import Final
 
 from bot.core.query.ast import And, Field, Not, Query, Text, unparse
-from bot.core.query.text import normalize_text
+from bot.core.query.text import TEXT_FIELDS, normalize_text
 from bot.core.query.values import (
     IMPACT_ORDER,
     REC_ORDER,
@@ -34,17 +34,6 @@ from bot.core.query.values import (
 from bot.core.reports.model import Report
 from bot.core.reports.tags import _compile_glob, _Glob, _glob_matches, _normalise_path
 
-# The report fields bare words and phrases search, in the order explanations name them.
-TEXT_FIELDS: Final = (
-    "title",
-    "summary",
-    "recommendation",
-    "motivation",
-    "implementation",
-    "risks",
-    "impact",
-    "comment_highlights",
-)
 _SYMBOL_PARTS = re.compile(r"\.|::")
 
 

@@ -9,6 +9,7 @@ as 权重 is found without a dictionary.
 from __future__ import annotations
 
 import unicodedata
+from typing import Final
 
 
 def normalize_text(text: str) -> str:
@@ -16,3 +17,17 @@ def normalize_text(text: str) -> str:
     it), whitespace runs collapsed to one space, trimmed."""
     folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
     return " ".join(folded.split())
+
+
+# The report fields bare words and phrases search, in the order explanations name them; the
+# store's full-text index holds exactly these (one list, or the two could disagree).
+TEXT_FIELDS: Final = (
+    "title",
+    "summary",
+    "recommendation",
+    "motivation",
+    "implementation",
+    "risks",
+    "impact",
+    "comment_highlights",
+)

@@ -38,21 +38,11 @@ from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from bot.core.query.text import normalize_text
+from bot.core.query.text import TEXT_FIELDS, normalize_text
 from bot.core.reports.model import STORED, Report
 from bot.core.store.db import MIGRATION_LOCK_KEY, write_transaction
 from bot.core.store.tables import reports
 
-TEXT_FIELDS = (
-    "title",
-    "summary",
-    "recommendation",
-    "motivation",
-    "implementation",
-    "risks",
-    "impact",
-    "comment_highlights",
-)
 # Normalized text never holds it (str.split() counts it as whitespace), so a word cannot
 # match across two fields joined by it; NUL, which PostgreSQL text refuses, is stored as it.
 SEP = "\x1f"
