@@ -1,0 +1,239 @@
+"""Generated reports and queries for the search property test (issue 16).
+
+Reports carry random Chinese and Latin text in every text field (with full-width forms,
+case, runs of whitespace and the characters SQL LIKE and FTS5 treat specially), tags, repos,
+risk flags, key files, symbols, levels and merge times. Queries are ASTs of every term and
+operator of the language, their words drawn from the reports' own text (1-4 character CJK
+substrings, Latin words, phrases), so most of them match something.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Final
+
+from bot.core.query import TEXT_FIELDS, And, Field, Not, Or, Query, Text, normalize_text
+from bot.core.reports.model import ImpactLevel, KeyFile, RecommendationLevel, Report
+
+NOW: Final = datetime(2026, 11, 20, 9, 0, tzinfo=UTC)
+REPOS: Final = (
+    "verl-project/verl",
+    "sgl-project/sglang",
+    "vllm-project/vllm",
+    "Other/Verl",
+    "a.b/c_d-e",
+)
+TAGS: Final = ("rollout", "SGLang", "ci", "docs", "perf", "fix", "fsdp", "Roll Out", "权重")
+CJK: Final = (
+    "权重同步显存上涨例外回滚推理训练内核缓存调度并行量化精度梯度张量算子通信分布式"
+    "优化器检查点模型服务请求队列超时重试日志监控"
+)
+LATIN: Final = (
+    "weight",
+    "sync",
+    "FP8",
+    "ＦＰ８",
+    "cache",
+    "Rollout",
+    "kernel",
+    "NCCL",
+    "tensor",
+    "async",
+    "OOM",
+    "fsdp",
+    "vLLM",
+    "100%",
+    "a_b",
+    "x\\y",
+    "it's",
+    "ﬁx",
+    "ß",
+    "7422",
+    "e.g.",
+)
+PATHS: Final = (
+    "verl/workers/rollout/vllm_rollout.py",
+    "verl/workers/fsdp_workers.py",
+    "python/sglang/srt/server.py",
+    "vllm/engine/llm_engine.py",
+    "docs/index.md",
+    "tests/test_rollout.py",
+    "README.md",
+    "csrc/kernels/fp8.cu",
+)
+SYMBOLS: Final = (
+    "LLMServerClient",
+    "SGLangHttpServer.__init__",
+    "FSDPWorker.update_weights",
+    "sync_weights",
+    "torch::Tensor",
+    "RolloutConfig",
+)
+RISKS: Final = ("FP8 例外", "显存上涨", "race condition", "兼容性", "  ", "NCCL hang")
+NUMBERS: Final = (7, 42, 1000, 7400, 7422, 7450, 7500, 9999)
+# Query leaves and how often each is drawn: words most, as they go through the index.
+LEAVES: Final = ("word", "phrase", "tag", "repo", "risk", "impact", "rec", "file", "symbol")
+LEAVES_TOO: Final = ("number", "time")
+LEAF_WEIGHTS: Final = (30, 8, 8, 6, 6, 5, 5, 6, 5, 8, 8)
+
+
+def _text(rng: random.Random, words: int) -> str:
+    """A run of CJK substrings and Latin words, with varied whitespace and punctuation."""
+    parts: list[str] = []
+    for _ in range(words):
+        if rng.random() < 0.55:
+            start = rng.randrange(len(CJK) - 6)
+            parts.append(CJK[start : start + rng.randint(1, 6)])
+        else:
+            parts.append(rng.choice(LATIN))
+        parts.append(rng.choice([" ", " ", "", "，", "。", "\n", "  ", "\t", "、"]))
+    return "".join(parts).strip()
+
+
+def random_report(rng: random.Random, number: int) -> Report:
+    """One report with every searched field filled at random (some left empty)."""
+    texts = {name: _text(rng, rng.randint(0, 12)) for name in TEXT_FIELDS}
+    texts["title"] = _text(rng, rng.randint(1, 6)) or "t"
+    key_files = [
+        KeyFile(path=rng.choice(PATHS), symbols=rng.sample(SYMBOLS, rng.randint(0, 2)))
+        for _ in range(rng.randint(0, 3))
+    ]
+    merged = NOW - timedelta(hours=rng.randint(0, 24 * 60))
+    return Report(
+        repo=rng.choice(REPOS),
+        number=number,
+        merged_at=rng.choice([None, merged, merged.replace(tzinfo=None)]),
+        recommendation_level=rng.choice(list(RecommendationLevel)),
+        impact_level=rng.choice([None, *ImpactLevel]),
+        key_files=key_files,
+        key_symbols=rng.sample(SYMBOLS, rng.randint(0, 2)),
+        risk_flags=rng.sample(RISKS, rng.randint(0, 3)),
+        tags=rng.sample(TAGS, rng.randint(0, 3)),
+        **texts,
+    )
+
+
+@dataclass
+class Pool:
+    """What queries draw from: the reports' own words and phrases."""
+
+    words: list[str] = field(default_factory=list)
+    phrases: list[str] = field(default_factory=list)
+    numbers: list[int] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, reports: Sequence[Report], rng: random.Random) -> Pool:
+        pool = cls(numbers=[r.number for r in reports])
+        for report in reports:
+            for name in TEXT_FIELDS:
+                text = normalize_text(getattr(report, name))
+                pool.words.extend(w for w in text.split() if '"' not in w)
+                pool._cut(rng, text)
+        pool.words.extend(normalize_text(w) for w in LATIN)
+        pool.words.extend(["显", "权重", "不存在的词", "zzqx", "%", "_", "\\"])
+        return pool
+
+    def _cut(self, rng: random.Random, text: str) -> None:
+        """A few 1-4 character substrings (CJK words) and a longer phrase of `text`."""
+        if not text:
+            return
+        for _ in range(3):
+            start = rng.randrange(len(text))
+            piece = text[start : start + rng.randint(1, 4)].strip()
+            if piece and '"' not in piece:
+                self.words.append(piece)
+        start = rng.randrange(len(text))
+        phrase = normalize_text(text[start : start + rng.randint(3, 14)])
+        if phrase and '"' not in phrase:
+            self.phrases.append(phrase)
+
+
+def _level_field(rng: random.Random, name: str, levels: Sequence[str]) -> Field:
+    return Field(name, rng.choice([":", ">=", "<=", ">", "<"]), rng.choice(levels))
+
+
+def _number_field(rng: random.Random, pool: Pool) -> Field:
+    number = rng.choice([*pool.numbers, *NUMBERS])
+    shape = rng.randrange(4)
+    if shape == 0:
+        return Field("number", ":", str(number))
+    if shape == 1:
+        return Field("number", rng.choice([">=", "<=", ">", "<"]), str(number))
+    low = rng.choice(["", str(max(1, number - rng.randint(0, 60)))])
+    high = rng.choice(["", str(number + rng.randint(0, 60))])
+    return Field("number", ":", f"{low}..{high if low else high or number}")
+
+
+def _file_field(rng: random.Random) -> Field:
+    path = rng.choice(PATHS)
+    parts = path.split("/")
+    glob = rng.choice(
+        [
+            parts[-1],
+            parts[-1].upper(),
+            "*." + parts[-1].rsplit(".", 1)[-1],
+            "/".join(parts[:-1]) + "/**" if len(parts) > 1 else "**",
+            "**/" + parts[-1],
+            parts[0] + "/*",
+            path,
+            "nothing/*.rs",
+        ]
+    )
+    return Field("file", ":", glob)
+
+
+def _time_field(rng: random.Random) -> Field:
+    value = rng.choice(
+        [
+            f"{rng.randint(0, 70)}d",
+            f"{rng.randint(0, 10)}w",
+            f"{rng.randint(0, 1500)}h",
+            (NOW - timedelta(days=rng.randint(-2, 70))).date().isoformat(),
+        ]
+    )
+    return Field(rng.choice(["since", "before"]), ":", value)
+
+
+def _leaf(rng: random.Random, pool: Pool) -> Query:
+    kind = rng.choices([*LEAVES, *LEAVES_TOO], weights=LEAF_WEIGHTS)[0]
+    if kind == "word":
+        return Text(rng.choice(pool.words))
+    if kind == "phrase":
+        return Text(rng.choice(pool.phrases), phrase=True)
+    if kind == "tag":
+        return Field("tag", ":", " ".join(rng.choice([*TAGS, "nope"]).lower().split()))
+    if kind == "repo":
+        repo = rng.choice(REPOS).lower()
+        return Field("repo", ":", rng.choice([repo, repo.rsplit("/", 1)[-1], "nope/verl"]))
+    if kind == "risk":
+        flag = normalize_text(rng.choice([r for r in RISKS if r.strip()]))
+        start = rng.randrange(len(flag))
+        piece = flag[start : start + rng.randint(1, 5)].strip() or "*"
+        return Field("risk", ":", rng.choice(["*", piece, flag]))
+    if kind == "impact":
+        return _level_field(rng, "impact", [level.value for level in ImpactLevel])
+    if kind == "rec":
+        return _level_field(rng, "rec", [level.value for level in RecommendationLevel])
+    if kind == "file":
+        return _file_field(rng)
+    if kind == "symbol":
+        symbol = rng.choice(SYMBOLS)
+        parts = symbol.replace("::", ".").split(".")
+        return Field("symbol", ":", rng.choice([symbol, rng.choice(parts), symbol.lower()]))
+    if kind == "number":
+        return _number_field(rng, pool)
+    return _time_field(rng)
+
+
+def random_query(rng: random.Random, pool: Pool, depth: int = 0) -> Query:
+    """A query of nesting depth at most 3: leaves under AND, OR and NOT."""
+    if depth >= 3 or rng.random() < (0.25 if depth == 0 else 0.5):
+        return _leaf(rng, pool)
+    kind = rng.choices(["and", "or", "not"], weights=[5, 4, 2])[0]
+    if kind == "not":
+        return Not(random_query(rng, pool, depth + 1))
+    items = tuple(random_query(rng, pool, depth + 1) for _ in range(rng.randint(2, 4)))
+    return And(items) if kind == "and" else Or(items)
