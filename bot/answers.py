@@ -8,7 +8,7 @@ here (the adapter supplies how to ask the platform); the wording lives in the la
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date, timedelta
 
 from bot.core.clock import Clock
@@ -229,12 +229,8 @@ class Answerer:
         excludes = [t for t in old.exclude_tags if t not in inv.add_tags]
         excludes += [t for t in inv.exclude_tags if t not in excludes]
         repos = list(dict.fromkeys([*old.repos, *inv.repos]))
-        flt = DigestFilter(
-            repos=tuple(repos),
-            tags=tuple(tags),
-            exclude_tags=tuple(excludes),
-            max_items=old.max_items,
-        )
+        # replace(): whatever else the filter holds (its query, its size) is kept
+        flt = replace(old, repos=tuple(repos), tags=tuple(tags), exclude_tags=tuple(excludes))
         saved = await self._save(chat, flt)
         return self._changed("subscribed", saved, chat)
 
@@ -264,13 +260,7 @@ class Answerer:
             await self.destinations.set_active(dest.id, False, UNSUBSCRIBED)
             announce = Notice("subscription_stopped", {"user": chat.user_name or chat.user_id})
             return Answer(Notice("all_unsubscribed"), announce=announce)
-        flt = DigestFilter(
-            repos=dest.filter.repos,
-            tags=remaining,
-            exclude_tags=dest.filter.exclude_tags,
-            max_items=dest.filter.max_items,
-        )
-        saved = await self._save(chat, flt)
+        saved = await self._save(chat, replace(dest.filter, tags=remaining))
         return self._changed("unsubscribed", saved, chat)
 
     async def _subscriptions(self, inv: Invocation, chat: Chat) -> Answer:
