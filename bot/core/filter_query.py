@@ -27,6 +27,7 @@ from datetime import datetime
 from typing import NamedTuple, Protocol, TypeVar
 
 from bot.core.query import And, Field, Not, Or, Query, matches, parse
+from bot.core.query.evaluate import Prepared
 from bot.core.reports.model import Report
 
 
@@ -41,6 +42,8 @@ class _Item(Protocol):
     def tag_set(self) -> frozenset[str]: ...
     @property
     def repo_key(self) -> tuple[str, str]: ...
+    @property
+    def prepared(self) -> Prepared: ...
 
 
 ItemT = TypeVar("ItemT", bound=_Item)
@@ -102,7 +105,7 @@ class Plan(NamedTuple):
             and (repos is None or item.repo_key[0] in repos or item.repo_key[1] in names)
             and (any_tags is None or not item.tag_set.isdisjoint(any_tags))
             and (not no_tags or item.tag_set.isdisjoint(no_tags))
-            and (rest is None or matches(rest, item.report, now=now))
+            and (rest is None or matches(rest, item.prepared, now=now))
         ]
 
 

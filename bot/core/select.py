@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 
 from bot.core.filter_query import Plan, filter_query, fold, plan_for, repo_key
 from bot.core.query import Query
+from bot.core.query.evaluate import Prepared
 from bot.core.reports.model import ImpactLevel, RecommendationLevel, Report
 from bot.settings import Channel
 
@@ -39,6 +40,8 @@ class StoredReport:
     repo_key: tuple[str, str] = field(init=False, repr=False, compare=False)
     flags: tuple[str, ...] = field(init=False, repr=False, compare=False)
     rank: tuple[int, int, datetime, int] = field(init=False, repr=False, compare=False)
+    # the text a channel's query reads, normalized once for every destination of a tick
+    prepared: Prepared = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         stripped = (flag.strip() for flag in self.report.risk_flags)
@@ -46,6 +49,7 @@ class StoredReport:
         object.__setattr__(self, "repo_key", repo_key(self.report.repo))
         object.__setattr__(self, "flags", tuple(dict.fromkeys(f for f in stripped if f)))
         object.__setattr__(self, "rank", _importance(self.report, self.seq))
+        object.__setattr__(self, "prepared", Prepared(self.report))
 
 
 @dataclass(frozen=True, slots=True)

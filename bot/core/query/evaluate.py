@@ -37,13 +37,13 @@ from bot.core.reports.tags import _compile_glob, _Glob, _glob_matches, _normalis
 _SYMBOL_PARTS = re.compile(r"\.|::")
 
 
-class _View:
-    """One report as the terms read it; normalized text is worked out once, when needed."""
+class Prepared:
+    """A report ready for many queries: its searched text is normalized once, when first
+    needed, and kept (a digest tick asks every destination's query of the same reports)."""
 
-    def __init__(self, report: Report, seen_at: datetime | None, now: datetime) -> None:
+    def __init__(self, report: Report, seen_at: datetime | None = None) -> None:
         self.report = report
         self.seen_at = seen_at
-        self.now = now
 
     @cached_property
     def texts(self) -> dict[str, str]:
@@ -54,15 +54,37 @@ class _View:
         moment = self.report.merged_at or self.seen_at
         return None if moment is None else as_utc(moment)
 
+
+class _View:
+    """One report as the terms read it, at `now`."""
+
+    def __init__(self, prepared: Prepared, now: datetime) -> None:
+        self.prepared = prepared
+        self.report = prepared.report
+        self.now = now
+
+    @property
+    def texts(self) -> dict[str, str]:
+        return self.prepared.texts
+
+    @property
+    def time(self) -> datetime | None:
+        return self.prepared.time
+
     def text_fields(self, needle: str) -> list[str]:
         return [name for name, text in self.texts.items() if needle in text]
 
 
 def matches(
-    query: Query, report: Report, *, seen_at: datetime | None = None, now: datetime
+    query: Query, report: Report | Prepared, *, seen_at: datetime | None = None, now: datetime
 ) -> bool:
-    """Whether `report` satisfies `query`; time terms count back from `now`."""
-    return _holds(query, _View(report, seen_at, now))
+    """Whether `report` satisfies `query`; time terms count back from `now`. A `Prepared`
+    report (its own `seen_at`) keeps its normalized text for the next query."""
+    return _holds(query, _View(_prepared(report, seen_at), now))
+
+
+def _prepared(report: Report | Prepared, seen_at: datetime | None) -> Prepared:
+    return report if isinstance(report, Prepared) else Prepared(report, seen_at)
 
 
 def explain(
@@ -71,7 +93,7 @@ def explain(
     """The terms that hold for `report`, as query text (`tag:rollout`, `权重 in summary,
     risks`, `-tag:ci` for a NOT that holds), in query order."""
     found: list[str] = []
-    _explain(query, _View(report, seen_at, now), found)
+    _explain(query, _View(Prepared(report, seen_at), now), found)
     return found
 
 
