@@ -29,6 +29,8 @@ from bot.core.store.db import create_engine, migrate
 from bot.core.store.reports import ReportStore
 from bot.settings import BotConfig, Env
 from tests.fakes.telegram.api import FakeTelegram, FloodLimits, SentMessage
+from tests.fakes.telegram.state import user_object
+from tests.fakes.telegram.updates import message_update
 from tests.kits.paths import SEED
 
 USER = 4242  # a private chat: its id is the user's id
@@ -77,6 +79,14 @@ def add_group(fake: FakeTelegram, chat_id: int = GROUP) -> None:
     fake.set_member(chat_id, ADMIN, "administrator")
     fake.set_member(chat_id, OWNER, "creator")
     fake.set_member(chat_id, MEMBER, "member")
+
+
+def push_from_zh_user(fake: FakeTelegram, text: str) -> None:
+    """ZH_USER, whose Telegram app is in Chinese, sends `text` in their private chat."""
+    fake.add_chat(ZH_USER)
+    update = message_update(fake.state, ZH_USER, text, None)
+    update["message"]["from"] = {**user_object(ZH_USER), "language_code": "zh-hans"}  # type: ignore[index]
+    fake.push_update(update)
 
 
 def texts(fake: FakeTelegram, chat_id: int) -> list[str]:

@@ -36,6 +36,7 @@ from tests.kits.telegram import (
     buttons,
     fast_fake,
     notice,
+    push_from_zh_user,
     texts,
     until,
 )
@@ -176,10 +177,7 @@ async def test_the_command_menu_is_registered_and_polling_starts_without_a_webho
 async def test_a_chinese_speaking_user_reads_chinese_labels(
     fake: FakeTelegram, bot: TelegramBot
 ) -> None:
-    fake.add_chat(ZH_USER)
-    update = message_update(fake.state, ZH_USER, "/subscribe rollout", None)
-    update["message"]["from"] = {**user_object(ZH_USER), "language_code": "zh-hans"}  # type: ignore[index]
-    fake.push_update(update)
+    push_from_zh_user(fake, "/subscribe rollout")
 
     await until(lambda: fake.sent_to(ZH_USER))
     assert texts(fake, ZH_USER) == [notice("subscribed", Locale.ZH, tags="rollout")]

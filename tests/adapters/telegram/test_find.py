@@ -10,8 +10,6 @@ from pathlib import Path
 import pytest
 
 from tests.fakes.telegram.api import FakeTelegram
-from tests.fakes.telegram.state import user_object
-from tests.fakes.telegram.updates import message_update
 from tests.kits.telegram import (
     GROUP,
     MEMBER,
@@ -20,6 +18,7 @@ from tests.kits.telegram import (
     TelegramBot,
     add_group,
     fast_fake,
+    push_from_zh_user,
     texts,
     until,
 )
@@ -61,10 +60,7 @@ async def test_a_group_mention_finds_by_risk(fake: FakeTelegram, bot: TelegramBo
 async def test_a_chinese_speaking_user_reads_chinese_words(
     fake: FakeTelegram, bot: TelegramBot
 ) -> None:
-    fake.add_chat(ZH_USER)
-    update = message_update(fake.state, ZH_USER, "/find 显存 OR 权重", None)
-    update["message"]["from"] = {**user_object(ZH_USER), "language_code": "zh-hans"}  # type: ignore[index]
-    fake.push_update(update)
+    push_from_zh_user(fake, "/find 显存 OR 权重")
     await until(lambda: fake.sent_to(ZH_USER))
     [answer] = texts(fake, ZH_USER)
     assert answer.startswith("与「显存 OR 权重」匹配的报告：\n")
