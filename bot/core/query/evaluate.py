@@ -32,7 +32,7 @@ from bot.core.query.values import (
     time_bound,
 )
 from bot.core.reports.model import Report
-from bot.core.reports.tags import _compile_glob, _Glob, _glob_matches, _normalise_path
+from bot.core.reports.tags import Glob, compile_glob, glob_matches, normalise_path
 
 _SYMBOL_PARTS = re.compile(r"\.|::")
 
@@ -165,16 +165,16 @@ def _number(term: Field, view: _View) -> bool:
 def _file(term: Field, view: _View) -> bool:
     glob, last_part_only = _glob(term.value)
     for key_file in view.report.key_files:
-        parts = _normalise_path(key_file.path.lower()).split("/")
-        if _glob_matches(glob, parts[-1:] if last_part_only else parts):
+        parts = normalise_path(key_file.path.lower()).split("/")
+        if glob_matches(glob, parts[-1:] if last_part_only else parts):
             return True
     return False
 
 
 @lru_cache(maxsize=256)
-def _glob(text: str) -> tuple[_Glob, bool]:
-    normalised = _normalise_path(text.lower())
-    return _compile_glob(normalised), "/" not in normalised
+def _glob(text: str) -> tuple[Glob, bool]:
+    normalised = normalise_path(text.lower())
+    return compile_glob(normalised), "/" not in normalised
 
 
 def _symbol(term: Field, view: _View) -> bool:

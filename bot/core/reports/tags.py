@@ -185,16 +185,16 @@ _LEADING_DOT_SLASHES = re.compile(r"^(?:\.?/)+")  # `./a`, `/a`, `.//a` → `a`
 
 def path_tags(paths: Iterable[str], rules: Sequence[TagRule]) -> list[str]:
     """Tags of the rules (in rule order) whose globs match at least one of `paths`."""
-    normalised = [_normalise_path(path).split("/") for path in paths]
+    normalised = [normalise_path(path).split("/") for path in paths]
     fired = (
         rule.tag
         for rule in rules
-        if any(_glob_matches(glob, path) for glob in _rule_globs(rule) for path in normalised)
+        if any(glob_matches(glob, path) for glob in _rule_globs(rule) for path in normalised)
     )
     return _unique_clean(fired)
 
 
-def _normalise_path(path: str) -> str:
+def normalise_path(path: str) -> str:
     return _LEADING_DOT_SLASHES.sub("", path.strip().replace("\\", "/"))
 
 
@@ -203,15 +203,15 @@ def _normalise_path(path: str) -> str:
 # quantifier anywhere, so a piece is found in one scan and nothing can backtrack.
 _Piece = tuple[re.Pattern[str], int]  # the regex and how many characters it matches
 _Segment = tuple[_Piece, ...]
-_Glob = tuple[_Segment | None, ...]
+Glob = tuple[_Segment | None, ...]
 
 
 @lru_cache(maxsize=1024)
-def _rule_globs(rule: TagRule) -> tuple[_Glob, ...]:
-    return tuple(_compile_glob(_normalise_path(glob)) for glob in rule.paths)
+def _rule_globs(rule: TagRule) -> tuple[Glob, ...]:
+    return tuple(compile_glob(normalise_path(glob)) for glob in rule.paths)
 
 
-def _compile_glob(glob: str) -> _Glob:
+def compile_glob(glob: str) -> Glob:
     """Segments of a glob; `a/**/**/b` is `a/**/b`, and `**` inside a segment is one `*`."""
     compiled: list[_Segment | None] = []
     for segment in glob.split("/"):
@@ -227,7 +227,7 @@ def _piece(piece: str) -> _Piece:
     return re.compile(".".join(re.escape(part) for part in piece.split("?")), re.DOTALL), len(piece)
 
 
-def _glob_matches(glob: _Glob, path: list[str]) -> bool:
+def glob_matches(glob: Glob, path: list[str]) -> bool:
     """Whether the path's segments match the glob's; no backtracking regex, no recursion.
 
     The classic wildcard walk on segments, `**` standing for any run of segments: on a
