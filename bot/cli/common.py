@@ -9,6 +9,9 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, TextIO
 
+from bot.core.query import Query, QueryError
+from bot.core.query import parse as parse_query
+
 Handler = Callable[[argparse.Namespace], Awaitable[int]]
 
 
@@ -49,3 +52,13 @@ class ProgressBar:
         if done == total:
             self.out.write("\n")
         self.out.flush()
+
+
+def read_query(text: str) -> Query | None:
+    """The query `text` says, or None once its error line is on stderr (the caller exits 2):
+    the line alone, as the chat answers it, without the command's name in front."""
+    try:
+        return parse_query(text)
+    except QueryError as exc:
+        print(exc, file=sys.stderr)
+        return None

@@ -17,11 +17,11 @@ from typing import Any
 
 from sqlalchemy import select
 
-from bot.cli.common import Command, print_json_lines
+from bot.cli.common import Command, print_json_lines, read_query
 from bot.context import load, open_context, tag_rules
 from bot.core.clock import Clock, utc_clock
 from bot.core.ingest import IngestFailure, expand_paths, parse_one
-from bot.core.query import Query, QueryError, explain, matches, parse
+from bot.core.query import Query, explain, matches
 from bot.core.reports.model import STORED, Report
 from bot.core.store.tables import reports
 
@@ -46,10 +46,7 @@ def _configure(parser: argparse.ArgumentParser) -> None:
 
 
 async def _handle(args: argparse.Namespace) -> int:
-    try:
-        query = parse(args.query)
-    except QueryError as exc:
-        print(exc, file=sys.stderr)
+    if (query := read_query(args.query)) is None:
         return 2
     now = CLOCK()
     failures: list[IngestFailure] = []

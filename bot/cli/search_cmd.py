@@ -12,14 +12,12 @@ from __future__ import annotations
 
 import argparse
 import shlex
-import sys
 from typing import Any
 
-from bot.cli.common import Command, print_json_lines
+from bot.cli.common import Command, print_json_lines, read_query
 from bot.context import open_context
 from bot.core.clock import Clock, utc_clock
 from bot.core.models import Locale
-from bot.core.query import QueryError, parse
 from bot.core.render.labels import notice_text
 from bot.core.render.results import narrower, result_notice
 from bot.core.search import Hit, search
@@ -71,10 +69,7 @@ def _json(hit: Hit) -> dict[str, Any]:
 
 
 async def _handle(args: argparse.Namespace) -> int:
-    try:
-        query = parse(args.query)
-    except QueryError as exc:
-        print(exc, file=sys.stderr)
+    if (query := read_query(args.query)) is None:
         return 2
     async with open_context(create=False) as ctx:
         result = await search(ctx.reports, query, limit=args.limit, now=CLOCK())
