@@ -4,10 +4,6 @@ naming /find in English and Chinese, a zh user's wording, a query error's line."
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
-from pathlib import Path
-
-import pytest
 
 from tests.fakes.telegram.api import FakeTelegram
 from tests.kits.telegram import (
@@ -16,28 +12,12 @@ from tests.kits.telegram import (
     USER,
     ZH_USER,
     TelegramBot,
-    add_group,
-    fast_fake,
     push_from_zh_user,
     texts,
     until,
 )
 
 SEED_LINE = "verl-project/verl#7422 ★ [rollout] fix: preserve dummy load_format"
-
-
-@pytest.fixture
-async def fake() -> AsyncIterator[FakeTelegram]:
-    async with fast_fake() as server:
-        server.add_chat(USER)
-        add_group(server)
-        yield server
-
-
-@pytest.fixture
-async def bot(fake: FakeTelegram, tmp_path: Path) -> AsyncIterator[TelegramBot]:
-    async with TelegramBot.running(fake, tmp_path) as running:
-        yield running
 
 
 async def test_find_and_search_answer_alike(fake: FakeTelegram, bot: TelegramBot) -> None:

@@ -3,39 +3,18 @@ same words in a private chat; text it cannot read in a private chat gets a hint 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from pathlib import Path
-
-import pytest
-
 from tests.fakes.telegram.api import FakeTelegram
 from tests.kits.telegram import (
     GROUP,
     MEMBER,
     USER,
     TelegramBot,
-    add_group,
-    fast_fake,
     notice,
     texts,
     until,
 )
 
 FLAGS = ("移除隐式配置兜底", "standalone 需显式 auto", "FP8 例外一并删除", "多后端行为一致性")
-
-
-@pytest.fixture
-async def fake() -> AsyncIterator[FakeTelegram]:
-    async with fast_fake() as server:
-        server.add_chat(USER)
-        add_group(server)
-        yield server
-
-
-@pytest.fixture
-async def bot(fake: FakeTelegram, tmp_path: Path) -> AsyncIterator[TelegramBot]:
-    async with TelegramBot.running(fake, tmp_path) as running:
-        yield running
 
 
 async def test_a_mention_in_a_group_answers_like_slack(
