@@ -5,29 +5,23 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from bot.answers import Answerer, Chat
+from bot.answers import Answerer
 from bot.core.commands import parse
-from bot.core.models import Locale, Platform
+from bot.core.models import Locale
 from bot.core.select import DigestFilter
 from bot.core.store.destinations import DestinationStore
 from bot.core.store.reports import ReportStore
 from bot.settings import BotConfig
+from tests.kits.answers import private_chat
 from tests.kits.delivery import FakeClock
 
 NOW = datetime(2026, 9, 1, 9, 30, tzinfo=UTC)
 
 
-def _private_chat() -> Chat:
-    async def is_admin() -> bool:
-        return True
-
-    return Chat(Platform.TELEGRAM, "4242", "4242", is_admin, Locale.EN, user_name="mallory")
-
-
 async def test_subscribe_and_unsubscribe_keep_the_query(store: ReportStore) -> None:
     destinations = DestinationStore(store.engine, FakeClock(NOW))
     answerer = Answerer(store, destinations, BotConfig(), clock=FakeClock(NOW))
-    chat = _private_chat()
+    chat = private_chat()
     kept = DigestFilter(tags=("rollout",), max_items=12, query="risk:* OR impact>=high")
     await destinations.save_chat(
         chat.platform, chat.chat_id, kept, timezone="UTC", locale=Locale.EN

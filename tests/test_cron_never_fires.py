@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import update
 
-from bot.answers import Answerer, Chat, Notice, render_reply
+from bot.answers import Answerer, Notice, render_reply
 from bot.cli import main
 from bot.core.commands import parse
 from bot.core.models import Format, Locale, Platform
@@ -29,6 +29,7 @@ from bot.core.store.tables import destinations as destinations_table
 from bot.cron import CronError, next_fire, previous_fire
 from bot.scheduler import DigestTicker
 from bot.settings import BotConfig, ConfigError, load_config
+from tests.kits.answers import private_chat
 from tests.kits.delivery import FakeClock
 
 NEVER = "* * 31 2,4,6,9,11 *"
@@ -176,20 +177,11 @@ async def test_a_stored_never_firing_schedule_is_skipped_and_logged_once(
     assert len(planned) == 1  # the daily chat still gets its catch-up
 
 
-def _private_chat() -> Chat:
-    """A Telegram private chat: its one member may change its schedule."""
-
-    async def is_admin() -> bool:
-        return True
-
-    return Chat(Platform.TELEGRAM, "4242", "4242", is_admin, Locale.EN, user_name="mallory")
-
-
 async def test_telegram_schedule_refuses_a_cron_that_never_fires(store: ReportStore) -> None:
     destinations = DestinationStore(store.engine, FakeClock(NOW))
     answerer = Answerer(store, destinations, BotConfig(), clock=FakeClock(NOW))
-    await answerer.answer(parse("subscribe", "rollout"), _private_chat())
-    answer = await answerer.answer(parse("schedule", f'"{NEVER}"'), _private_chat())
+    await answerer.answer(parse("subscribe", "rollout"), private_chat())
+    answer = await answerer.answer(parse("schedule", f'"{NEVER}"'), private_chat())
     assert isinstance(answer.reply, Notice) and answer.reply.key == "bad_schedule"
     assert answer.announce is None
     [message] = render_reply(Renderer(), answer.reply, Format.TELEGRAM, Locale.EN)

@@ -8,6 +8,8 @@ from pathlib import Path
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from bot.answers import Chat
+from bot.core.models import Locale, Platform
 from bot.core.reports.model import Report
 from bot.core.reports.parser import parse_file
 from tests.kits.paths import SEED
@@ -41,3 +43,12 @@ async def break_store(engine: AsyncEngine, database: Path) -> None:
         if path.exists():
             path.unlink()
     os.mkdir(database)
+
+
+def private_chat() -> Chat:
+    """A Telegram private chat, asked by its one member, who may change its subscription."""
+
+    async def is_admin() -> bool:
+        return True
+
+    return Chat(Platform.TELEGRAM, "4242", "4242", is_admin, Locale.EN, user_name="mallory")
