@@ -64,39 +64,40 @@ def _value(secret: SecretStr | None) -> str | None:
     return secret.get_secret_value() if secret is not None else None
 
 
+def _slack_token(var: str, value: str, prefix: str, other_var: str, other_kind: str) -> list[str]:
+    """What is wrong with a Slack token of `var` (whose tokens start with `prefix`): a
+    placeholder, the other variable's kind of token, or no `prefix` at all."""
+    other_prefix = SLACK_APP_PREFIX if prefix == SLACK_BOT_PREFIX else SLACK_BOT_PREFIX
+    article = "an" if other_prefix == SLACK_APP_PREFIX else "the"
+    if is_placeholder(value):
+        return [_placeholder(var)]
+    if value.startswith(other_prefix):
+        return [
+            f"{var} holds {other_kind} ({other_prefix}…): it takes {WHERE[var]}; "
+            f"{article} {other_prefix} token belongs in {other_var}"
+        ]
+    if not value.startswith(prefix):
+        return [f"{var} does not start with {prefix}: set {WHERE[var]}"]
+    return []
+
+
 def slack_problems(env: Env) -> list[str]:
     """Why the Slack adapter cannot run as the environment stands (empty: it can, or is off)."""
     bot, app = _value(env.slack_bot_token), _value(env.slack_app_token)
     signing = _value(env.slack_signing_secret)
     found: list[str] = []
     if bot is not None:
-        if is_placeholder(bot):
-            found.append(_placeholder("SLACK_BOT_TOKEN"))
-        elif bot.startswith(SLACK_APP_PREFIX):
-            found.append(
-                "SLACK_BOT_TOKEN holds an app-level token (xapp-…): it takes "
-                f"{WHERE['SLACK_BOT_TOKEN']}; an xapp- token belongs in SLACK_APP_TOKEN"
-            )
-        elif not bot.startswith(SLACK_BOT_PREFIX):
-            found.append(
-                f"SLACK_BOT_TOKEN does not start with xoxb-: set {WHERE['SLACK_BOT_TOKEN']}"
-            )
+        found += _slack_token(
+            "SLACK_BOT_TOKEN", bot, SLACK_BOT_PREFIX, "SLACK_APP_TOKEN", "an app-level token"
+        )
         if app is None and signing is None:
             found.append(
                 "SLACK_BOT_TOKEN is set but neither SLACK_SIGNING_SECRET nor SLACK_APP_TOKEN"
             )
     if app is not None:
-        if is_placeholder(app):
-            found.append(_placeholder("SLACK_APP_TOKEN"))
-        elif app.startswith(SLACK_BOT_PREFIX):
-            found.append(
-                "SLACK_APP_TOKEN holds a bot token (xoxb-…): it takes "
-                f"{WHERE['SLACK_APP_TOKEN']}; the xoxb- token belongs in SLACK_BOT_TOKEN"
-            )
-        elif not app.startswith(SLACK_APP_PREFIX):
-            found.append(
-                f"SLACK_APP_TOKEN does not start with xapp-: set {WHERE['SLACK_APP_TOKEN']}"
-            )
+        found += _slack_token(
+            "SLACK_APP_TOKEN", app, SLACK_APP_PREFIX, "SLACK_BOT_TOKEN", "a bot token"
+        )
     if signing is not None and is_placeholder(signing):
         found.append(_placeholder("SLACK_SIGNING_SECRET"))
     return found
