@@ -29,11 +29,11 @@ from bot.core.ingest import (
     off_loop_if_large,
     parse_data,
     parse_many,
+    store_parsed,
     stored_or_failure,
 )
-from bot.core.reports.model import Report
 from bot.core.reports.tags import TagRule
-from bot.core.store.reports import IngestOutcome, IngestResult, ReportStore, StoreRejection
+from bot.core.store.reports import IngestOutcome, IngestResult, ReportStore
 from bot.logs import log
 from bot.settings import Source
 
@@ -103,28 +103,20 @@ class SourcePoller:
 
     async def _ingest_files(self, chunk: list[tuple[Path, Signature]], result: PollResult) -> None:
         """Parse a batch of files off the event loop and store it; remember each file once it
-        is stored or rejected (an outage raises before anything of the batch is remembered)."""
-        parsed = await asyncio.to_thread(parse_many, [path for path, _ in chunk], self.rules)
-        batch: list[tuple[Report, str]] = []
-        pending: list[tuple[str, Signature]] = []
+        is stored or rejected (an outage raises before any file it was writing is remembered)."""
+        paths = [path for path, _ in chunk]
+        parsed = await asyncio.to_thread(parse_many, paths, self.rules)
         for (path, signature), item in zip(chunk, parsed, strict=True):
-            if isinstance(item, IngestFailure):
-                result.failures.append(item)
+            if isinstance(item, IngestFailure):  # rejected: known even if the write fails
                 self.seen[str(path)] = signature
-            else:
-                batch.append((item.report, str(path)))
-                pending.append((str(path), signature))
-        if not batch:
-            return
-        outcomes = await self.store.upsert_each(batch)
-        for (name, signature), outcome in zip(pending, outcomes, strict=True):
-            self.seen[name] = signature
-            self._record(name, outcome, result)
+                result.failures.append(item)
+        outcomes = await store_parsed(self.store, paths, parsed)
+        for (path, signature), item, done in zip(chunk, parsed, outcomes, strict=True):
+            if not isinstance(item, IngestFailure):
+                self.seen[str(path)] = signature
+                self._record(str(path), done.stored, result)
 
-    def _record(
-        self, name: str, outcome: IngestResult | StoreRejection, result: PollResult
-    ) -> None:
-        stored = stored_or_failure(outcome, name)
+    def _record(self, name: str, stored: IngestResult | IngestFailure, result: PollResult) -> None:
         if isinstance(stored, IngestFailure):
             result.failures.append(stored)
         else:
@@ -181,7 +173,8 @@ class SourcePoller:
         if isinstance(parsed, IngestFailure):
             result.failures.append(parsed)
         else:
-            self._record(url, (await self.store.upsert_each([(parsed.report, url)]))[0], result)
+            [outcome] = await self.store.upsert_each([(parsed.report, url)])
+            self._record(url, stored_or_failure(outcome, url), result)
         self.validators[url] = validators  # only now: stored or rejected
 
 

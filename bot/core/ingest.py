@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
-from bot.core.reports.model import Report
 from bot.core.reports.parser import NotAReportError, ParseResult, parse_bytes
 from bot.core.reports.tags import TagRule
 from bot.core.store.reports import IngestOutcome, IngestResult, ReportStore, StoreRejection
@@ -128,6 +127,32 @@ def stored_or_failure(
     return outcome
 
 
+@dataclass(frozen=True, slots=True)
+class FileOutcome:
+    path: Path
+    stored: IngestResult | IngestFailure
+    warnings: tuple[str, ...] = ()
+
+
+async def store_parsed(
+    store: ReportStore, paths: Sequence[Path], parsed: Sequence[ParseResult | IngestFailure]
+) -> list[FileOutcome]:
+    """Write the reports of one parsed batch in one transaction (one by one if the database
+    refuses one): what became of each file, in the order given. A store outage raises."""
+    good = [
+        (item.report, str(path))
+        for path, item in zip(paths, parsed, strict=True)
+        if not isinstance(item, IngestFailure)
+    ]
+    stored = iter(await store.upsert_each(good)) if good else iter(())
+    return [
+        FileOutcome(path, item)
+        if isinstance(item, IngestFailure)
+        else FileOutcome(path, stored_or_failure(next(stored), str(path)), tuple(item.warnings))
+        for path, item in zip(paths, parsed, strict=True)
+    ]
+
+
 async def ingest_paths(
     store: ReportStore,
     paths: Iterable[Path],
@@ -138,22 +163,13 @@ async def ingest_paths(
     summary = IngestSummary(failures=list(missing))
     for start in range(0, len(files), BATCH_SIZE):
         chunk = files[start : start + BATCH_SIZE]
-        batch: list[tuple[Report, str]] = []
-        for path, parsed in zip(
-            chunk, await asyncio.to_thread(parse_many, chunk, rules), strict=True
-        ):
-            if isinstance(parsed, IngestFailure):
-                summary.failures.append(parsed)
+        parsed = await asyncio.to_thread(parse_many, chunk, rules)
+        for done in await store_parsed(store, chunk, parsed):
+            summary.warnings.extend((str(done.path), w) for w in done.warnings)
+            if isinstance(done.stored, IngestFailure):
+                summary.failures.append(done.stored)
             else:
-                summary.warnings.extend((str(path), w) for w in parsed.warnings)
-                batch.append((parsed.report, str(path)))
-        if batch:
-            for (_, source), outcome in zip(batch, await store.upsert_each(batch), strict=True):
-                stored = stored_or_failure(outcome, source)
-                if isinstance(stored, IngestFailure):
-                    summary.failures.append(stored)
-                else:
-                    summary.results.append(stored)
+                summary.results.append(done.stored)
         if progress is not None:
             progress(start + len(chunk), len(files))
     return summary
