@@ -30,8 +30,7 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bot.adapters.console import human_time
-from bot.core.clock import Clock, utc_clock
+from bot.core.clock import Clock, human_time, utc_clock
 from bot.core.delivery.ledger import RunStatus
 from bot.core.delivery.outbox import PlannedRun, plan_digest
 from bot.core.render.renderer import Renderer

@@ -7,18 +7,12 @@ import asyncio
 import contextlib
 import sys
 from collections.abc import Mapping
-from datetime import UTC, datetime
 from pathlib import Path
 
 from bot.core.delivery.deliverer import Outcome, Rejected, Sent, Transient, Turn, Withheld
 from bot.core.models import Platform
 
 SEPARATOR = "\n" + "─" * 72 + "\n"
-
-
-def human_time(moment: datetime) -> str:
-    """`2026-12-03 09:00 UTC`: a time as the console and the CLI say it to a person."""
-    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
 class ConsoleSender:

@@ -8,11 +8,10 @@ import sys
 import time
 from datetime import datetime
 
-from bot.adapters.console import human_time
 from bot.app import build_senders, worker_id
 from bot.cli.common import CliError, Command, print_json_lines
 from bot.context import Context, load, open_context
-from bot.core.clock import utc_clock
+from bot.core.clock import human_time, utc_clock
 from bot.core.delivery.deliverer import Deliverer
 from bot.core.delivery.ledger import unfinished_count
 from bot.core.delivery.outbox import plan_digest

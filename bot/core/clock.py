@@ -14,3 +14,8 @@ Clock = Callable[[], datetime]
 
 def utc_clock() -> datetime:
     return datetime.now(UTC)
+
+
+def human_time(moment: datetime) -> str:
+    """`2026-12-03 09:00 UTC`: a time as the console and the CLI say it to a person."""
+    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
