@@ -1,10 +1,11 @@
 """Search the stored reports with a query (issue 16): what `prdigest search`, Slack's `/pr find`
 and Telegram's `/find` answer.
 
-Candidates come from the full-text index when the query has words every match must contain
-(`text_needles`), else from every report (narrowed in SQL by a top-level `number:` or `repo:`
-term); each candidate is then checked with the query language's own `matches`, so the index
-only narrows and the language stays the truth.
+The query is compiled to SQL over the store's facets and full-text index (store/search).
+When SQL asks exactly what the query asks, the database counts the matches and orders them by
+the rank below, and only the best `limit` reports are read. Otherwise (a `file:` glob with a
+wildcard, a word holding NUL) SQL narrows to a superset and each candidate is checked with the
+query language's own `matches`, which stays the truth either way.
 
 Ranking, best first:
 1. exact hits: the PR number the query names (`#7422`, `number:7422`, or the bare word 7422),
@@ -13,32 +14,37 @@ Ranking, best first:
 2. relevance: each word found in the title counts 3, in the one-liner 2, elsewhere 1;
 3. newest: merged time (else when the store first saw it), then ingest seq.
 
-Only the best `limit` hits are kept while the candidates are read (a heap), so a query that
-matches a large store costs memory for `limit` reports, not for all of them.
+On the checked path only the best `limit` hits are kept while the candidates are read (a
+heap), so a query that matches a large store costs memory for `limit` reports, not for all.
 """
 
 from __future__ import annotations
 
 import heapq
-from collections.abc import AsyncIterator, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Final
 
-from sqlalchemy import ColumnElement, func, select
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bot.core.query import And, Field, Or, Query, Text, matches, normalize_text, text_needles
-from bot.core.query.values import as_utc, number_bounds
+from bot.core.query.reading import tag_text
+from bot.core.query.values import as_utc
 from bot.core.reports.model import STORED, Report
 from bot.core.store.reports import ReportStore
-from bot.core.store.search import text_candidates
+from bot.core.store.search import Compiled, RankTerms, compile_query, score
+from bot.core.store.search.compile import (
+    EXACT_SCORE,
+    OTHER_WEIGHT,
+    SUMMARY_WEIGHT,
+    TITLE_WEIGHT,
+)
+from bot.core.store.tables import report_facets as facets
 from bot.core.store.tables import reports
 
-CHUNK: Final = 500  # reports read per statement
-EXACT_SCORE: Final = 100.0  # one exact hit outranks any relevance
-TITLE_WEIGHT: Final = 3.0
-SUMMARY_WEIGHT: Final = 2.0
-OTHER_WEIGHT: Final = 1.0
+CHUNK: Final = 500  # reports read per statement on the checked path
 _EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
 
 
@@ -66,27 +72,26 @@ class SearchResult:
 
 @dataclass(frozen=True, slots=True)
 class _Ranker:
-    """What a query ranks by: its positive words and the numbers it names exactly."""
+    """Scores a report as compile.score scores its facets row (the exact path orders by that,
+    then this ranks the few reports read)."""
 
-    words: tuple[str, ...]
-    numbers: frozenset[int]
-    tags: frozenset[str]  # the `tag:` terms asked for
-    all_words: tuple[str, ...] = field(default=())  # the words every match holds (AND)
+    terms: RankTerms
 
     def rank(self, report: Report, seq: int, seen_at: datetime | None) -> Hit:
+        terms = self.terms
         exact: list[str] = []
-        if report.number in self.numbers:
+        if report.number in terms.numbers:
             exact.append("number")
-        tags = {normalize_text(tag) for tag in report.tags}
-        if any(word in tags for word in self.words) or not self.tags.isdisjoint(tags):
+        tags = {tag_text(tag) for tag in report.tags}
+        if not tags.isdisjoint(terms.words) or not tags.isdisjoint(terms.tags):
             exact.append("tag")
         title = normalize_text(report.title)
         summary = normalize_text(report.summary)
-        if self.all_words and all(word in title for word in self.all_words):
+        if terms.all_words and all(word in title for word in terms.all_words):
             exact.append("title")
-        relevance = 0.0
+        relevance = 0
         others: list[str] | None = None
-        for word in self.words:
+        for word in terms.words:
             if word in title:
                 relevance += TITLE_WEIGHT
             elif word in summary:
@@ -96,7 +101,7 @@ class _Ranker:
                     others = [normalize_text(text) for text in _other_texts(report)]
                 if any(word in text for text in others):
                     relevance += OTHER_WEIGHT
-        score = EXACT_SCORE * len(exact) + relevance
+        score = float(EXACT_SCORE * len(exact) + relevance)
         return Hit(report, score, seq, tuple(exact), seen_at)
 
 
@@ -134,29 +139,13 @@ def _ranker(query: Query) -> _Ranker:
         elif term.name == "tag":
             tags.add(term.value)
     return _Ranker(
-        tuple(dict.fromkeys(words)),
-        frozenset(numbers),
-        frozenset(tags),
-        tuple(text_needles(query)),
+        RankTerms(
+            tuple(dict.fromkeys(words)),
+            frozenset(numbers),
+            frozenset(tags),
+            tuple(text_needles(query)),
+        )
     )
-
-
-def _narrowing(query: Query) -> list[ColumnElement[bool]]:
-    """SQL conditions every match meets, from the top-level `number:` and `repo:` terms (a
-    superset: `matches` decides)."""
-    conditions: list[ColumnElement[bool]] = []
-    for term in query.items if isinstance(query, And) else (query,):
-        if not isinstance(term, Field):
-            continue
-        if term.name == "number":
-            low, high = number_bounds(term.op, term.value)
-            if low is not None:
-                conditions.append(reports.c.number >= low)
-            if high is not None:
-                conditions.append(reports.c.number <= high)
-        elif term.name == "repo" and "/" in term.value:
-            conditions.append(func.lower(reports.c.repo) == term.value)
-    return conditions
 
 
 def _sort_key(hit: Hit) -> tuple[float, float, int]:
@@ -168,47 +157,72 @@ def _sort_key(hit: Hit) -> tuple[float, float, int]:
 async def search(store: ReportStore, query: Query, *, limit: int, now: datetime) -> SearchResult:
     """The reports matching `query`, best `limit` first, and how many match in all."""
     ranker = _ranker(query)
-    conditions = _narrowing(query)
-    needles = text_needles(query)
-    ids = await text_candidates(store.engine, needles) if needles else None
+    async with store.engine.connect() as conn:
+        dialect = conn.dialect.name
+        compiled = compile_query(query, dialect=dialect, now=now)
+        if compiled.exact:  # the database counts and orders; only the best are read
+            total, ids = await _counted_best(conn, compiled, ranker, limit)
+            rows = await _rows(conn, ids)
+            hits = [ranker.rank(_report(row), int(row.seq), row.ingested_at) for row in rows]
+            return SearchResult(sorted(hits, key=_sort_key, reverse=True), total)
+        return await _checked(conn, query, compiled, ranker, limit, now)
+
+
+async def _counted_best(
+    conn: AsyncConnection, compiled: Compiled, ranker: _Ranker, limit: int
+) -> tuple[int, list[int]]:
+    where = [] if compiled.where is None else [compiled.where]
+    total = (await conn.execute(select(func.count()).select_from(facets).where(*where))).scalar()
+    if not total or limit <= 0:
+        return int(total or 0), []
+    rank = score(ranker.terms, dialect=conn.dialect.name)
+    best = (
+        select(facets.c.report_id)
+        .where(*where)
+        .order_by(rank.desc(), facets.c.at.desc(), facets.c.seq.desc())
+        .limit(limit)
+    )
+    return int(total), [int(row[0]) for row in await conn.execute(best)]
+
+
+async def _checked(
+    conn: AsyncConnection,
+    query: Query,
+    compiled: Compiled,
+    ranker: _Ranker,
+    limit: int,
+    now: datetime,
+) -> SearchResult:
+    """The inexact path: each candidate the SQL form admits is checked with `matches`."""
+    candidates = select(facets.c.report_id).order_by(facets.c.report_id)
+    if compiled.where is not None:
+        candidates = candidates.where(compiled.where)
+    ids = [int(row[0]) for row in await conn.execute(candidates)]
     best: list[tuple[tuple[float, float, int], int, Hit]] = []
     total = 0
-    async for row in _rows(store, ids, conditions):
-        report = Report.model_validate(row.data, context=STORED)
-        if not matches(query, report, seen_at=row.ingested_at, now=now):
-            continue
-        total += 1
-        hit = ranker.rank(report, int(row.seq), row.ingested_at)
-        entry = (_sort_key(hit), total, hit)
-        if len(best) < limit:
-            heapq.heappush(best, entry)
-        elif limit > 0 and entry[0] > best[0][0]:
-            heapq.heapreplace(best, entry)
+    for start in range(0, len(ids), CHUNK):
+        for row in await _rows(conn, ids[start : start + CHUNK]):
+            report = _report(row)
+            if not matches(query, report, seen_at=row.ingested_at, now=now):
+                continue
+            total += 1
+            hit = ranker.rank(report, int(row.seq), row.ingested_at)
+            entry = (_sort_key(hit), total, hit)
+            if len(best) < limit:
+                heapq.heappush(best, entry)
+            elif limit > 0 and entry[0] > best[0][0]:
+                heapq.heapreplace(best, entry)
     ranked = [hit for _, _, hit in sorted(best, key=lambda e: e[0], reverse=True)]
     return SearchResult(ranked, total)
 
 
-async def _rows(
-    store: ReportStore, ids: list[int] | None, conditions: list[ColumnElement[bool]]
-) -> AsyncIterator[Any]:
-    """The candidate rows (id, data, seq, ingested_at), CHUNK at a time: the given ids, or
-    every report when `ids` is None."""
-    columns = select(reports.c.id, reports.c.data, reports.c.seq, reports.c.ingested_at)
-    if conditions:
-        columns = columns.where(*conditions)
-    async with store.engine.connect() as conn:
-        if ids is not None:
-            for start in range(0, len(ids), CHUNK):
-                chunk = ids[start : start + CHUNK]
-                for row in await conn.execute(columns.where(reports.c.id.in_(chunk))):
-                    yield row
-            return
-        last = 0
-        while True:
-            statement = columns.where(reports.c.id > last).order_by(reports.c.id).limit(CHUNK)
-            rows = (await conn.execute(statement)).all()
-            for row in rows:
-                yield row
-            if len(rows) < CHUNK:
-                return
-            last = int(rows[-1].id)
+def _report(row: Any) -> Report:
+    return Report.model_validate(row.data, context=STORED)
+
+
+async def _rows(conn: AsyncConnection, ids: list[int]) -> list[Any]:
+    """These reports' rows (id, data, seq, ingested_at)."""
+    if not ids:
+        return []
+    statement = select(reports.c.id, reports.c.data, reports.c.seq, reports.c.ingested_at)
+    return list(await conn.execute(statement.where(reports.c.id.in_(ids))))

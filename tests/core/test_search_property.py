@@ -21,7 +21,7 @@ import pytest
 from bot.core.clock import Clock
 from bot.core.query import matches, parse, unparse
 from bot.core.reports.model import Report
-from bot.core.search import search
+from bot.core.search import Hit, search
 from bot.core.store.reports import ReportStore
 from tests.kits.queries import NOW, NUMBERS, REPOS, Pool, random_query, random_report
 
@@ -29,6 +29,7 @@ SEED = int(os.environ.get("PRDIGEST_SEARCH_SEED", "1616"))
 REPORTS = 150
 UPDATED = 30
 LIMIT = 10_000
+FEW = 5
 Key = tuple[str, int]
 
 
@@ -76,6 +77,10 @@ async def _ingest(
     return stored, seen
 
 
+def _hit_keys(hits: list[Hit]) -> list[Key]:
+    return [(hit.report.repo, hit.report.number) for hit in hits]
+
+
 async def _check(store: ReportStore, queries: int, seed: int) -> None:
     rng = random.Random(seed)
     stored, seen = await _ingest(store, rng)
@@ -90,12 +95,16 @@ async def _check(store: ReportStore, queries: int, seed: int) -> None:
         from_ast = {k for k, r in stored.items() if matches(built, r, seen_at=seen[k], now=NOW)}
         assert from_ast == expected, f"{where} means another query once parsed back"
         result = await search(store, query, limit=LIMIT, now=NOW)
-        found = [(hit.report.repo, hit.report.number) for hit in result.hits]
+        found = _hit_keys(result.hits)
         assert set(found) == expected, (
             f"{where}: search missed {sorted(expected - set(found))}, "
             f"found extra {sorted(set(found) - expected)}"
         )
         assert len(found) == len(expected) == result.total, f"{where}: duplicates or bad total"
+        # The database picks the best few by its form of the rank: the same as ranking all.
+        few = await search(store, query, limit=FEW, now=NOW)
+        assert _hit_keys(few.hits) == found[:FEW], f"{where}: the best {FEW} differ"
+        assert few.total == result.total, f"{where}: the total depends on the limit"
         matched += bool(expected)
     # The generator is worth something only if many queries match some but not all reports.
     assert matched >= queries // 3, f"seed {seed}: only {matched} of {queries} queries matched"

@@ -15,13 +15,20 @@ with), so it is plain: every term read straight off the Report.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from datetime import datetime
 from functools import cached_property, lru_cache
 from typing import Final
 
 from bot.core.query.ast import And, Field, Not, Query, Text, unparse
+from bot.core.query.reading import (
+    file_paths,
+    glob_text,
+    risk_texts,
+    symbol_names,
+    symbol_parts,
+    tag_text,
+)
 from bot.core.query.text import TEXT_FIELDS, normalize_text
 from bot.core.query.values import (
     IMPACT_ORDER,
@@ -32,9 +39,7 @@ from bot.core.query.values import (
     time_bound,
 )
 from bot.core.reports.model import Report
-from bot.core.reports.tags import Glob, compile_glob, glob_matches, normalise_path
-
-_SYMBOL_PARTS = re.compile(r"\.|::")
+from bot.core.reports.tags import Glob, compile_glob, glob_matches
 
 
 class Prepared:
@@ -133,7 +138,7 @@ def _explain(query: Query, view: _View, found: list[str]) -> None:
 
 
 def _tag(term: Field, view: _View) -> bool:
-    return any(" ".join(tag.lower().split()) == term.value for tag in view.report.tags)
+    return any(tag_text(tag) == term.value for tag in view.report.tags)
 
 
 def _repo(term: Field, view: _View) -> bool:
@@ -142,10 +147,10 @@ def _repo(term: Field, view: _View) -> bool:
 
 
 def _risk(term: Field, view: _View) -> bool:
-    flags = [flag for flag in view.report.risk_flags if flag.strip()]
+    flags = risk_texts(view.report)
     if term.value == "*":
         return bool(flags)
-    return any(term.value in normalize_text(flag) for flag in flags)
+    return any(term.value in flag for flag in flags)
 
 
 def _impact(term: Field, view: _View) -> bool:
@@ -164,8 +169,8 @@ def _number(term: Field, view: _View) -> bool:
 
 def _file(term: Field, view: _View) -> bool:
     glob, last_part_only = _glob(term.value)
-    for key_file in view.report.key_files:
-        parts = normalise_path(key_file.path.lower()).split("/")
+    for path in file_paths(view.report):
+        parts = path.split("/")
         if glob_matches(glob, parts[-1:] if last_part_only else parts):
             return True
     return False
@@ -173,20 +178,15 @@ def _file(term: Field, view: _View) -> bool:
 
 @lru_cache(maxsize=256)
 def _glob(text: str) -> tuple[Glob, bool]:
-    normalised = normalise_path(text.lower())
-    return compile_glob(normalised), "/" not in normalised
+    normalised, last_part_only = glob_text(text)
+    return compile_glob(normalised), last_part_only
 
 
 def _symbol(term: Field, view: _View) -> bool:
     wanted = term.value.casefold()
-    symbols = [*view.report.key_symbols]
-    for key_file in view.report.key_files:
-        symbols.extend(key_file.symbols)
-    for symbol in symbols:
-        folded = symbol.strip().casefold()
-        if folded == wanted or wanted in _SYMBOL_PARTS.split(folded):
-            return True
-    return False
+    return any(
+        folded == wanted or wanted in symbol_parts(folded) for folded in symbol_names(view.report)
+    )
 
 
 def _since(term: Field, view: _View) -> bool:

@@ -49,7 +49,9 @@ def canonical(name: str, op: str, raw: str, start: int, position: int) -> str:
     value = raw.strip()
     if not value:
         raise QueryError(f"{name}{op} needs a value", start)
-    if name in ("tag", "repo"):
+    if name == "tag":
+        return normalize_text(value)
+    if name == "repo":
         return " ".join(value.lower().split())
     if name == "risk":
         return "*" if value == "*" else normalize_text(value)

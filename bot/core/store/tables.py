@@ -17,6 +17,7 @@ from sqlalchemy import (
     Index,
     Integer,
     MetaData,
+    SmallInteger,
     String,
     Table,
     Text,
@@ -73,6 +74,37 @@ reports = Table(
     UniqueConstraint("repo", "number", name="uq_reports_repo_number"),
 )
 Index("ix_reports_number", reports.c.number)
+
+# What the query language's field terms read, one row per report, written with the full-text
+# index (store/search/facets.py): lists are wrapped in FACET_SEP (`\x1fa\x1fb\x1f`), text is
+# normalized (query/text.py), levels are their rank (low 0 … high 2), `at` is merged_at, else
+# when the store first saw the report.
+report_facets = Table(
+    "report_facets",
+    metadata,
+    Column(
+        "report_id",
+        Integer,
+        ForeignKey("reports.id", ondelete="CASCADE"),
+        primary_key=True,
+        autoincrement=False,
+    ),
+    Column("seq", BigInteger, nullable=False),
+    Column("at", UtcDateTime(), nullable=False),
+    Column("number", Integer, nullable=False),
+    Column("repo", String(200), nullable=False),
+    Column("impact", SmallInteger, nullable=True),
+    Column("rec", SmallInteger, nullable=True),
+    Column("tags", Text, nullable=False),
+    Column("risks", Text, nullable=False),
+    Column("files", Text, nullable=False),
+    Column("names", Text, nullable=False),
+    Column("symbols", Text, nullable=False),
+    Column("title", Text, nullable=False),
+    Column("summary", Text, nullable=False),
+)
+Index("ix_report_facets_at", report_facets.c.at, report_facets.c.seq)
+Index("ix_report_facets_seq", report_facets.c.seq, unique=True)  # the text index's key
 
 destinations = Table(
     "destinations",

@@ -1,4 +1,4 @@
-"""report_search: a full-text index of the reports' text fields, filled for existing stores
+"""report_search: a full-text index of the reports' text fields (0007 fills it)
 
 SQLite: two FTS5 tables (trigram; characters and pairs for words under three characters).
 PostgreSQL: report_search with a pg_trgm GIN index on the joined text and a GIN index on the
@@ -12,7 +12,7 @@ Revises: 0005
 import sqlalchemy as sa
 from alembic import op
 
-from bot.core.store.search import SQLITE_DROP, SQLITE_SCHEMA, fill_index
+from bot.core.store.search import SQLITE_DROP, SQLITE_SCHEMA
 
 revision = "0006"
 down_revision = "0005"
@@ -60,7 +60,6 @@ def upgrade() -> None:
             f' USING gin (body "{trgm}".gin_trgm_ops)'
         )
         op.execute("CREATE INDEX ix_report_search_grams ON report_search USING gin (grams)")
-    fill_index(bind)
 
 
 def downgrade() -> None:

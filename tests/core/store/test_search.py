@@ -2,7 +2,7 @@
 
 Both backends: two-character Chinese words (no trigram) and longer ones, English words in any
 case, a phrase with a space, no match across two fields, the index following an update and the
-one-by-one fallback, the migration filling an existing store, and `text_candidates` agreeing
+one-by-one fallback, the migration filling an existing store, and the words' answer agreeing
 with a brute-force scan over random reports.
 """
 
@@ -15,9 +15,11 @@ from alembic import command
 from alembic.config import Config as AlembicConfig
 from sqlalchemy import Connection, delete
 
+from bot.core.query import And, Text
 from bot.core.query.text import normalize_text
 from bot.core.reports.model import Report
 from bot.core.reports.parser import parse_file
+from bot.core.search import search
 from bot.core.store.db import (
     MIGRATIONS_DIR,
     create_engine,
@@ -26,7 +28,8 @@ from bot.core.store.db import (
     write_transaction,
 )
 from bot.core.store.reports import IngestResult, ReportStore, StoreRejection
-from bot.core.store.search import field_texts, rebuild_index, text_candidates
+from bot.core.store.search import field_texts, rebuild_index
+from bot.core.store.search.text_index import SQLITE_EMPTY
 from bot.core.store.tables import reports
 from tests.kits.paths import SEED
 
@@ -36,11 +39,10 @@ def _report(number: int, **fields: str) -> Report:
 
 
 async def _find(store: ReportStore, *words: str) -> list[int]:
-    """PR numbers (not row ids) of the reports holding every word."""
-    ids = await text_candidates(store.engine, [normalize_text(w) for w in words])
-    async with store.engine.connect() as conn:
-        rows = await conn.execute(reports.select().where(reports.c.id.in_(ids)))
-        return sorted(int(row.number) for row in rows)
+    """PR numbers of the reports holding every word (no word: every report)."""
+    query = And(tuple(Text(normalize_text(word)) for word in words))
+    result = await search(store, query, limit=100_000, now=datetime.now(UTC))
+    return sorted(hit.report.number for hit in result.hits)
 
 
 async def test_two_character_chinese_words_are_found(store: ReportStore) -> None:
@@ -112,8 +114,8 @@ async def test_the_one_by_one_fallback_indexes_the_good_reports(store: ReportSto
 async def test_rebuild_and_an_unindexed_store(store: ReportStore) -> None:
     await store.upsert_many([(_report(n, summary=f"权重 {n}"), "") for n in range(1, 4)])
     async with write_transaction(store.engine) as conn:  # as if the index were lost
-        for table in _index_tables(conn.dialect.name):
-            await conn.exec_driver_sql(f"DELETE FROM {table}")
+        for statement in _emptying(conn.dialect.name):
+            await conn.exec_driver_sql(statement)
     assert await _find(store, "权重") == []
     assert await rebuild_index(store.engine) == 3
     assert await _find(store, "权重") == [1, 2, 3]
@@ -125,8 +127,9 @@ async def test_rebuild_and_an_unindexed_store(store: ReportStore) -> None:
     assert await _find(store, "权重") == [1, 3]
 
 
-def _index_tables(dialect: str) -> tuple[str, ...]:
-    return ("report_fts", "report_grams") if dialect == "sqlite" else ("report_search",)
+def _emptying(dialect: str) -> tuple[str, ...]:
+    index = SQLITE_EMPTY if dialect == "sqlite" else ("DELETE FROM report_search",)
+    return (*index, "DELETE FROM report_facets")
 
 
 async def test_no_needles_and_nul(store: ReportStore) -> None:
@@ -214,7 +217,7 @@ async def test_the_migration_indexes_an_existing_store(database_url: str) -> Non
                 ],
             )
         await migrate(engine)
-        assert await current_revision(engine) == "0006"
+        assert await current_revision(engine) == "0007"
         store = ReportStore(engine)
         assert len(await _find(store, "显存")) == 1202
         assert await _find(store, "1201号") == [1201]

@@ -1,0 +1,29 @@
+"""Search in the store: the full-text index (text_index.py), the facets the field terms read
+(facets.py), and a query compiled to SQL over both (compile.py).
+
+Both are written in the transaction that writes the report (ReportStore), filled by the
+migrations that create them, and rebuilt by `prdigest migrate`.
+"""
+
+from bot.core.store.search.compile import Compiled, RankTerms, compile_query, score
+from bot.core.store.search.text_index import (
+    SQLITE_DROP,
+    SQLITE_SCHEMA,
+    field_texts,
+    fill_index,
+    index_reports,
+    rebuild_index,
+)
+
+__all__ = [
+    "SQLITE_DROP",
+    "SQLITE_SCHEMA",
+    "Compiled",
+    "RankTerms",
+    "compile_query",
+    "field_texts",
+    "fill_index",
+    "index_reports",
+    "rebuild_index",
+    "score",
+]

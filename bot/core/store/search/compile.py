@@ -1,0 +1,202 @@
+"""A query as SQL over `report_facets` and the text index: the condition and the ranking.
+
+`compile_query` turns each term into a condition on the facets row (facets.py) that asks what
+the evaluator asks (query/evaluate.py), so the database counts and orders the matches and
+only the best few reports are ever read. A term that SQL cannot ask exactly gives a superset
+and marks the result inexact; the caller then checks each candidate with `matches`:
+- `file:` with a wildcard: the key-file paths must hold the glob's longest literal piece
+  (no LIKE pattern, so nothing a user types can make the database backtrack);
+- a word or value holding NUL, SEP or STAND_IN (facets.py stores NUL differently);
+- NOT of an inexact term asks nothing (any report may match).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Final
+
+from sqlalchemy import ColumnElement, and_, case, false, func, literal, not_, or_, true
+
+from bot.core.query.ast import And, Field, Not, Query, Text
+from bot.core.query.reading import glob_text
+from bot.core.query.values import (
+    IMPACT_ORDER,
+    REC_ORDER,
+    as_utc,
+    number_bounds,
+    time_bound,
+)
+from bot.core.store.search.facets import SEP, UNSTORABLE
+from bot.core.store.search.text_index import holding
+from bot.core.store.tables import report_facets as facets
+
+EXACT_SCORE: Final = 100  # one exact hit (number, tag, title) outranks any relevance
+TITLE_WEIGHT: Final = 3  # a word in the title
+SUMMARY_WEIGHT: Final = 2  # … in the one-liner
+OTHER_WEIGHT: Final = 1  # … anywhere else
+_WILDCARDS: Final = re.compile(r"[*?]")
+_LEVELS: Final = {"impact": IMPACT_ORDER, "rec": REC_ORDER}
+
+
+@dataclass(frozen=True, slots=True)
+class Compiled:
+    """`where` (None: every report) is the query's answer when `exact`, else a superset."""
+
+    where: ColumnElement[bool] | None
+    exact: bool
+
+
+@dataclass(frozen=True, slots=True)
+class RankTerms:
+    """What a query ranks by (core/search.py reads them off the query)."""
+
+    words: tuple[str, ...]  # positive words, each scored where found
+    numbers: frozenset[int]  # PR numbers named exactly
+    tags: frozenset[str]  # `tag:` terms asked for
+    all_words: tuple[str, ...]  # words every match holds (ANDed at the top)
+
+
+def _has(dialect: str, column: Any, needle: str) -> ColumnElement[bool]:
+    """`needle` is a substring of `column` (instr/strpos: no pattern characters)."""
+    position = func.instr if dialect == "sqlite" else func.strpos
+    return position(column, literal(needle)) > 0
+
+
+class _Compiler:
+    def __init__(self, dialect: str, now: datetime) -> None:
+        self.dialect = dialect
+        self.now = as_utc(now)
+
+    def has(self, column: Any, needle: str) -> ColumnElement[bool]:
+        return _has(self.dialect, column, needle)
+
+    def compile(self, query: Query) -> Compiled:
+        if isinstance(query, Text):
+            if not query.value:  # the empty phrase is in every report
+                return Compiled(None, True)
+            if _odd(query.value):
+                return Compiled(None, False)
+            return Compiled(holding(self.dialect, [query.value]), True)
+        if isinstance(query, Field):
+            return self.field(query)
+        if isinstance(query, Not):
+            inner = self.compile(query.item)
+            if not inner.exact:
+                return Compiled(None, False)
+            return Compiled(false() if inner.where is None else not_(inner.where), True)
+        if isinstance(query, And):
+            return self.conjunction(query.items)
+        parts = [self.compile(item) for item in query.items]
+        exact = all(part.exact for part in parts)
+        if any(part.where is None for part in parts):
+            return Compiled(None, exact)
+        return Compiled(or_(*(part.where for part in parts if part.where is not None)), exact)
+
+    def conjunction(self, items: Iterable[Query]) -> Compiled:
+        words = [i.value for i in items if isinstance(i, Text) and i.value and not _odd(i.value)]
+        parts = [self.compile(i) for i in items if not (isinstance(i, Text) and i.value in words)]
+        if words:  # one trip to the index for every word ANDed here
+            parts.append(Compiled(holding(self.dialect, sorted(set(words))), True))
+        conditions = [part.where for part in parts if part.where is not None]
+        where = None if not conditions else and_(*conditions)
+        return Compiled(where, all(part.exact for part in parts))
+
+    def field(self, term: Field) -> Compiled:
+        value = term.value
+        if _odd(value):
+            return Compiled(None, False)
+        name = term.name
+        if name == "tag":
+            return Compiled(self.has(facets.c.tags, SEP + value + SEP), True)
+        if name == "repo":
+            if "/" in value:
+                return Compiled(facets.c.repo == value, True)
+            return Compiled(or_(facets.c.repo == value, _ends_with(facets.c.repo, value)), True)
+        if name == "risk":
+            if value == "*":
+                return Compiled(facets.c.risks != "", True)
+            return Compiled(self.has(facets.c.risks, value), True)
+        if name in _LEVELS:
+            return Compiled(_level(getattr(facets.c, name), term.op, _LEVELS[name], value), True)
+        if name == "number":
+            low, high = number_bounds(term.op, value)
+            bounds = [facets.c.number >= low] if low is not None else []
+            bounds += [facets.c.number <= high] if high is not None else []
+            return Compiled(and_(true(), *bounds), True)
+        if name == "since":
+            return Compiled(facets.c.at >= time_bound(value, self.now), True)
+        if name == "before":
+            return Compiled(facets.c.at < time_bound(value, self.now), True)
+        if name == "symbol":
+            return Compiled(self.has(facets.c.symbols, SEP + value.casefold() + SEP), True)
+        return self.file(value)
+
+    def file(self, value: str) -> Compiled:
+        glob, last_part_only = glob_text(value)
+        column = facets.c.names if last_part_only else facets.c.files
+        if not _WILDCARDS.search(glob):
+            return Compiled(self.has(column, SEP + glob + SEP), True)
+        piece = max(_WILDCARDS.split(glob.replace("**", "*")), key=len)
+        return Compiled(self.has(column, piece) if piece else None, False)
+
+
+def _odd(value: str) -> bool:
+    """A value SQL cannot answer exactly: the index and the facets store NUL in its place."""
+    return any(char in value for char in UNSTORABLE)
+
+
+def _ends_with(column: Any, name: str) -> ColumnElement[bool]:
+    suffix = "/" + name
+    return func.substr(column, func.length(column) - len(suffix) + 1) == suffix
+
+
+def _level(column: Any, op: str, order: tuple[str, ...], value: str) -> ColumnElement[bool]:
+    want = order.index(value)
+    compare = {
+        ":": column == want,
+        ">=": column >= want,
+        ">": column > want,
+        "<=": column <= want,
+        "<": column < want,
+    }[op]
+    return and_(column.is_not(None), compare)
+
+
+def compile_query(query: Query, *, dialect: str, now: datetime) -> Compiled:
+    """The SQL form of `query` over `report_facets` (time terms count back from `now`)."""
+    return _Compiler(dialect, now).compile(query)
+
+
+def score(terms: RankTerms, *, dialect: str) -> ColumnElement[Any]:
+    """The rank of a facets row, as core/search.py's ranker scores the report: EXACT_SCORE per
+    exact hit (number, tag, title), then TITLE/SUMMARY/OTHER_WEIGHT per word."""
+
+    def has(column: Any, needle: str) -> ColumnElement[bool]:
+        return _has(dialect, column, needle)
+
+    hits: list[ColumnElement[bool]] = []
+    if terms.numbers:
+        hits.append(facets.c.number.in_(sorted(terms.numbers)))
+    tag_values = sorted({*terms.words, *terms.tags} - {""})
+    if tag_values:
+        hits.append(or_(*(has(facets.c.tags, SEP + tag + SEP) for tag in tag_values)))
+    if terms.all_words:
+        hits.append(and_(*(has(facets.c.title, word) for word in terms.all_words)))
+    total: ColumnElement[Any] = literal(0)
+    for hit in hits:
+        total = total + case((hit, EXACT_SCORE), else_=0)
+    for word in terms.words:
+        if word in terms.all_words or not word:
+            elsewhere: ColumnElement[bool] = true()
+        else:
+            elsewhere = false() if _odd(word) else holding(dialect, [word])
+        total = total + case(
+            (has(facets.c.title, word), TITLE_WEIGHT),
+            (has(facets.c.summary, word), SUMMARY_WEIGHT),
+            (elsewhere, OTHER_WEIGHT),
+            else_=0,
+        )
+    return total
