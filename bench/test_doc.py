@@ -99,3 +99,36 @@ def test_the_doc_has_the_machine_the_command_each_section_and_a_failed_benchmark
 
     write_doc(results(1.1, 0.98, 0), INFO, "make bench", False, doc)
     assert "**A quick run**" not in doc.read_text(encoding="utf-8")
+
+
+def _search(p99: float, p99_pg: float | None) -> dict[str, Any]:
+    query = {"total": 1200, "p50_ms": 4.0, "p99_ms": p99, "scan_ms": 900.0}
+    return {
+        "reports": 100000,
+        "build_s": 200.0,
+        "p50_ms": 4.0,
+        "p99_ms": p99,
+        "p99_ms_pg": p99_pg,
+        "pg_skipped": "no PostgreSQL answered",
+        "ratio_vs_scan": 225.0,
+        "queries": {"权重": query, "risk:fp8": query},
+        "aim_p99_ms": 50.0,
+        "aim_ratio": 20.0,
+    }
+
+
+def test_search_figures_stand_beside_their_aims(tmp_path: Path) -> None:
+    figures = {**results(1.1, 0.98, 0), "search": _search(12.0, None)}
+    rows = "\n".join(summary_rows(figures))
+    assert "| search p99, SQLite | 12.0 ms | ≤ 50 ms | yes |" in rows
+    assert "| search p99, PostgreSQL | skipped | ≤ 50 ms | — |" in rows
+    assert "| search ÷ full scan | 225× | ≥ 20× | yes |" in rows
+    missed = "\n".join(summary_rows({"search": _search(80.0, 60.0)}))
+    assert "| search p99, SQLite | 80.0 ms | ≤ 50 ms | **no** |" in missed
+    assert "| search p99, PostgreSQL | 60.0 ms | ≤ 50 ms | **no** |" in missed
+    doc = tmp_path / "benchmarks.md"
+    write_doc(figures, INFO, "make bench", False, doc)
+    text = doc.read_text(encoding="utf-8")
+    assert "## Search: 10 queries over 100,000 reports" in text
+    assert "| `权重` | 1,200 | 4.0 | 12.0 | — | 900 | 225× |" in text
+    assert "PostgreSQL skipped: no PostgreSQL answered" in text

@@ -186,7 +186,12 @@ class Answerer:
         example = f"{command_prefix(chat.platform)}find {narrower(inv.query_text)}"
         hits = [hit.report for hit in result.hits]
         key, params = result_notice(
-            hits, result.total, inv.query_text, chat.locale, command=example
+            hits,
+            result.total,
+            inv.query_text,
+            chat.locale,
+            command=example,
+            capped=result.capped,
         )
         return Answer(Notice(key, params), inv.public)
 

@@ -80,7 +80,9 @@ async def _handle(args: argparse.Namespace) -> int:
     typed = " ".join(args.query.split())
     example = f"prdigest search {shlex.quote(narrower(typed))}"
     hits = [hit.report for hit in result.hits]
-    key, params = result_notice(hits, result.total, typed, locale, command=example)
+    key, params = result_notice(
+        hits, result.total, typed, locale, command=example, capped=result.capped
+    )
     print(notice_text(key, locale, params))
     return 0
 

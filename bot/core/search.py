@@ -7,6 +7,8 @@ the rank below, and only the best `limit` reports are read. Otherwise (a `file:`
 wildcard, a word holding NUL) SQL narrows to a superset and each candidate is checked with the
 query language's own `matches`, which stays the truth either way.
 
+Matches are counted up to COUNT_CAP ("1000+").
+
 Ranking, best first:
 1. exact hits: the PR number the query names (`#7422`, `number:7422`, or the bare word 7422),
    a word that is one of the report's tags (or a `tag:` term it has: `tag:ci OR 权重`), a
@@ -45,6 +47,9 @@ from bot.core.store.tables import report_facets as facets
 from bot.core.store.tables import reports
 
 CHUNK: Final = 500  # reports read per statement on the checked path
+# Matches are counted up to this many ("1000+"): counting stops there, so a query that matches
+# most of a large store costs no more to count than one that matches a thousand reports.
+COUNT_CAP: Final = 1000
 _EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
 
 
@@ -62,7 +67,8 @@ class Hit:
 @dataclass(frozen=True, slots=True)
 class SearchResult:
     hits: list[Hit]  # best first, at most `limit`
-    total: int  # every matching report
+    total: int  # every matching report, or COUNT_CAP when `capped`
+    capped: bool = False  # more than COUNT_CAP match: `total` is a floor
 
     @property
     def more(self) -> int:
@@ -164,25 +170,26 @@ async def search(store: ReportStore, query: Query, *, limit: int, now: datetime)
             total, ids = await _counted_best(conn, compiled, ranker, limit)
             rows = await _rows(conn, ids)
             hits = [ranker.rank(_report(row), int(row.seq), row.ingested_at) for row in rows]
-            return SearchResult(sorted(hits, key=_sort_key, reverse=True), total)
+            ranked = sorted(hits, key=_sort_key, reverse=True)
+            return SearchResult(ranked, min(total, COUNT_CAP), total > COUNT_CAP)
         return await _checked(conn, query, compiled, ranker, limit, now)
 
 
 async def _counted_best(
     conn: AsyncConnection, compiled: Compiled, ranker: _Ranker, limit: int
 ) -> tuple[int, list[int]]:
+    """How many match (up to COUNT_CAP + 1) and the ids of the best `limit`."""
     where = [] if compiled.where is None else [compiled.where]
-    total = (await conn.execute(select(func.count()).select_from(facets).where(*where))).scalar()
+    matching = select(facets.c.report_id).where(*where).limit(COUNT_CAP + 1).subquery()
+    total = int((await conn.execute(select(func.count()).select_from(matching))).scalar() or 0)
     if not total or limit <= 0:
-        return int(total or 0), []
-    rank = score(ranker.terms, dialect=conn.dialect.name)
-    best = (
-        select(facets.c.report_id)
-        .where(*where)
-        .order_by(rank.desc(), facets.c.at.desc(), facets.c.seq.desc())
-        .limit(limit)
-    )
-    return int(total), [int(row[0]) for row in await conn.execute(best)]
+        return total, []
+    order: list[Any] = [facets.c.at.desc(), facets.c.seq.desc()]
+    if ranker.terms.scored:
+        order.insert(0, score(ranker.terms, dialect=conn.dialect.name).desc())
+    # else every match scores 0: the newest first, straight off the index on `at`
+    best = select(facets.c.report_id).where(*where).order_by(*order).limit(limit)
+    return total, [int(row[0]) for row in await conn.execute(best)]
 
 
 async def _checked(

@@ -6,10 +6,15 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+import pytest
+
+import bot.core.search as search_module
 from bot.core.query import parse
+from bot.core.render.results import result_notice
 from bot.core.reports.model import Report
 from bot.core.search import search
 from bot.core.store.reports import ReportStore
+from bot.settings import Locale
 
 NOW = datetime(2026, 12, 1, tzinfo=UTC)
 
@@ -107,3 +112,27 @@ async def test_the_rows_are_read_in_chunks(store: ReportStore, monkeypatch: Any)
     )
     assert sorted(await _numbers(store, "权重")) == [1, 3, 5, 7, 9]
     assert sorted(await _numbers(store, "-tag:none", limit=20)) == list(range(1, 11))
+
+
+async def test_counting_stops_at_the_cap_and_says_so(
+    store: ReportStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(search_module, "COUNT_CAP", 4)
+    await store.upsert_many(
+        [(_report(n, summary="权重", merged_at=_day(2026, 1, n)), "") for n in range(1, 8)]
+    )
+    result = await search(store, parse("权重"), limit=2, now=NOW)
+    assert (result.total, result.capped) == (4, True)
+    assert [hit.report.number for hit in result.hits] == [7, 6], "newest first, all 0-scored"
+    key, params = result_notice(
+        [hit.report for hit in result.hits],
+        result.total,
+        "权重",
+        Locale.EN,
+        command="/find 权重 …",
+        capped=result.capped,
+    )
+    assert key == "find_results_more"
+    assert (params["total"], params["more"]) == ("4+", "2+")
+    exact = await search(store, parse("权重 number:1..3"), limit=2, now=NOW)
+    assert (exact.total, exact.capped) == (3, False)

@@ -17,13 +17,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
-from functools import cached_property, lru_cache
+from functools import cached_property
 from typing import Final
 
 from bot.core.query.ast import And, Field, Not, Query, Text, unparse
 from bot.core.query.reading import (
+    compiled_glob,
     file_paths,
-    glob_text,
     risk_texts,
     symbol_names,
     symbol_parts,
@@ -39,7 +39,7 @@ from bot.core.query.values import (
     time_bound,
 )
 from bot.core.reports.model import Report
-from bot.core.reports.tags import Glob, compile_glob, glob_matches
+from bot.core.reports.tags import glob_matches
 
 
 class Prepared:
@@ -168,18 +168,12 @@ def _number(term: Field, view: _View) -> bool:
 
 
 def _file(term: Field, view: _View) -> bool:
-    glob, last_part_only = _glob(term.value)
+    glob, last_part_only = compiled_glob(term.value)
     for path in file_paths(view.report):
         parts = path.split("/")
         if glob_matches(glob, parts[-1:] if last_part_only else parts):
             return True
     return False
-
-
-@lru_cache(maxsize=256)
-def _glob(text: str) -> tuple[Glob, bool]:
-    normalised, last_part_only = glob_text(text)
-    return compile_glob(normalised), last_part_only
 
 
 def _symbol(term: Field, view: _View) -> bool:

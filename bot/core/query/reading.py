@@ -4,13 +4,15 @@ store's facets (store/search/facets.py), so an indexed answer is the evaluator's
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Final
 
-from bot.core.query.text import normalize_text
+from bot.core.query.text import SEP, normalize_text
 from bot.core.reports.model import Report
-from bot.core.reports.tags import normalise_path
+from bot.core.reports.tags import Glob, compile_glob, glob_matches, normalise_path
 
 SYMBOL_PARTS: Final = re.compile(r"\.|::")
+GLOB_FUNCTION: Final = "prdigest_glob"  # glob_holds, as the store's SQLite connections know it
 
 
 def tag_text(tag: str) -> str:
@@ -47,3 +49,56 @@ def glob_text(value: str) -> tuple[str, bool]:
     is matched against a path's last part only (it has no `/`)."""
     normalised = normalise_path(value.lower())
     return normalised, "/" not in normalised
+
+
+@lru_cache(maxsize=256)
+def compiled_glob(value: str) -> tuple[Glob, bool]:
+    """`glob_text(value)` compiled for `glob_matches`."""
+    normalised, last_part_only = glob_text(value)
+    return compile_glob(normalised), last_part_only
+
+
+def glob_holds(glob: str, joined: str | None) -> bool:
+    """Whether a path among `joined` (SEP-wrapped, as the store's facets keep key-file paths or
+    their last parts) matches the normalized glob: SQLite's GLOB_FUNCTION."""
+    if not joined:
+        return False
+    compiled = compiled_glob(glob)[0]  # a normalized glob normalizes to itself
+    return any(glob_matches(compiled, path.split("/")) for path in joined[1:-1].split(SEP))
+
+
+_NOT_SEGMENT: Final = f"[^/{SEP}]"
+
+
+def glob_regex(glob: str) -> str:
+    """A normalized glob as a PostgreSQL regular expression over SEP-wrapped paths, matching
+    what `glob_matches` matches: `*` and `?` stay within a segment, a `**` segment stands for
+    any run of segments (none too). Literal characters are escaped, so the expression holds
+    no user syntax; PostgreSQL's engine does not backtrack on `(?:x*/)*`."""
+    segments: list[str | None] = []
+    for part in glob.split("/"):
+        if part != "**":
+            segments.append(part)
+        elif not segments or segments[-1] is not None:
+            segments.append(None)
+    out: list[str] = []
+    last = len(segments) - 1
+    for index, segment in enumerate(segments):
+        if segment is None:
+            if index == 0:
+                out.append(f"[^{SEP}]*" if index == last else f"(?:{_NOT_SEGMENT}*/)*")
+            else:
+                out.append(f"(?:/{_NOT_SEGMENT}*)*" if index == last else f"/(?:{_NOT_SEGMENT}*/)*")
+            continue
+        if index > 0 and segments[index - 1] is not None:
+            out.append("/")
+        pieces = segment.split("*")
+        out.append(f"{_NOT_SEGMENT}*".join(_piece_regex(piece) for piece in pieces))
+    return f"{SEP}{''.join(out)}{SEP}"
+
+
+def _piece_regex(piece: str) -> str:
+    return _NOT_SEGMENT.join(_ESCAPE.sub(r"\\\g<0>", part) for part in piece.split("?"))
+
+
+_ESCAPE: Final = re.compile(r"[^0-9A-Za-z]")

@@ -11,6 +11,10 @@ from __future__ import annotations
 import unicodedata
 from typing import Final
 
+# Normalized text never holds it (str.split() counts it as whitespace): the store joins values
+# with it, so a word cannot match across two of them.
+SEP: Final = "\x1f"
+
 
 def normalize_text(text: str) -> str:
     """`text` as queries compare it: NFKC, casefolded (and NFKC again, as casefolding can undo

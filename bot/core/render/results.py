@@ -48,18 +48,25 @@ def narrower(query: str) -> str:
 
 
 def result_notice(
-    reports: Sequence[Report], total: int, query: str, locale: Locale, *, command: str
+    reports: Sequence[Report],
+    total: int,
+    query: str,
+    locale: Locale,
+    *,
+    command: str,
+    capped: bool = False,
 ) -> tuple[str, dict[str, str]]:
     """The notice key and parameters that answer a search: none found, all shown, or the
-    first ones with how many more and `command` (`/find QUERY …`, written as the asker
-    writes it) as the example of a narrower query."""
+    first ones with how many more (`990+` when the count stopped at `total`, `capped`) and
+    `command` (`/find QUERY …`, written as the asker writes it) as the example of a narrower
+    query."""
     if not reports:
         return "find_empty", {"query": query}
     params = {
         "example": command,
         "query": query,
         "items": "\n".join(result_line(report, locale) for report in reports),
-        "total": str(total),
-        "more": str(total - len(reports)),
+        "total": f"{total}+" if capped else str(total),
+        "more": f"{total - len(reports)}+" if capped else str(total - len(reports)),
     }
     return ("find_results" if total <= len(reports) else "find_results_more"), params

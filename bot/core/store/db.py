@@ -23,6 +23,8 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
+from bot.core.query.reading import GLOB_FUNCTION, glob_holds
+
 MIGRATIONS_DIR = Path(__file__).resolve().parents[2] / "migrations"
 SQLITE_BUSY_TIMEOUT_MS = 15_000
 MIGRATION_LOCK_KEY = 0x70726467  # "prdg": the advisory lock id for migrations
@@ -95,6 +97,9 @@ def _install_sqlite_hooks(engine: AsyncEngine) -> None:
         cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.close()
+        # `file:` globs in compiled queries (store/search/compile.py), matched as the
+        # evaluator matches them.
+        dbapi_connection.create_function(GLOB_FUNCTION, 2, glob_holds, deterministic=True)
 
     @event.listens_for(engine.sync_engine, "begin")
     def _on_begin(connection: Connection) -> None:

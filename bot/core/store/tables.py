@@ -105,6 +105,7 @@ report_facets = Table(
 )
 Index("ix_report_facets_at", report_facets.c.at, report_facets.c.seq)
 Index("ix_report_facets_seq", report_facets.c.seq, unique=True)  # the text index's key
+Index("ix_report_facets_number", report_facets.c.number)
 
 destinations = Table(
     "destinations",

@@ -45,6 +45,7 @@ def upgrade() -> None:
     )
     op.create_index("ix_report_facets_at", "report_facets", ["at", "seq"])
     op.create_index("ix_report_facets_seq", "report_facets", ["seq"], unique=True)
+    op.create_index("ix_report_facets_number", "report_facets", ["number"])
     fill_index(op.get_bind())
 
 

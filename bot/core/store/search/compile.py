@@ -2,10 +2,11 @@
 
 `compile_query` turns each term into a condition on the facets row (facets.py) that asks what
 the evaluator asks (query/evaluate.py), so the database counts and orders the matches and
-only the best few reports are ever read. A term that SQL cannot ask exactly gives a superset
-and marks the result inexact; the caller then checks each candidate with `matches`:
-- `file:` with a wildcard: the key-file paths must hold the glob's longest literal piece
-  (no LIKE pattern, so nothing a user types can make the database backtrack);
+only the best few reports are ever read. A `file:` glob with a wildcard is matched by the
+evaluator's own glob matcher (SQLite: a function on the connection; PostgreSQL: the glob as an
+escaped regular expression, reading/glob_regex), after the paths are narrowed to those that
+hold the glob's longest literal piece. A term that SQL cannot ask exactly gives a superset and
+marks the result inexact; the caller then checks each candidate with `matches`:
 - a word or value holding NUL, SEP or STAND_IN (facets.py stores NUL differently);
 - NOT of an inexact term asks nothing (any report may match).
 """
@@ -21,7 +22,8 @@ from typing import Any, Final
 from sqlalchemy import ColumnElement, and_, case, false, func, literal, not_, or_, true
 
 from bot.core.query.ast import And, Field, Not, Query, Text
-from bot.core.query.reading import glob_text
+from bot.core.query.reading import GLOB_FUNCTION, glob_regex, glob_text
+from bot.core.query.text import SEP
 from bot.core.query.values import (
     IMPACT_ORDER,
     REC_ORDER,
@@ -29,7 +31,7 @@ from bot.core.query.values import (
     number_bounds,
     time_bound,
 )
-from bot.core.store.search.facets import SEP, UNSTORABLE
+from bot.core.store.search.facets import UNSTORABLE
 from bot.core.store.search.text_index import holding
 from bot.core.store.tables import report_facets as facets
 
@@ -57,6 +59,11 @@ class RankTerms:
     numbers: frozenset[int]  # PR numbers named exactly
     tags: frozenset[str]  # `tag:` terms asked for
     all_words: tuple[str, ...]  # words every match holds (ANDed at the top)
+
+    @property
+    def scored(self) -> bool:
+        """Whether any report can score above 0 (else the rank is newest first)."""
+        return bool(self.words or self.numbers or self.tags or self.all_words)
 
 
 def _has(dialect: str, column: Any, needle: str) -> ColumnElement[bool]:
@@ -139,8 +146,14 @@ class _Compiler:
         column = facets.c.names if last_part_only else facets.c.files
         if not _WILDCARDS.search(glob):
             return Compiled(self.has(column, SEP + glob + SEP), True)
-        piece = max(_WILDCARDS.split(glob.replace("**", "*")), key=len)
-        return Compiled(self.has(column, piece) if piece else None, False)
+        # The longest literal piece first (cheap, narrows), then the glob itself.
+        piece = max(_WILDCARDS.split(glob), key=len)
+        narrow = [self.has(column, piece)] if piece else []
+        if self.dialect == "sqlite":
+            exact = getattr(func, GLOB_FUNCTION)(glob, column) == 1
+        else:
+            exact = column.regexp_match(glob_regex(glob))
+        return Compiled(and_(*narrow, exact), True)
 
 
 def _odd(value: str) -> bool:

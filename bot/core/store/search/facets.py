@@ -19,15 +19,11 @@ from typing import Any
 from sqlalchemy import Connection, delete, insert
 
 from bot.core.query.reading import file_paths, risk_texts, symbol_names, symbol_parts, tag_text
-from bot.core.query.text import normalize_text
+from bot.core.query.text import SEP, normalize_text
 from bot.core.query.values import IMPACT_ORDER, REC_ORDER, as_utc
 from bot.core.reports.model import Report
 from bot.core.store.tables import report_facets
 
-# Normalized text never holds it (str.split() counts it as whitespace), so a word cannot match
-# across two values (or two text fields) joined by it; a term whose value holds it is not
-# compiled (compile.py).
-SEP = "\x1f"
 # Stored in place of NUL (PostgreSQL text refuses it) and of SEP inside a value (a raw path or
 # symbol is not whitespace-normalized). One character for one, so a substring test of a value
 # without these three characters answers as it would on the original.

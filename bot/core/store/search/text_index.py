@@ -43,10 +43,10 @@ from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from bot.core.query.text import TEXT_FIELDS, normalize_text
+from bot.core.query.text import SEP, TEXT_FIELDS, normalize_text
 from bot.core.reports.model import STORED, Report
 from bot.core.store.db import MIGRATION_LOCK_KEY, write_transaction
-from bot.core.store.search.facets import SEP, write_facets
+from bot.core.store.search.facets import write_facets
 from bot.core.store.tables import report_facets, reports
 
 BATCH = 500  # reports per statement when filling or looking up
