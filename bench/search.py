@@ -48,7 +48,7 @@ from bot.core.query import matches, parse  # noqa: E402
 from bot.core.reports.model import STORED, KeyFile, Report  # noqa: E402
 from bot.core.reports.parser import parse_file  # noqa: E402
 from bot.core.reports.tags import derive_tags  # noqa: E402
-from bot.core.search import COUNT_CAP, search  # noqa: E402
+from bot.core.search import WINDOW, search  # noqa: E402
 from bot.core.store.db import create_engine, migrate  # noqa: E402
 from bot.core.store.reports import ReportStore  # noqa: E402
 from bot.core.store.tables import reports  # noqa: E402
@@ -232,7 +232,7 @@ async def measure(folder: Path, count: int) -> dict[str, Any]:
     floor = await scanned(url)
     for raw in QUERIES:  # the index answers as the scan does, or the figures mean nothing
         scan_total, item = floor[raw]["total"], indexed[raw]
-        if (item["total"], item["capped"]) != (min(scan_total, COUNT_CAP), scan_total > COUNT_CAP):
+        if (item["total"], item["capped"]) != (min(scan_total, WINDOW), scan_total > WINDOW):
             raise AssertionError(f"{raw!r}: search counted {item['total']}, the scan {scan_total}")
     figures: dict[str, Any] = {"reports": count, "build_s": round(build_s, 1)}
     figures.update(_summary(indexed))
@@ -308,7 +308,7 @@ def section(figures: dict[str, Any]) -> list[str]:
         + f" Each query runs {RUNS} times after {WARMUP} warm-up runs, limit {LIMIT}, through "
         "`bot.core.search.search`; the scan reads every row, validates it and runs `matches`, "
         "and must find the same number of reports (search counts up to "
-        f"{COUNT_CAP:,}, then says {COUNT_CAP:,}+). The store is generated with varied text "
+        f"{WINDOW:,}, then says {WINDOW:,}+). The store is generated with varied text "
         f"(filled in {figures['build_s']:.0f} s on SQLite): titles from the real verl PR "
         "titles, each text field a few clauses cut from the example reports drawn with Zipf "
         "weights, key files, risk flags, levels and merge times over two years.",

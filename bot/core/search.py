@@ -7,7 +7,9 @@ the rank below, and only the best `limit` reports are read. Otherwise (a `file:`
 wildcard, a word holding NUL) SQL narrows to a superset and each candidate is checked with the
 query language's own `matches`, which stays the truth either way.
 
-Matches are counted up to COUNT_CAP ("1000+").
+A search reads the newest WINDOW (1,000) matches, walking back from the newest report in
+doubling ranges of seqs; it counts them, and ranks them (with any PR the query names, however
+old). Past the window the answer says "1000+".
 
 Ranking, best first:
 1. exact hits: the PR number the query names (`#7422`, `number:7422`, or the bare word 7422),
@@ -47,9 +49,13 @@ from bot.core.store.tables import report_facets as facets
 from bot.core.store.tables import reports
 
 CHUNK: Final = 500  # reports read per statement on the checked path
-# Matches are counted up to this many ("1000+"): counting stops there, so a query that matches
-# most of a large store costs no more to count than one that matches a thousand reports.
-COUNT_CAP: Final = 1000
+# A search reads the newest WINDOW matches (by when they were stored), counts them and ranks
+# them: past that it says "1000+", and a query that matches most of a large store costs no more
+# than one that matches a thousand reports. A PR number the query names is found at any age.
+WINDOW: Final = 1000
+FIRST_CHUNK: Final = 2048  # seqs in the first range of the walk back (then doubling)
+RANGES: Final = 3  # ranges walked before the rest is asked for at once
+PER_ROW_ROWS: Final = 8192  # PostgreSQL checks words row by row in ranges up to this size
 _EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
 
 
@@ -67,8 +73,8 @@ class Hit:
 @dataclass(frozen=True, slots=True)
 class SearchResult:
     hits: list[Hit]  # best first, at most `limit`
-    total: int  # every matching report, or COUNT_CAP when `capped`
-    capped: bool = False  # more than COUNT_CAP match: `total` is a floor
+    total: int  # every matching report, or WINDOW when `capped`
+    capped: bool = False  # more than WINDOW match: `total` is a floor
 
     @property
     def more(self) -> int:
@@ -161,35 +167,88 @@ def _sort_key(hit: Hit) -> tuple[float, float, int]:
 
 
 async def search(store: ReportStore, query: Query, *, limit: int, now: datetime) -> SearchResult:
-    """The reports matching `query`, best `limit` first, and how many match in all."""
+    """The reports matching `query`, best `limit` first, and how many match (up to WINDOW)."""
     ranker = _ranker(query)
     async with store.engine.connect() as conn:
-        dialect = conn.dialect.name
-        compiled = compile_query(query, dialect=dialect, now=now)
-        if compiled.exact:  # the database counts and orders; only the best are read
-            total, ids = await _counted_best(conn, compiled, ranker, limit)
-            rows = await _rows(conn, ids)
-            hits = [ranker.rank(_report(row), int(row.seq), row.ingested_at) for row in rows]
-            ranked = sorted(hits, key=_sort_key, reverse=True)
-            return SearchResult(ranked, min(total, COUNT_CAP), total > COUNT_CAP)
-        return await _checked(conn, query, compiled, ranker, limit, now)
+        compiled = compile_query(query, dialect=conn.dialect.name, now=now)
+        if not compiled.exact:
+            return await _checked(conn, query, compiled, ranker, limit, now)
+        window, more = await _window(conn, query, now)
+        if more:  # a PR the query names is found however old it is
+            window.update(await _named(conn, query, ranker, now))
+        rows = await _rows(conn, await _best(conn, ranker, window, limit))
+        hits = [ranker.rank(_report(row), int(row.seq), row.ingested_at) for row in rows]
+        ranked = sorted(hits, key=_sort_key, reverse=True)
+        return SearchResult(ranked, WINDOW if more else len(window), more)
 
 
-async def _counted_best(
-    conn: AsyncConnection, compiled: Compiled, ranker: _Ranker, limit: int
-) -> tuple[int, list[int]]:
-    """How many match (up to COUNT_CAP + 1) and the ids of the best `limit`."""
-    where = [] if compiled.where is None else [compiled.where]
-    matching = select(facets.c.report_id).where(*where).limit(COUNT_CAP + 1).subquery()
-    total = int((await conn.execute(select(func.count()).select_from(matching))).scalar() or 0)
-    if not total or limit <= 0:
-        return total, []
+async def _window(
+    conn: AsyncConnection, query: Query, now: datetime
+) -> tuple[dict[int, int], bool]:
+    """The newest matches by seq, {report id: seq}, at most WINDOW, and whether more match.
+
+    The walk goes back from the newest seq in RANGES ranges that double (FIRST_CHUNK, then
+    twice as many, …), then asks for the rest at once: a query most reports match stops after
+    a range or two, reading only those ranges' postings, and one few reports match is answered
+    through the indexes."""
+    dialect = conn.dialect.name
+    newest = (await conn.execute(select(func.max(facets.c.seq)))).scalar()
+    oldest = (await conn.execute(select(func.min(facets.c.seq)))).scalar()  # two: each O(log n)
+    if newest is None or oldest is None:
+        return {}, False
+    low, high = int(oldest), int(newest)
+    found: dict[int, int] = {}
+    size = FIRST_CHUNK
+    for walked in range(RANGES + 1):
+        if high < low or len(found) > WINDOW:
+            break
+        # The last step takes all the rest at once: what is left is found through the indexes
+        # (the number, the full-text lists), not range by range.
+        start = low if walked == RANGES else max(low, high - size + 1)
+        seqs = (start, high)
+        compiled = compile_query(
+            query, dialect=dialect, now=now, seqs=seqs, per_row=high - start < PER_ROW_ROWS
+        )
+        statement = select(facets.c.report_id, facets.c.seq).where(facets.c.seq.between(*seqs))
+        if compiled.where is not None:
+            statement = statement.where(compiled.where)
+        statement = statement.order_by(facets.c.seq.desc()).limit(WINDOW + 1 - len(found))
+        found.update((int(row.report_id), int(row.seq)) for row in await conn.execute(statement))
+        high, size = start - 1, size * 2
+    if len(found) <= WINDOW:
+        return found, False
+    del found[min(found, key=found.__getitem__)]  # one past the window: there is more
+    return found, True
+
+
+async def _named(
+    conn: AsyncConnection, query: Query, ranker: _Ranker, now: datetime
+) -> dict[int, int]:
+    """The matching reports whose number the query names, {report id: seq}."""
+    if not ranker.terms.numbers:
+        return {}
+    statement = select(facets.c.report_id).where(facets.c.number.in_(ranker.terms.numbers))
+    ids = [int(row[0]) for row in await conn.execute(statement)]
+    return {
+        int(row.id): int(row.seq)
+        for row in await _rows(conn, ids)
+        if matches(query, _report(row), seen_at=row.ingested_at, now=now)
+    }
+
+
+async def _best(
+    conn: AsyncConnection, ranker: _Ranker, window: dict[int, int], limit: int
+) -> list[int]:
+    """The ids of the best `limit` of the window, by the database's form of the rank."""
+    if not window or limit <= 0:
+        return []
     order: list[Any] = [facets.c.at.desc(), facets.c.seq.desc()]
-    if ranker.terms.scored:
-        order.insert(0, score(ranker.terms, dialect=conn.dialect.name).desc())
-    # else every match scores 0: the newest first, straight off the index on `at`
-    best = select(facets.c.report_id).where(*where).order_by(*order).limit(limit)
-    return total, [int(row[0]) for row in await conn.execute(best)]
+    if ranker.terms.scored:  # else every match scores 0: the newest first
+        seqs = (min(window.values()), max(window.values()))
+        rank = score(ranker.terms, dialect=conn.dialect.name, seqs=seqs, per_row=True)
+        order.insert(0, rank.desc())
+    statement = select(facets.c.report_id).where(facets.c.report_id.in_(list(window)))
+    return [int(row[0]) for row in await conn.execute(statement.order_by(*order).limit(limit))]
 
 
 async def _checked(

@@ -18,6 +18,7 @@ from datetime import datetime, timedelta
 
 import pytest
 
+import bot.core.search as search_module
 from bot.core.clock import Clock
 from bot.core.query import matches, parse, unparse
 from bot.core.reports.model import Report
@@ -108,6 +109,13 @@ async def _check(store: ReportStore, queries: int, seed: int) -> None:
         matched += bool(expected)
     # The generator is worth something only if many queries match some but not all reports.
     assert matched >= queries // 3, f"seed {seed}: only {matched} of {queries} queries matched"
+
+
+@pytest.fixture(autouse=True)
+def _small_ranges(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A walk back over many ranges, PostgreSQL checking words row by row in the first few."""
+    monkeypatch.setattr(search_module, "FIRST_CHUNK", 7)
+    monkeypatch.setattr(search_module, "PER_ROW_ROWS", 30)
 
 
 async def test_search_answers_as_the_brute_force_evaluator(store: ReportStore) -> None:

@@ -9,12 +9,12 @@ from typing import Any
 import pytest
 
 import bot.core.search as search_module
+from bot.core.models import Locale
 from bot.core.query import parse
 from bot.core.render.results import result_notice
 from bot.core.reports.model import Report
 from bot.core.search import search
 from bot.core.store.reports import ReportStore
-from bot.settings import Locale
 
 NOW = datetime(2026, 12, 1, tzinfo=UTC)
 
@@ -117,7 +117,7 @@ async def test_the_rows_are_read_in_chunks(store: ReportStore, monkeypatch: Any)
 async def test_counting_stops_at_the_cap_and_says_so(
     store: ReportStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(search_module, "COUNT_CAP", 4)
+    monkeypatch.setattr(search_module, "WINDOW", 4)
     await store.upsert_many(
         [(_report(n, summary="权重", merged_at=_day(2026, 1, n)), "") for n in range(1, 8)]
     )
@@ -136,3 +136,21 @@ async def test_counting_stops_at_the_cap_and_says_so(
     assert (params["total"], params["more"]) == ("4+", "2+")
     exact = await search(store, parse("权重 number:1..3"), limit=2, now=NOW)
     assert (exact.total, exact.capped) == (3, False)
+    # The window is the newest four by when they were stored; a PR named is found however old.
+    named = await search(store, parse("权重 OR #1"), limit=3, now=NOW)
+    assert (named.total, named.capped) == (4, True)
+    assert [hit.report.number for hit in named.hits] == [1, 7, 6]
+
+
+async def test_the_walk_back_in_doubling_ranges_finds_what_one_range_would(
+    store: ReportStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await store.upsert_many([(_report(n, summary=f"权重 {n % 3}"), "") for n in range(1, 41)])
+    whole = [
+        hit.report.number for hit in (await search(store, parse("权重 1"), limit=40, now=NOW)).hits
+    ]
+    monkeypatch.setattr(search_module, "FIRST_CHUNK", 1)
+    monkeypatch.setattr(search_module, "PER_ROW_ROWS", 4)  # PostgreSQL: both ways of checking
+    walked = await search(store, parse("权重 1"), limit=40, now=NOW)
+    assert [hit.report.number for hit in walked.hits] == whole
+    assert sorted(whole) == [n for n in range(1, 41) if n % 3 == 1]

@@ -11,10 +11,12 @@ from __future__ import annotations
 import random
 from datetime import UTC, datetime
 
+import pytest
 from alembic import command
 from alembic.config import Config as AlembicConfig
 from sqlalchemy import Connection, delete
 
+import bot.core.search as search_module
 from bot.core.query import And, Text
 from bot.core.query.text import normalize_text
 from bot.core.reports.model import Report
@@ -32,6 +34,12 @@ from bot.core.store.search import field_texts, rebuild_index
 from bot.core.store.search.text_index import SQLITE_EMPTY
 from bot.core.store.tables import reports
 from tests.kits.paths import SEED
+
+
+@pytest.fixture(autouse=True)
+def _every_match(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests are about the index: let a search read every match, not the newest 1,000."""
+    monkeypatch.setattr(search_module, "WINDOW", 100_000)
 
 
 def _report(number: int, **fields: str) -> Report:

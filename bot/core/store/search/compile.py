@@ -32,7 +32,7 @@ from bot.core.query.values import (
     time_bound,
 )
 from bot.core.store.search.facets import UNSTORABLE
-from bot.core.store.search.text_index import holding
+from bot.core.store.search.text_index import Seqs, holding
 from bot.core.store.tables import report_facets as facets
 
 EXACT_SCORE: Final = 100  # one exact hit (number, tag, title) outranks any relevance
@@ -73,12 +73,17 @@ def _has(dialect: str, column: Any, needle: str) -> ColumnElement[bool]:
 
 
 class _Compiler:
-    def __init__(self, dialect: str, now: datetime) -> None:
+    def __init__(self, dialect: str, now: datetime, seqs: Seqs | None, per_row: bool) -> None:
         self.dialect = dialect
         self.now = as_utc(now)
+        self.seqs = seqs
+        self.per_row = per_row
 
     def has(self, column: Any, needle: str) -> ColumnElement[bool]:
         return _has(self.dialect, column, needle)
+
+    def holding(self, words: list[str]) -> ColumnElement[bool]:
+        return holding(self.dialect, words, seqs=self.seqs, per_row=self.per_row)
 
     def compile(self, query: Query) -> Compiled:
         if isinstance(query, Text):
@@ -86,7 +91,7 @@ class _Compiler:
                 return Compiled(None, True)
             if _odd(query.value):
                 return Compiled(None, False)
-            return Compiled(holding(self.dialect, [query.value]), True)
+            return Compiled(self.holding([query.value]), True)
         if isinstance(query, Field):
             return self.field(query)
         if isinstance(query, Not):
@@ -106,7 +111,7 @@ class _Compiler:
         words = [i.value for i in items if isinstance(i, Text) and i.value and not _odd(i.value)]
         parts = [self.compile(i) for i in items if not (isinstance(i, Text) and i.value in words)]
         if words:  # one trip to the index for every word ANDed here
-            parts.append(Compiled(holding(self.dialect, sorted(set(words))), True))
+            parts.append(Compiled(self.holding(sorted(set(words))), True))
         conditions = [part.where for part in parts if part.where is not None]
         where = None if not conditions else and_(*conditions)
         return Compiled(where, all(part.exact for part in parts))
@@ -130,6 +135,8 @@ class _Compiler:
             return Compiled(_level(getattr(facets.c, name), term.op, _LEVELS[name], value), True)
         if name == "number":
             low, high = number_bounds(term.op, value)
+            if low is not None and low == high:  # equality: the index on number answers it
+                return Compiled(facets.c.number == low, True)
             bounds = [facets.c.number >= low] if low is not None else []
             bounds += [facets.c.number <= high] if high is not None else []
             return Compiled(and_(true(), *bounds), True)
@@ -178,14 +185,25 @@ def _level(column: Any, op: str, order: tuple[str, ...], value: str) -> ColumnEl
     return and_(column.is_not(None), compare)
 
 
-def compile_query(query: Query, *, dialect: str, now: datetime) -> Compiled:
-    """The SQL form of `query` over `report_facets` (time terms count back from `now`)."""
-    return _Compiler(dialect, now).compile(query)
+def compile_query(
+    query: Query,
+    *,
+    dialect: str,
+    now: datetime,
+    seqs: Seqs | None = None,
+    per_row: bool = False,
+) -> Compiled:
+    """The SQL form of `query` over `report_facets` (time terms count back from `now`), for
+    rows whose seq is within `seqs` (None: any); `per_row`: see text_index.holding."""
+    return _Compiler(dialect, now, seqs, per_row).compile(query)
 
 
-def score(terms: RankTerms, *, dialect: str) -> ColumnElement[Any]:
+def score(
+    terms: RankTerms, *, dialect: str, seqs: Seqs | None = None, per_row: bool = False
+) -> ColumnElement[Any]:
     """The rank of a facets row, as core/search.py's ranker scores the report: EXACT_SCORE per
-    exact hit (number, tag, title), then TITLE/SUMMARY/OTHER_WEIGHT per word."""
+    exact hit (number, tag, title), then TITLE/SUMMARY/OTHER_WEIGHT per word. `seqs` and
+    `per_row` as for compile_query: the rows it ranks."""
 
     def has(column: Any, needle: str) -> ColumnElement[bool]:
         return _has(dialect, column, needle)
@@ -205,7 +223,9 @@ def score(terms: RankTerms, *, dialect: str) -> ColumnElement[Any]:
         if word in terms.all_words or not word:
             elsewhere: ColumnElement[bool] = true()
         else:
-            elsewhere = false() if _odd(word) else holding(dialect, [word])
+            elsewhere = (
+                false() if _odd(word) else holding(dialect, [word], seqs=seqs, per_row=per_row)
+            )
         total = total + case(
             (has(facets.c.title, word), TITLE_WEIGHT),
             (has(facets.c.summary, word), SUMMARY_WEIGHT),

@@ -32,6 +32,8 @@ from sqlalchemy import (
     bindparam,
     column,
     delete,
+    exists,
+    func,
     insert,
     intersect,
     select,
@@ -76,6 +78,8 @@ REBUILD_LOCK = text("SELECT pg_advisory_xact_lock(:key)")
 _FTS_MATCH = text("report_fts MATCH :long")
 _GRAMS_MATCH = text("report_grams MATCH :short")
 
+
+Seqs = tuple[int, int]  # an inclusive range of report seqs
 
 # One report to index: its reports.id, seq, when the store first saw it, and the report.
 IndexRow = tuple[int, int, datetime, Report]
@@ -241,17 +245,22 @@ async def rebuild_index(engine: AsyncEngine) -> int:
 # --- reading -------------------------------------------------------------------------------
 
 
-def _sqlite_rows(long: list[str], short: list[str]) -> Any:
+def _sqlite_rows(long: list[str], short: list[str], seqs: Seqs | None) -> Any:
     parts: list[Select[Any]] = []
     if long:
         phrases = " AND ".join(_fts_phrase(n) for n in long)
         match = _FTS_MATCH.bindparams(bindparam("long", phrases, unique=True))
-        parts.append(select(_fts.c.rowid).where(match))
+        parts.append(_in_range(select(_fts.c.rowid).where(match), _fts.c.rowid, seqs))
     if short:
         tokens = " AND ".join(_fts_phrase(gram_token(n)) for n in short)
         match = _GRAMS_MATCH.bindparams(bindparam("short", tokens, unique=True))
-        parts.append(select(_grams.c.rowid).where(match))
+        parts.append(_in_range(select(_grams.c.rowid).where(match), _grams.c.rowid, seqs))
     return parts[0] if len(parts) == 1 else intersect(*parts)
+
+
+def _in_range(query: Select[Any], rowid: Any, seqs: Seqs | None) -> Select[Any]:
+    """Only the postings of these seqs: FTS5 seeks its lists to the range and reads no more."""
+    return query if seqs is None else query.where(rowid.between(*seqs))
 
 
 def _postgres_rows(long: list[str], short: list[str]) -> Any:
@@ -264,11 +273,26 @@ def _postgres_rows(long: list[str], short: list[str]) -> Any:
     return query
 
 
-def holding(dialect: str, words: list[str]) -> ColumnElement[bool]:
+def _postgres_per_row(long: list[str], short: list[str]) -> ColumnElement[bool]:
+    """The words checked in each row's own text (no index): cheaper than the GIN indexes when
+    only a few thousand rows are asked about and the words are common."""
+    found = [func.strpos(_search.c.body, needle) > 0 for needle in long]
+    if short:
+        found.append(_search.c.grams.contains(short))
+    return exists().where(_search.c.report_id == report_facets.c.report_id, *found)
+
+
+def holding(
+    dialect: str, words: list[str], *, seqs: Seqs | None = None, per_row: bool = False
+) -> ColumnElement[bool]:
     """A condition on `report_facets`: the report's text holds every word (normalized, none
-    empty, none holding NUL or SEP), each within one field."""
+    empty, none holding NUL or SEP), each within one field. `seqs`: only rows whose seq is in
+    this range are asked about (SQLite reads only their postings); `per_row` (PostgreSQL): check
+    each row's text instead of the indexes."""
     long = [w for w in words if len(w) > GRAM_LIMIT]
     short = [w for w in words if len(w) <= GRAM_LIMIT]
     if dialect == "sqlite":
-        return report_facets.c.seq.in_(_sqlite_rows(long, short))
+        return report_facets.c.seq.in_(_sqlite_rows(long, short, seqs))
+    if per_row:
+        return _postgres_per_row(long, short)
     return report_facets.c.report_id.in_(_postgres_rows(long, short))
