@@ -26,6 +26,7 @@ from aiohttp import web
 from multidict import CIMultiDict, CIMultiDictProxy
 
 from tests.fakes.slack.faults import Fault, FaultKind, FaultScript
+from tests.fakes.slack.interactions import Interactions
 from tests.fakes.slack.records import (
     FakeChannel,
     PostedMessage,
@@ -43,12 +44,21 @@ from tests.fakes.slack.requests import (
 )
 from tests.fakes.slack.response_url import post_response, use_response_url
 from tests.fakes.slack.spec import SPEC_PATH, SlackRefusal, load_operations
+from tests.fakes.slack.views import FakeView, Views
 from tests.fakes.slack.workspace import Workspace
 
 MIN_POST_INTERVAL = 1.0  # chat.postMessage: about one message per second per channel
 FAKE_JSON_UNSUPPORTED = "fake_json_unsupported"
 
-__all__ = ["FakeChannel", "FakeSlack", "Fault", "PostedMessage", "RecordedCall", "Violation"]
+__all__ = [
+    "FakeChannel",
+    "FakeSlack",
+    "FakeView",
+    "Fault",
+    "PostedMessage",
+    "RecordedCall",
+    "Violation",
+]
 
 
 class FakeSlack:
@@ -72,7 +82,10 @@ class FakeSlack:
         self._clock = clock
         self._operations = load_operations(spec_path or SPEC_PATH)
         self.workspace = Workspace(clock, team_id, bot_user_id, bot_id)
-        self._handlers = self.workspace.handlers()
+        self.views = Views(clock, team_id, bot_id, self.workspace.users.__contains__)
+        self.view_calls = self.views.calls  # accepted views.* calls, in order
+        self._handlers = {**self.workspace.handlers(), **self.views.handlers()}
+        self.interactions = Interactions(self)
         self.users = self.workspace.users
         self.channels = self.workspace.channels  # id → FakeChannel; `"C1" in fake.channels`
         self.posted = self.workspace.posted
@@ -165,6 +178,14 @@ class FakeSlack:
 
     def messages_in(self, channel: str) -> list[PostedMessage]:
         return [message for message in self.posted if message.channel == channel]
+
+    def issue_trigger_id(self, user: str = "U0TEST1") -> str:
+        """A trigger_id views.open takes once, within 3 s (payload helpers issue their own)."""
+        return self.views.issue_trigger_id(user)
+
+    def views_for(self, user: str) -> list[FakeView]:
+        """The Home tab and open modals `user` sees now (`.current` is the latest view JSON)."""
+        return self.views.views_for(user)
 
     # -- handlers ------------------------------------------------------------------------------
 

@@ -1,7 +1,8 @@
-"""Block Kit checks for messages: the limits real Slack enforces, refused as `invalid_blocks`.
+"""Block Kit checks for messages and views: the limits real Slack enforces.
 
-Only the block and element types a message may carry and this bot could send are known; any
-other type is refused, so a typo in a template fails here instead of in a real workspace.
+Only the block and element types a message (or a modal / Home tab: `input` blocks too) may carry
+and this bot could send are known; any other type is refused, so a typo in a template fails here
+instead of in a real workspace. Messages refuse as `invalid_blocks`, views as `invalid_arguments`.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from tests.fakes.slack.selects import INPUT_ONLY_ELEMENTS, SELECTS, check_select
 from tests.fakes.slack.text_objects import (
     MAX_ACTION_ID,
     MAX_ACTIONS_ELEMENTS,
@@ -20,6 +22,7 @@ from tests.fakes.slack.text_objects import (
     MAX_FIELD_TEXT,
     MAX_FIELDS,
     MAX_HEADER_TEXT,
+    MAX_INPUT_LABEL,
     MAX_MARKDOWN_BLOCK,
     MAX_SECTION_TEXT,
     MAX_TEXT_OBJECT,
@@ -40,6 +43,15 @@ BLOCK_KEYS: Mapping[str, frozenset[str]] = {
     "image": frozenset({"type", "block_id", "image_url", "slack_file", "alt_text", "title"}),
     "rich_text": frozenset({"type", "block_id", "elements"}),
     "markdown": frozenset({"type", "block_id", "text"}),
+    "input": frozenset(
+        {"type", "block_id", "label", "element", "dispatch_action", "hint", "optional"}
+    ),
+}
+# Which block types each surface takes: `input` only in views, `markdown` only in messages.
+SURFACE_BLOCKS: Mapping[str, frozenset[str]] = {
+    "message": frozenset(BLOCK_KEYS) - {"input"},
+    "modal": frozenset(BLOCK_KEYS) - {"markdown"},
+    "home": frozenset(BLOCK_KEYS) - {"markdown"},
 }
 BUTTON_KEYS = frozenset(
     {"type", "text", "action_id", "url", "value", "style", "confirm", "accessibility_label"}
@@ -132,6 +144,8 @@ def check_element(errors: BlockErrors, element: object, pointer: str, image_ok: 
         _button(errors, element, pointer)
     elif kind == "image" and image_ok:
         _image_element(errors, element, pointer)
+    elif kind in SELECTS:
+        check_select(errors, element, pointer)
     elif kind in OTHER_ELEMENTS:
         if "action_id" in element:
             errors.check_length(element["action_id"], MAX_ACTION_ID, f"{pointer}/action_id")
@@ -231,6 +245,26 @@ def _rich_text(errors: BlockErrors, block: Mapping[str, Any], pointer: str) -> N
                 errors.fail("must be an object", leaf_where)
 
 
+def _input(errors: BlockErrors, block: Mapping[str, Any], pointer: str) -> None:
+    """A form field of a modal: a label, one input element, an optional hint."""
+    check_text_object(errors, block.get("label"), f"{pointer}/label", MAX_INPUT_LABEL, True)
+    if "hint" in block:
+        check_text_object(errors, block["hint"], f"{pointer}/hint", MAX_INPUT_LABEL, True)
+    for flag in ("optional", "dispatch_action"):
+        if flag in block and not isinstance(block[flag], bool):
+            errors.fail("must be a boolean", f"{pointer}/{flag}")
+    element = block.get("element")
+    where = f"{pointer}/element"
+    if isinstance(element, dict) and element.get("type") in INPUT_ONLY_ELEMENTS:
+        if "action_id" in element:
+            errors.check_length(element["action_id"], MAX_ACTION_ID, f"{where}/action_id")
+        _nested_text_objects(errors, element, where)
+    elif isinstance(element, dict) and element.get("type") in ("button", "image", "overflow"):
+        errors.fail(f"unsupported element type in an input block: {element['type']}", where)
+    else:
+        check_element(errors, element, where, image_ok=False)
+
+
 BlockCheck = Callable[[BlockErrors, Mapping[str, Any], str], None]
 BLOCK_CHECKS: Mapping[str, BlockCheck] = {
     "section": _section,
@@ -241,21 +275,26 @@ BLOCK_CHECKS: Mapping[str, BlockCheck] = {
     "image": _image,
     "rich_text": _rich_text,
     "markdown": _markdown,
+    "input": _input,
 }
 
 
-def check_blocks(blocks: object, pointer: str = "/blocks") -> BlockErrors:
-    """Check a message's `blocks`; the caller refuses when `messages` is not empty."""
+def check_blocks(
+    blocks: object, pointer: str = "/blocks", *, surface: str = "message", limit: int = MAX_BLOCKS
+) -> BlockErrors:
+    """Check the `blocks` of a message (or of a `modal` / `home` view, up to `limit` blocks);
+    the caller refuses when `messages` is not empty."""
     errors = BlockErrors()
     if blocks == []:
         return errors  # no blocks at all: the message stands on its text (or is `no_text`)
-    for index, block in enumerate(_array(errors, blocks, pointer, MAX_BLOCKS)):
+    allowed = SURFACE_BLOCKS[surface]
+    for index, block in enumerate(_array(errors, blocks, pointer, limit)):
         where = f"{pointer}/{index}"
         if not isinstance(block, dict) or not isinstance(block.get("type"), str):
             errors.fail("must be a block object with a type", where)
             continue
         kind = block["type"]
-        if kind not in BLOCK_KEYS:
+        if kind not in allowed:
             errors.fail(f"unsupported type: {kind}", f"{where}/type")
             continue
         errors.check_keys(block, BLOCK_KEYS[kind], where)

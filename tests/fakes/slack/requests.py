@@ -17,6 +17,7 @@ JSON_STRING_PARAMS = {
     "blocks": "invalid_blocks_format",
     "attachments": "invalid_attachments",
     "metadata": "invalid_metadata_format",
+    "view": "invalid_arguments",  # views.*: checked again (and worded) by the views module
 }
 SERVER_ERROR_PAGE = "<html><body><h1>{status}</h1><p>Slack is having trouble.</p></body></html>"
 

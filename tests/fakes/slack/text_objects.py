@@ -24,6 +24,7 @@ MAX_BLOCK_ID = 255
 MAX_URL = 3000
 MAX_ALT_TEXT = 2000
 MAX_MARKDOWN_BLOCK = 12000
+MAX_INPUT_LABEL = 2000  # an input block's label and hint
 MAX_TEXT_OBJECT = 3000  # where no smaller limit applies (context, confirm dialogs, options)
 
 TEXT_TYPES = frozenset({"plain_text", "mrkdwn"})
