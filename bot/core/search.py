@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Final
 
-from sqlalchemy import func, select
+from sqlalchemy import ColumnElement, and_, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bot.core.query import And, Field, Or, Query, Text, matches, normalize_text, text_needles
@@ -45,6 +45,7 @@ from bot.core.store.search.compile import (
     SUMMARY_WEIGHT,
     TITLE_WEIGHT,
 )
+from bot.core.store.search.text_index import Seqs
 from bot.core.store.tables import report_facets as facets
 from bot.core.store.tables import reports
 
@@ -54,7 +55,8 @@ CHUNK: Final = 500  # reports read per statement on the checked path
 # than one that matches a thousand reports. A PR number the query names is found at any age.
 WINDOW: Final = 1000
 FIRST_CHUNK: Final = 2048  # seqs in the first range of the walk back (then doubling)
-RANGES: Final = 3  # ranges walked before the rest is asked for at once
+RANGES: Final = 4  # ranges walked before the rest is asked for at once
+SPARSE: Final = 64  # fewer than one match in this many rows of a range: ask for the rest at once
 PER_ROW_ROWS: Final = 8192  # PostgreSQL checks words row by row in ranges up to this size
 _EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
 
@@ -173,52 +175,83 @@ async def search(store: ReportStore, query: Query, *, limit: int, now: datetime)
         compiled = compile_query(query, dialect=conn.dialect.name, now=now)
         if not compiled.exact:
             return await _checked(conn, query, compiled, ranker, limit, now)
-        window, more = await _window(conn, query, now)
-        if more:  # a PR the query names is found however old it is
-            window.update(await _named(conn, query, ranker, now))
-        rows = await _rows(conn, await _best(conn, ranker, window, limit))
+        window = await _window(conn, query, now)
+        if window is None:
+            return SearchResult([], 0)
+        # A PR the query names is found however old it is.
+        named = await _named(conn, query, ranker, now) if window.more else {}
+        rows = await _rows(conn, await _best(conn, query, now, ranker, window, named, limit))
         hits = [ranker.rank(_report(row), int(row.seq), row.ingested_at) for row in rows]
         ranked = sorted(hits, key=_sort_key, reverse=True)
-        return SearchResult(ranked, WINDOW if more else len(window), more)
+        return SearchResult(ranked, window.count, window.more)
 
 
-async def _window(
-    conn: AsyncConnection, query: Query, now: datetime
-) -> tuple[dict[int, int], bool]:
-    """The newest matches by seq, {report id: seq}, at most WINDOW, and whether more match.
+@dataclass(frozen=True, slots=True)
+class _Window:
+    """The newest matches: every match whose seq lies in [low, high]."""
 
-    The walk goes back from the newest seq in RANGES ranges that double (FIRST_CHUNK, then
-    twice as many, …), then asks for the rest at once: a query most reports match stops after
-    a range or two, reading only those ranges' postings, and one few reports match is answered
-    through the indexes."""
+    low: int
+    high: int
+    count: int  # at most WINDOW
+    more: bool  # older ones match too
+
+
+def _matching(query: Query, dialect: str, now: datetime, seqs: Seqs) -> ColumnElement[bool]:
+    """The query's SQL form for the facets rows whose seq is in `seqs`."""
+    per_row = seqs[1] - seqs[0] < PER_ROW_ROWS
+    compiled = compile_query(query, dialect=dialect, now=now, seqs=seqs, per_row=per_row)
+    in_range = facets.c.seq.between(*seqs)
+    return in_range if compiled.where is None else and_(in_range, compiled.where)
+
+
+async def _window(conn: AsyncConnection, query: Query, now: datetime) -> _Window | None:
+    """The newest WINDOW matches by seq (None: no match).
+
+    The walk goes back from the newest seq in up to RANGES ranges that double (FIRST_CHUNK,
+    then twice as many, …), then asks for the rest at once: a query most reports match stops
+    after a range or two, reading only those ranges' postings, and one few reports match (a
+    range came back SPARSE) is answered through the indexes. Each range answers with a count
+    and its oldest match, not with rows."""
     dialect = conn.dialect.name
     newest = (await conn.execute(select(func.max(facets.c.seq)))).scalar()
     oldest = (await conn.execute(select(func.min(facets.c.seq)))).scalar()  # two: each O(log n)
     if newest is None or oldest is None:
-        return {}, False
+        return None
     low, high = int(oldest), int(newest)
-    found: dict[int, int] = {}
-    size = FIRST_CHUNK
-    for walked in range(RANGES + 1):
-        if high < low or len(found) > WINDOW:
-            break
+    found, window_low, size, walked = 0, high, FIRST_CHUNK, 0
+    while high >= low and found < WINDOW:
         # The last step takes all the rest at once: what is left is found through the indexes
         # (the number, the full-text lists), not range by range.
-        start = low if walked == RANGES else max(low, high - size + 1)
-        seqs = (start, high)
-        compiled = compile_query(
-            query, dialect=dialect, now=now, seqs=seqs, per_row=high - start < PER_ROW_ROWS
-        )
-        statement = select(facets.c.report_id, facets.c.seq).where(facets.c.seq.between(*seqs))
-        if compiled.where is not None:
-            statement = statement.where(compiled.where)
-        statement = statement.order_by(facets.c.seq.desc()).limit(WINDOW + 1 - len(found))
-        found.update((int(row.report_id), int(row.seq)) for row in await conn.execute(statement))
-        high, size = start - 1, size * 2
-    if len(found) <= WINDOW:
-        return found, False
-    del found[min(found, key=found.__getitem__)]  # one past the window: there is more
-    return found, True
+        start = low if walked >= RANGES else max(low, high - size + 1)
+        matching = _matching(query, dialect, now, (start, high))
+        need = WINDOW - found
+        newest_first = select(facets.c.seq).where(matching).order_by(facets.c.seq.desc())
+        taken = newest_first.limit(need + 1).subquery()
+        counted = select(func.count(), func.min(taken.c.seq))
+        count, oldest_taken = (await conn.execute(counted)).one()
+        if count > need:  # the window ends inside this range, and older ones match
+            last = (await conn.execute(newest_first.offset(need - 1).limit(1))).scalar_one()
+            return _Window(int(last), int(newest), WINDOW, True)
+        if count:
+            found, window_low = found + int(count), int(oldest_taken)
+        sparse = int(count) * SPARSE < high - start + 1
+        high, size, walked = start - 1, size * 2, RANGES if sparse else walked + 1
+    if not found:
+        return None
+    more = found >= WINDOW and await _any_in(conn, query, now, low, high)
+    return _Window(window_low, int(newest), found, more)
+
+
+async def _any_in(conn: AsyncConnection, query: Query, now: datetime, low: int, high: int) -> bool:
+    """Whether a report with seq in [low, high] matches: the newest FIRST_CHUNK first (where a
+    query that filled the window finds one at once), then the rest."""
+    split = max(low, high - FIRST_CHUNK + 1)
+    for seqs in ((split, high), (low, split - 1)):
+        if seqs[0] <= seqs[1]:
+            probe = select(facets.c.seq).where(_matching(query, conn.dialect.name, now, seqs))
+            if (await conn.execute(probe.limit(1))).first() is not None:
+                return True
+    return False
 
 
 async def _named(
@@ -237,18 +270,29 @@ async def _named(
 
 
 async def _best(
-    conn: AsyncConnection, ranker: _Ranker, window: dict[int, int], limit: int
+    conn: AsyncConnection,
+    query: Query,
+    now: datetime,
+    ranker: _Ranker,
+    window: _Window,
+    named: dict[int, int],
+    limit: int,
 ) -> list[int]:
-    """The ids of the best `limit` of the window, by the database's form of the rank."""
-    if not window or limit <= 0:
+    """The ids of the best `limit` of the window and the named PRs, by the database's form of
+    the rank."""
+    if limit <= 0:
         return []
+    dialect = conn.dialect.name
+    condition = _matching(query, dialect, now, (window.low, window.high))
+    if named:
+        condition = or_(condition, facets.c.report_id.in_(list(named)))
     order: list[Any] = [facets.c.at.desc(), facets.c.seq.desc()]
     if ranker.terms.scored:  # else every match scores 0: the newest first
-        seqs = (min(window.values()), max(window.values()))
-        rank = score(ranker.terms, dialect=conn.dialect.name, seqs=seqs, per_row=True)
-        order.insert(0, rank.desc())
-    statement = select(facets.c.report_id).where(facets.c.report_id.in_(list(window)))
-    return [int(row[0]) for row in await conn.execute(statement.order_by(*order).limit(limit))]
+        seqs = (min([window.low, *named.values()]), window.high)
+        per_row = seqs[1] - seqs[0] < PER_ROW_ROWS
+        order.insert(0, score(ranker.terms, dialect=dialect, seqs=seqs, per_row=per_row).desc())
+    statement = select(facets.c.report_id).where(condition).order_by(*order).limit(limit)
+    return [int(row[0]) for row in await conn.execute(statement)]
 
 
 async def _checked(
