@@ -26,6 +26,7 @@ from typing import Self
 from aiohttp import web
 
 from tests.fakes.telegram.faults import Fault, FaultScript, FloodEvent, FloodGate, FloodLimits
+from tests.fakes.telegram.keyboards import press_update
 from tests.fakes.telegram.methods import HANDLERS, counts_towards_flood, too_many_requests
 from tests.fakes.telegram.requests import read_params
 from tests.fakes.telegram.spec import (
@@ -143,6 +144,20 @@ class FakeTelegram:
         return self.push_update(
             callback_query_update(self.state, chat_id, message_id, data, user_id)
         )
+
+    def press(self, chat_id: int, message_id: int, callback_data: str, *, user: int) -> str:
+        """`user` presses the button carrying `callback_data` that the message shows now;
+        queues the callback_query update and returns its id (for answerCallbackQuery)."""
+        update = press_update(self.state, chat_id, message_id, callback_data, user)
+        self.push_update(update)
+        query = update["callback_query"]
+        assert isinstance(query, dict)
+        return str(query["id"])
+
+    @property
+    def answered_callbacks(self) -> list[dict[str, object]]:
+        """The accepted answerCallbackQuery params, in order."""
+        return self.state.answered_callbacks
 
     def script(self, chat_id: int, *faults: Fault) -> None:
         """Answer the next calls naming `chat_id` with these faults, one per call, in order."""

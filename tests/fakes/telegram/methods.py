@@ -10,6 +10,7 @@ import json
 import re
 from collections.abc import Awaitable, Callable
 
+from tests.fakes.telegram.keyboards import NOT_MODIFIED, edit_message_reply_markup
 from tests.fakes.telegram.messages import check_reply_markup, parse_text
 from tests.fakes.telegram.polling import (
     delete_webhook,
@@ -109,10 +110,7 @@ def _accept_text(
             and old.entities == tuple(entities)
             and old.reply_markup == markup
         ):
-            raise bad_request(
-                "message is not modified: specified new message content and reply markup are "
-                "exactly the same as a current content and reply markup of the message"
-            )
+            raise bad_request(NOT_MODIFIED)
     else:
         _check_bot_can_write(state, chat)
         admitted = state.flood.admit(chat.id)
@@ -210,6 +208,7 @@ HANDLERS: dict[str, Handler] = {
     "getUpdates": get_updates,
     "sendMessage": send_message,
     "editMessageText": edit_message_text,
+    "editMessageReplyMarkup": edit_message_reply_markup,
     "answerCallbackQuery": answer_callback_query,
     "getChat": get_chat,
     "getChatMember": get_chat_member,
