@@ -1,0 +1,177 @@
+"""`subscribe test QUERY at CADENCE` (issue 17): what a subscription would have delivered over
+the last 30 days, before anyone turns it on. It reads and changes nothing else.
+
+The window is the reports whose time (merged_at, else when the store first saw them) is in the
+last `days` days: the `report_facets` index on that time answers it, and the query compiled to
+SQL (store/search) narrows it to the candidates, so a chat command reads only the matches
+(`bot.core.query.matches` stays the truth for each). A cron cadence's digest at each fire time
+holds the matches whose time is after the previous fire and up to this one; each non-empty
+digest is rendered with the real Renderer for the platform, so "messages per week" counts the
+messages a channel would really get (a long digest splits). `now` posts each match alone.
+
+The real digest selects by ingest order, not by time; for a window in the past the two agree
+except for reports ingested long after they merged, which the replay files under their merge.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any, Final
+from zoneinfo import ZoneInfo
+
+from sqlalchemy import Select, and_, select
+
+from bot.core.cadence import Cadence
+from bot.core.delivery.outbox import PLATFORM_FORMAT
+from bot.core.models import Locale, Platform
+from bot.core.query import Query, matches, unparse
+from bot.core.query.evaluate import Prepared
+from bot.core.query.values import as_utc
+from bot.core.render.renderer import Renderer
+from bot.core.reports.model import STORED, Report
+from bot.core.select import DigestFilter, StoredReport, build_digest
+from bot.core.store.reports import ReportStore
+from bot.core.store.search import compile_query
+from bot.core.store.tables import report_facets as facets
+from bot.core.store.tables import reports
+
+REPLAY_DAYS: Final = 30
+NEWEST: Final = 5  # matches shown, newest first
+DAYS_PER_WEEK: Final = 7
+REPLAY_TITLE: Final = "replay"  # the digest title while counting (a destination's label later)
+MAX_ITEMS: Final = 30  # a digest's entries before "+N more" (the config's default max_items)
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayMatch:
+    """One matching PR as the replay lists it; `at` is its merge time, else when first seen."""
+
+    repo: str
+    number: int
+    title: str
+    at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class Replay:
+    """What the subscription would have delivered over the last `days` days.
+
+    `matched` counts every match in the window; `digests` and `messages_per_week` count the
+    digests that fired in it (a match after the last fire waits for the next one). For `now`
+    each match is a post of its own: `digests` is the number of posts."""
+
+    days: int
+    matched: int
+    digests: int
+    messages: int
+    messages_per_week: float
+    newest: tuple[ReplayMatch, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class _Match:
+    item: StoredReport
+    at: datetime
+
+
+async def replay(
+    store: ReportStore,
+    query: Query,
+    cadence: Cadence,
+    *,
+    now: datetime,
+    tz: str,
+    renderer: Renderer,
+    platform: Platform,
+    locale: Locale,
+    days: int = REPLAY_DAYS,
+    max_items: int = MAX_ITEMS,
+) -> Replay:
+    """Replay `query` at `cadence` (fire times in zone `tz`) over the `days` days up to `now`."""
+    found = await _matches(store, query, now=now, start=now - timedelta(days=days))
+    if cadence.cron is None:
+        digests = messages = len(found)
+    else:
+        flt = DigestFilter(query=unparse(query), max_items=max_items)
+        fmt = PLATFORM_FORMAT[platform]
+        digests = messages = 0
+        for fire, items in _by_fire(found, cadence, tz, now):
+            digest = build_digest(items, flt, REPLAY_TITLE)
+            local_date = fire.astimezone(ZoneInfo(tz)).date()
+            messages += len(renderer.digest(digest, fmt, locale, date=local_date))
+            digests += 1
+    newest = sorted(found, key=lambda m: (m.at, m.item.seq), reverse=True)[:NEWEST]
+    return Replay(
+        days=days,
+        matched=len(found),
+        digests=digests,
+        messages=messages,
+        messages_per_week=messages / (days / DAYS_PER_WEEK) if days > 0 else 0.0,
+        newest=tuple(_listed(match) for match in newest),
+    )
+
+
+def _by_fire(
+    found: Sequence[_Match], cadence: Cadence, tz: str, now: datetime
+) -> list[tuple[datetime, list[StoredReport]]]:
+    """The non-empty digests that fired by `now`: each fire with the matches after the
+    previous fire and up to it. Asks for one fire time per digest, not one per fire (a cron
+    firing every minute has 43,200 fires in 30 days)."""
+    digests: list[tuple[datetime, list[StoredReport]]] = []
+    fire: datetime | None = None
+    for match in sorted(found, key=lambda m: (m.at, m.item.seq)):
+        if fire is None or match.at > fire:
+            fire = _next_fire(cadence, match.at, tz)
+            if fire is None or fire > now:
+                break
+            digests.append((fire, []))
+        digests[-1][1].append(match.item)
+    return digests
+
+
+def _next_fire(cadence: Cadence, after: datetime, tz: str) -> datetime | None:
+    """The first fire >= after; None if none within the engine's horizon (a cron that fires
+    only on 29 February was checked from today, and may not fire within a year of a report)."""
+    try:
+        return cadence.next_fire(after, tz)
+    except ValueError:
+        return None
+
+
+def _listed(match: _Match) -> ReplayMatch:
+    report = match.item.report
+    return ReplayMatch(report.repo, report.number, report.title, match.at)
+
+
+async def _matches(
+    store: ReportStore, query: Query, *, now: datetime, start: datetime
+) -> list[_Match]:
+    """The reports whose time is in (start, now] and that match `query`, read once."""
+    async with store.engine.connect() as conn:
+        statement = _window(query, conn.dialect.name, now=now, start=start)
+        rows = (await conn.execute(statement)).all()
+    found = []
+    for row in rows:
+        report = Report.model_validate(row.data, context=STORED)
+        # seen_at: when the store first saw it, what `since:` reads of an unmerged report
+        if matches(query, Prepared(report, as_utc(row.ingested_at)), now=now):
+            item = StoredReport(report=report, seq=int(row.seq), revision=int(row.revision))
+            found.append(_Match(item, as_utc(row.at)))
+    return found
+
+
+def _window(query: Query, dialect: str, *, now: datetime, start: datetime) -> Select[Any]:
+    """The window's candidate rows: the query's SQL form (exact, or a superset that `matches`
+    then checks) over the reports whose facets time is in (start, now]."""
+    compiled = compile_query(query, dialect=dialect, now=now)
+    in_window = and_(facets.c.at > start, facets.c.at <= now)
+    where = in_window if compiled.where is None else and_(in_window, compiled.where)
+    return (
+        select(
+            reports.c.data, reports.c.seq, reports.c.revision, reports.c.ingested_at, facets.c.at
+        )
+        .select_from(reports.join(facets, facets.c.report_id == reports.c.id))
+        .where(where)
+    )
