@@ -15,16 +15,28 @@ import json
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 from urllib.parse import parse_qs, urlencode
 
 from slack_sdk.signature import SignatureVerifier
 
 from tests.fakes.slack.records import PostedMessage
-from tests.fakes.slack.views import APP_ID, FakeView
+from tests.fakes.slack.views import APP_ID, FakeView, Views
+from tests.fakes.slack.workspace import Workspace
 
-if TYPE_CHECKING:
-    from tests.fakes.slack.api import FakeSlack
+
+class FakeSlack(Protocol):
+    """What the payload builders read of the fake (api.FakeSlack), named here so the fake
+    and its builders do not import each other."""
+
+    users: dict[str, dict[str, Any]]
+    workspace: Workspace
+    views: Views
+
+    def issue_trigger_id(self, user: str = ...) -> str: ...
+
+    def response_url(self, key: str = ..., channel: str = ..., user: str = ...) -> str: ...
+
 
 FORM = "application/x-www-form-urlencoded"
 JSON = "application/json"
