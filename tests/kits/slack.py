@@ -16,7 +16,9 @@ from typing import Any
 from urllib.parse import urlencode
 
 import httpx
+import pytest
 from pydantic import SecretStr
+from slack_sdk.errors import SlackApiError
 from slack_sdk.signature import SignatureVerifier
 
 from bot.adapters.slack.adapter import SlackAdapter
@@ -256,3 +258,12 @@ async def slack_bot(
                     await adapter.stop()  # answers still in flight finish first
         finally:
             await engine.dispose()
+
+
+async def refused(call: Awaitable[Any]) -> dict[str, Any]:
+    """The JSON body of a Web API call the client raised SlackApiError for."""
+    with pytest.raises(SlackApiError) as caught:
+        await call
+    data = caught.value.response.data
+    assert isinstance(data, dict)
+    return data

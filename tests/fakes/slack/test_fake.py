@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator
 from typing import Any
 
 import aiohttp
@@ -15,16 +15,10 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from tests.fakes.slack.api import FakeSlack, Fault
 from tests.fakes.slack.spec import SPEC_PATH
+from tests.kits.clocks import SecondsClock
+from tests.kits.slack import refused
 
 CHANNEL = "C0TEST1"
-
-
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 @pytest.fixture
@@ -36,15 +30,6 @@ async def fake() -> AsyncIterator[FakeSlack]:
 @pytest.fixture
 def client(fake: FakeSlack) -> AsyncWebClient:
     return AsyncWebClient(token=fake.bot_token, base_url=fake.api_url)
-
-
-async def refused(call: Awaitable[Any]) -> dict[str, Any]:
-    """The JSON body of a call the client raised SlackApiError for."""
-    with pytest.raises(SlackApiError) as caught:
-        await call
-    data = caught.value.response.data
-    assert isinstance(data, dict)
-    return data
 
 
 def section(text: str, **extra: Any) -> dict[str, Any]:
@@ -470,7 +455,7 @@ async def test_a_stall_past_the_client_timeout_still_posts_the_message(fake: Fak
 
 
 async def test_posts_under_a_second_apart_are_counted_and_refused_when_enforced() -> None:
-    clock = FakeClock()
+    clock = SecondsClock()
     async with FakeSlack(enforce_rate=True, rate_burst=2, clock=clock) as fake:
         client = AsyncWebClient(token=fake.bot_token, base_url=fake.api_url)
         await client.chat_postMessage(channel=CHANNEL, text="1")
@@ -513,7 +498,7 @@ async def test_respond_retries_a_reset_response_url_post_and_posts_twice(fake: F
 
 
 async def test_response_url_expires_after_thirty_minutes() -> None:
-    clock = FakeClock()
+    clock = SecondsClock()
     async with FakeSlack(clock=clock) as fake:
         respond = AsyncRespond(response_url=fake.response_url())
         clock.now += 30 * 60 + 1

@@ -4,38 +4,31 @@ driven by the real slack_sdk client and a real slack_bolt AsyncApp."""
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Awaitable, Sequence
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import pytest
 from slack_bolt.app.async_app import AsyncApp
 from slack_bolt.authorization import AuthorizeResult
 from slack_bolt.request.async_request import AsyncBoltRequest
-from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from tests.fakes.slack.api import FakeSlack
 from tests.fakes.slack.interactions import Inbound
+from tests.kits.clocks import SecondsClock
+from tests.kits.slack import refused
 
 USER = "U0TEST1"
 SECRET = "fake-views-signing-secret"
 
 
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
+@pytest.fixture
+def clock() -> SecondsClock:
+    return SecondsClock()
 
 
 @pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
-
-
-@pytest.fixture
-async def fake(clock: FakeClock) -> AsyncIterator[FakeSlack]:
+async def fake(clock: SecondsClock) -> AsyncIterator[FakeSlack]:
     async with FakeSlack(clock=clock) as server:
         yield server
 
@@ -43,14 +36,6 @@ async def fake(clock: FakeClock) -> AsyncIterator[FakeSlack]:
 @pytest.fixture
 def client(fake: FakeSlack) -> AsyncWebClient:
     return AsyncWebClient(token=fake.bot_token, base_url=fake.api_url)
-
-
-async def refused(call: Awaitable[Any]) -> dict[str, Any]:
-    with pytest.raises(SlackApiError) as caught:
-        await call
-    data = caught.value.response.data
-    assert isinstance(data, dict)
-    return data
 
 
 def tag_option(value: str, text: str | None = None) -> dict[str, Any]:
@@ -132,7 +117,7 @@ async def test_a_modal_opens_with_an_issued_trigger_and_is_shown_to_its_user(
 
 
 async def test_a_trigger_id_is_single_use_and_expires_after_three_seconds(
-    fake: FakeSlack, client: AsyncWebClient, clock: FakeClock
+    fake: FakeSlack, client: AsyncWebClient, clock: SecondsClock
 ) -> None:
     used = fake.issue_trigger_id(USER)
     await client.views_open(trigger_id=used, view=modal())

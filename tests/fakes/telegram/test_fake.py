@@ -21,17 +21,10 @@ from telegram.request import HTTPXRequest
 
 from tests.fakes.telegram.api import FakeTelegram, Fault
 from tests.fakes.telegram.spec import ValueChecker
+from tests.kits.clocks import SecondsClock
 
 USER = 4242  # a private chat: positive id
 GROUP = -1001  # a group: negative id
-
-
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 @pytest.fixture(autouse=True)
@@ -40,12 +33,12 @@ def _retry_after_as_timedelta(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
+def clock() -> SecondsClock:
+    return SecondsClock()
 
 
 @pytest.fixture
-async def fake(clock: FakeClock) -> AsyncIterator[FakeTelegram]:
+async def fake(clock: SecondsClock) -> AsyncIterator[FakeTelegram]:
     async with FakeTelegram(clock=clock) as server:
         server.add_chat(USER)
         server.add_chat(GROUP, "group", "PR readers")
@@ -125,7 +118,7 @@ async def test_valid_html_is_accepted_and_recorded_as_the_reader_sees_it(
 
 
 async def test_message_ids_increase_per_chat(
-    fake: FakeTelegram, bot: telegram.Bot, clock: FakeClock
+    fake: FakeTelegram, bot: telegram.Bot, clock: SecondsClock
 ) -> None:
     first = await bot.send_message(USER, "one")
     in_group = await bot.send_message(GROUP, "other chat")
@@ -172,7 +165,7 @@ async def test_broken_html_is_refused_with_cant_parse_entities(
 
 
 async def test_markdown_v2_is_checked_as_strictly_as_html(
-    fake: FakeTelegram, bot: telegram.Bot, clock: FakeClock
+    fake: FakeTelegram, bot: telegram.Bot, clock: SecondsClock
 ) -> None:
     await bot.send_message(USER, "*PR \\#7422* fixes rollout\\.", parse_mode="MarkdownV2")
     clock.now += 1
@@ -282,7 +275,7 @@ async def test_wrong_token_is_401(fake: FakeTelegram) -> None:
 
 
 async def test_second_message_to_a_chat_within_a_second_gets_429(
-    fake: FakeTelegram, bot: telegram.Bot, clock: FakeClock
+    fake: FakeTelegram, bot: telegram.Bot, clock: SecondsClock
 ) -> None:
     await bot.send_message(USER, "first")
     clock.now += 0.5
@@ -297,7 +290,7 @@ async def test_second_message_to_a_chat_within_a_second_gets_429(
 
 
 async def test_after_the_retry_after_the_chat_accepts_again(
-    fake: FakeTelegram, bot: telegram.Bot, clock: FakeClock
+    fake: FakeTelegram, bot: telegram.Bot, clock: SecondsClock
 ) -> None:
     await bot.send_message(USER, "first")
     with pytest.raises(RetryAfter) as caught:
@@ -311,7 +304,7 @@ async def test_after_the_retry_after_the_chat_accepts_again(
 
 
 async def test_a_retry_before_retry_after_is_refused_and_recorded(
-    fake: FakeTelegram, bot: telegram.Bot, clock: FakeClock
+    fake: FakeTelegram, bot: telegram.Bot, clock: SecondsClock
 ) -> None:
     await bot.send_message(USER, "first")
     with pytest.raises(RetryAfter):
@@ -325,7 +318,7 @@ async def test_a_retry_before_retry_after_is_refused_and_recorded(
 
 
 async def test_a_group_gets_at_most_20_messages_a_minute(
-    fake: FakeTelegram, bot: telegram.Bot, clock: FakeClock
+    fake: FakeTelegram, bot: telegram.Bot, clock: SecondsClock
 ) -> None:
     for number in range(20):
         await bot.send_message(GROUP, f"message {number}")
@@ -350,7 +343,7 @@ async def test_at_most_30_messages_a_second_overall(fake: FakeTelegram, bot: tel
 
 
 async def test_time_scale_shrinks_the_windows(
-    fake: FakeTelegram, bot: telegram.Bot, clock: FakeClock
+    fake: FakeTelegram, bot: telegram.Bot, clock: SecondsClock
 ) -> None:
     fake.flood.time_scale = 0.1
     await bot.send_message(USER, "first")
@@ -377,7 +370,7 @@ async def test_without_enforcement_violations_are_counted_not_refused(
 
 
 async def test_scripted_block_raises_forbidden_once(
-    fake: FakeTelegram, bot: telegram.Bot, clock: FakeClock
+    fake: FakeTelegram, bot: telegram.Bot, clock: SecondsClock
 ) -> None:
     fake.script(USER, Fault.blocked())
 

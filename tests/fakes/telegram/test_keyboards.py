@@ -15,6 +15,7 @@ from telegram.error import BadRequest
 from telegram.request import HTTPXRequest
 
 from tests.fakes.telegram.api import FakeTelegram
+from tests.kits.clocks import SecondsClock
 
 USER = 4242
 
@@ -24,21 +25,13 @@ def _retry_after_as_timedelta(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PTB_TIMEDELTA", "true")
 
 
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
+@pytest.fixture
+def clock() -> SecondsClock:
+    return SecondsClock()
 
 
 @pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
-
-
-@pytest.fixture
-async def fake(clock: FakeClock) -> AsyncIterator[FakeTelegram]:
+async def fake(clock: SecondsClock) -> AsyncIterator[FakeTelegram]:
     async with FakeTelegram(clock=clock) as server:
         server.add_chat(USER)
         yield server
@@ -115,7 +108,7 @@ async def test_answer_fields_are_checked_against_the_spec(fake: FakeTelegram) ->
 
 
 async def test_only_a_button_the_message_shows_can_be_pressed(
-    fake: FakeTelegram, bot: telegram.Bot, clock: FakeClock
+    fake: FakeTelegram, bot: telegram.Bot, clock: SecondsClock
 ) -> None:
     message = await bot.send_message(USER, "Pick tags", reply_markup=tags())
     clock.now += 1.5  # one message per second in a private chat
