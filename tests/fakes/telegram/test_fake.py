@@ -27,16 +27,6 @@ USER = 4242  # a private chat: positive id
 GROUP = -1001  # a group: negative id
 
 
-@pytest.fixture(autouse=True)
-def _retry_after_as_timedelta(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("PTB_TIMEDELTA", "true")  # PTB's future behaviour, without its warning
-
-
-@pytest.fixture
-def clock() -> SecondsClock:
-    return SecondsClock()
-
-
 @pytest.fixture
 async def fake(clock: SecondsClock) -> AsyncIterator[FakeTelegram]:
     async with FakeTelegram(clock=clock) as server:

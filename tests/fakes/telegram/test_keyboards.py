@@ -20,16 +20,6 @@ from tests.kits.clocks import SecondsClock
 USER = 4242
 
 
-@pytest.fixture(autouse=True)
-def _retry_after_as_timedelta(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("PTB_TIMEDELTA", "true")
-
-
-@pytest.fixture
-def clock() -> SecondsClock:
-    return SecondsClock()
-
-
 @pytest.fixture
 async def fake(clock: SecondsClock) -> AsyncIterator[FakeTelegram]:
     async with FakeTelegram(clock=clock) as server:
