@@ -220,11 +220,14 @@ class BotConfig(_Frozen):
 
     @model_validator(mode="after")
     def _unique_channel_names(self) -> Self:
-        seen: set[str] = set()
-        for channel in self.channels:
-            if channel.name in seen:
-                raise ValueError(f"channel name {channel.name!r} is used twice")
-            seen.add(channel.name)
+        first: dict[str, int] = {}
+        for index, channel in enumerate(self.channels):
+            seen = first.setdefault(channel.name, index)
+            if seen != index:
+                raise ValueError(
+                    f"channels[{index}].name: {channel.name!r} is already channels[{seen}].name"
+                    " (names are unique)"
+                )
         return self
 
     def channel(self, name: str) -> Channel:

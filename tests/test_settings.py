@@ -28,7 +28,7 @@ def _write(tmp_path: Path, text: str) -> Path:
         (
             "channels:\n  - {name: a, platform: slack, target: C1}\n"
             "  - {name: a, platform: slack, target: C2}\n",
-            "channel name 'a' is used twice",
+            "channels[1].name: 'a' is already channels[0].name (names are unique)",
         ),
         ("sources:\n  - {dir: x, url: 'https://x'}\n", "exactly one of `dir` or `url`"),
         ("- just\n- a list\n", "the top level must be a mapping"),
