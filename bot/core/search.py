@@ -2,14 +2,12 @@
 and Telegram's `/find` answer.
 
 The query is compiled to SQL over the store's facets and full-text index (store/search).
-When SQL asks exactly what the query asks, the database counts the matches and orders them by
-the rank below, and only the best `limit` reports are read. Otherwise (a `file:` glob with a
-wildcard, a word holding NUL) SQL narrows to a superset and each candidate is checked with the
+When SQL asks exactly what the query asks (always, but for a word or value holding NUL), a
+search reads the newest WINDOW (1,000) matches, walking back from the newest report in doubling
+ranges of seqs; the database counts them and orders them by the rank below (with any PR the
+query names, however old), and only the best `limit` reports are read. Past the window the
+answer says "1000+". Otherwise SQL narrows to a superset and each candidate is checked with the
 query language's own `matches`, which stays the truth either way.
-
-A search reads the newest WINDOW (1,000) matches, walking back from the newest report in
-doubling ranges of seqs; it counts them, and ranks them (with any PR the query names, however
-old). Past the window the answer says "1000+".
 
 Ranking, best first:
 1. exact hits: the PR number the query names (`#7422`, `number:7422`, or the bare word 7422),
