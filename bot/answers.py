@@ -11,12 +11,14 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from datetime import date, timedelta
 
+from bot.core.cadence import CadenceError, parse_cadence
 from bot.core.clock import Clock
 from bot.core.commands import SPECS, Invocation, UsageError, Verb, command_prefix
 from bot.core.models import Format, Locale, Platform, Section
 from bot.core.render.labels import chat_words, zh_command
 from bot.core.render.renderer import RenderedMessage, Renderer
 from bot.core.render.results import narrower, result_notice
+from bot.core.replay import REPLAY_DAYS, replay
 from bot.core.search import search
 from bot.core.select import (
     Digest,
@@ -26,7 +28,12 @@ from bot.core.select import (
     default_title,
     select_new,
 )
-from bot.core.store.destinations import CONFIG, Destination, DestinationStore
+from bot.core.store.destinations import (
+    CONFIG,
+    DEFAULT_CHAT_SCHEDULE,
+    Destination,
+    DestinationStore,
+)
 from bot.core.store.lookup import AmbiguousRefError, ReportNotFoundError, find_report
 from bot.core.store.reports import ReportStore
 from bot.core.store.status import UNSUBSCRIBED, collect
@@ -133,11 +140,13 @@ class Answerer:
         config: BotConfig,
         *,
         clock: Clock,
+        renderer: Renderer | None = None,
     ) -> None:
         self.reports = reports
         self.destinations = destinations
         self.config = config
         self.clock = clock
+        self.renderer = renderer or Renderer()  # a replay renders what it counts
         # Spelled out, not looked up by name, so grep and mypy see every handler; a test checks
         # that every Verb has one.
         self.handlers: dict[Verb, Handler] = {
@@ -156,7 +165,8 @@ class Answerer:
 
     async def answer(self, inv: Invocation, chat: Chat) -> Answer:
         spec = SPECS.get(inv.verb)
-        if spec is not None and spec.admin_only and not await chat.is_admin():
+        # A replay changes nothing, so anyone in the chat may ask for one.
+        if spec is not None and spec.admin_only and not inv.replay and not await chat.is_admin():
             return Answer(Notice("not_admin"))
         return await self.handlers[inv.verb](inv, chat)
 
@@ -225,6 +235,8 @@ class Answerer:
         return None
 
     async def _subscribe(self, inv: Invocation, chat: Chat) -> Answer:
+        if inv.replay:
+            return await self._replay(inv, chat)
         dest = await self._own(chat)
         if (refused := self._config_managed(dest)) is not None:
             return refused
@@ -238,6 +250,40 @@ class Answerer:
         flt = replace(old, repos=tuple(repos), tags=tuple(tags), exclude_tags=tuple(excludes))
         saved = await self._save(chat, flt)
         return self._changed("subscribed", saved, chat)
+
+    async def _replay(self, inv: Invocation, chat: Chat) -> Answer:
+        """`subscribe test QUERY [at CADENCE]`: what the subscription would have posted over
+        the last REPLAY_DAYS days; at the chat's own schedule when no cadence is given."""
+        if inv.query is None:
+            return Answer(Notice("bad_query", {"error": inv.query_error}))
+        dest = await self._own(chat)
+        now = self.clock()
+        typed = inv.cadence or (dest.schedule if dest is not None else DEFAULT_CHAT_SCHEDULE)
+        try:
+            cadence = parse_cadence(typed, next_fire=next_fire, now=now)
+        except CadenceError as error:
+            return Answer(Notice("bad_cadence", {"error": str(error)}))
+        tz = dest.timezone if dest is not None else self.config.timezone
+        result = await replay(
+            self.reports,
+            inv.query,
+            cadence,
+            now=now,
+            tz=tz,
+            renderer=self.renderer,
+            platform=chat.platform,
+            locale=chat.locale,
+        )
+        params = {
+            "query": inv.query_text,
+            "cadence": cadence.text,
+            "days": str(REPLAY_DAYS),
+            "matched": str(result.matched),
+            "digests": str(result.digests),
+            "per_week": f"{result.messages_per_week:.1f}",
+            "items": "\n".join(f"{m.repo}#{m.number} {m.title}" for m in result.newest),
+        }
+        return Answer(Notice("replay" if result.matched else "replay_empty", params))
 
     async def _save(self, chat: Chat, flt: DigestFilter) -> Destination:
         saved = await self.destinations.save_chat(

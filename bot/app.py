@@ -177,7 +177,11 @@ class Service:
             lease=timedelta(seconds=self.ctx.config.delivery.lease_seconds),
         )
         self.answerer = Answerer(
-            self.ctx.reports, self.destinations, self.ctx.config, clock=self.clock
+            self.ctx.reports,
+            self.destinations,
+            self.ctx.config,
+            clock=self.clock,
+            renderer=self.renderer,
         )
         # One Answerer for every platform: `/pr 7422 risks` and `/risks 7422` agree.
         self.adapter_deps = AdapterDeps(

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import re
 import shlex
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
+from typing import Final
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from bot.core.models import Platform, Section
@@ -49,7 +50,10 @@ COMMAND_TABLE: tuple[CommandSpec, ...] = (
     CommandSpec(Verb.TAGS, "", "Known tags, with counts over the last 30 days"),
     CommandSpec(Verb.DIGEST, "", "This chat's next digest, now"),
     CommandSpec(
-        Verb.SUBSCRIBE, "TAG... [-TAG...] [repo:owner/name]", "Get digests of these tags", True
+        Verb.SUBSCRIBE,
+        "TAG... [-TAG...] [repo:owner/name] | test QUERY [at CADENCE]",
+        "Get digests of these tags; test: replay a query over 30 days",
+        True,
     ),
     CommandSpec(Verb.UNSUBSCRIBE, "TAG...|all", "Stop some tags, or all digests", True),
     CommandSpec(Verb.SUBSCRIPTIONS, "", "What this chat is subscribed to"),
@@ -155,6 +159,8 @@ class Invocation:
     query: Query | None = None  # find: the parsed query (None when it has an error)
     query_text: str = ""  # find: the query as typed, echoed with the results
     query_error: str = ""  # find: the QueryError line, answered instead of results
+    replay: bool = False  # `subscribe test QUERY [at CADENCE]`: replay, change nothing
+    cadence: str = ""  # subscribe test: the cadence as typed after `at` ("": the chat's)
     extra: dict[str, str] = field(default_factory=dict)
 
 
@@ -267,6 +273,21 @@ def _find(text: str) -> Invocation:
         return Invocation(Verb.FIND, query_text=typed, query_error=str(error))
 
 
+_AT: Final = re.compile(r"\s+at\s+", re.IGNORECASE)
+
+
+def _subscribe_test(text: str) -> Invocation:
+    """`subscribe test QUERY [at CADENCE]`: the query read whole, like find's; the cadence is
+    what follows the last ` at `."""
+    typed = " ".join(text.split())
+    parts = _AT.split(typed)
+    query_text, cadence = (" at ".join(parts[:-1]), parts[-1]) if len(parts) > 1 else (typed, "")
+    if not query_text:
+        raise UsageError("usage_subscribe_test")
+    found = _find(query_text)
+    return replace(found, verb=Verb.SUBSCRIBE, replay=True, cadence=cadence)
+
+
 def _verb(name: str) -> Verb | None:
     if name in VERB_ALIASES:
         return VERB_ALIASES[name]
@@ -290,6 +311,8 @@ def parse(verb_text: str, text: str = "") -> Invocation:
     match verb:
         case Verb.PR:
             return parse_pr_text(text)
+        case Verb.SUBSCRIBE if args and args[0].lower() == "test":
+            return _subscribe_test(text.strip()[len(args[0]) :])
         case Verb.SUBSCRIBE:
             return _subscribe(args)
         case Verb.UNSUBSCRIBE:

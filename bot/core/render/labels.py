@@ -143,6 +143,14 @@ _NOTICES: dict[Locale, dict[str, str]] = {
         "find_results_more": "与「{query}」匹配的报告（共 {total} 个）：\n{items}\n"
         "还有 {more} 个未列出。加上条件可以缩小范围，例如 {example}",
         "bad_query": "查询写法有误：{error}",
+        "bad_cadence": "推送频率写法有误：{error}",
+        "usage_subscribe_test": "用法：{cmd}subscribe test 查询 [at 频率]，例如 "
+        "{cmd}subscribe test tag:breaking at daily 09:00",
+        "replay": "回放「{query}」按 {cadence} 推送的最近 {days} 天（未做任何修改）："
+        "匹配 {matched} 个 PR，{digests} 次推送，每周约 {per_week} 条消息。\n"
+        "最新的匹配：\n{items}",
+        "replay_empty": "回放「{query}」按 {cadence} 推送的最近 {days} 天："
+        "没有匹配的 PR（未做任何修改）。",
         "no_tags": "最近 30 天没有带标签的报告。",
         "tags_list": "最近 30 天的标签：{items}",
         "help": "命令：\n{commands}",
@@ -191,6 +199,14 @@ _NOTICES: dict[Locale, dict[str, str]] = {
         "find_results_more": "Reports matching {query} ({total}):\n{items}\n"
         "+{more} more. Add terms to narrow it, e.g. {example}",
         "bad_query": "{error}",
+        "bad_cadence": "{error}",
+        "usage_subscribe_test": "Usage: {cmd}subscribe test QUERY [at CADENCE], e.g. "
+        "{cmd}subscribe test tag:breaking at daily 09:00",
+        "replay": "Replay of {query} at {cadence} over the last {days} days (nothing changed): "
+        "{matched} PRs matched, {digests} digests, about {per_week} messages a week.\n"
+        "Newest matches:\n{items}",
+        "replay_empty": "Replay of {query} at {cadence} over the last {days} days: no PR "
+        "matched (nothing changed).",
         "no_tags": "No tagged reports in the last 30 days.",
         "tags_list": "Tags of the last 30 days: {items}",
         "help": "Commands:\n{commands}",
@@ -231,7 +247,10 @@ _ZH_COMMANDS: dict[str, tuple[str, str]] = {
     "find": ("查询", "查找报告：关键词、tag:、risk:、file:、impact:…"),
     "tags": ("", "最近 30 天的标签及报告数"),
     "digest": ("", "立即发送下一份摘要"),
-    "subscribe": ("标签… [-标签…] [repo:owner/name]", "订阅这些标签的摘要"),
+    "subscribe": (
+        "标签… [-标签…] [repo:owner/name] | test 查询 [at 频率]",
+        "订阅这些标签的摘要；test：回放查询最近 30 天的结果",
+    ),
     "unsubscribe": ("标签…|all", "取消部分标签，或停止全部推送"),
     "subscriptions": ("", "查看当前订阅"),
     "schedule": ('09:00 [时区] | "0 9 * * mon-fri" [时区]', "设置推送时间"),
