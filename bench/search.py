@@ -289,7 +289,7 @@ def section(figures: dict[str, Any]) -> list[str]:
         for raw, q in figures["queries"].items()
     ]
     pg = (
-        f"PostgreSQL p99 **{figures['p99_ms_pg']:.1f} ms**"
+        f"PostgreSQL p99 {figures['p99_ms_pg']:.1f} ms"
         if pg_shown
         else f"PostgreSQL skipped: {figures.get('pg_skipped')}"
     )
