@@ -47,7 +47,11 @@ async def test_help_in_a_zh_channel_is_chinese_with_slack_syntax(bot: SlackBot) 
         "/pr 编号 [章节] — 查看 PR 报告：摘要、风险、文件…",
         "/pr find 查询 — 查找报告：关键词、tag:、risk:、file:、impact:…",
     ]
-    assert "/pr subscribe 标签… [-标签…] [repo:owner/name] — 订阅这些标签的摘要" in lines
+    subscribe = (
+        "/pr subscribe 标签… [-标签…] [repo:owner/name] | test 查询 [at 频率] — "
+        "订阅这些标签的摘要；test：回放查询最近 30 天的结果"
+    )
+    assert subscribe in lines
     assert "Show a PR" not in text
 
 
@@ -79,4 +83,4 @@ async def test_telegram_registers_its_menu_in_english_and_chinese(tmp_path: Path
     assert list(english) == list(chinese) == [entry.name for entry in COMMAND_MENU]
     assert english["pr"] == "Show a PR's report: summary, risks, files…"
     assert chinese["pr"] == "查看 PR 报告：摘要、风险、文件…"
-    assert chinese["subscribe"] == "订阅这些标签的摘要"
+    assert chinese["subscribe"] == "订阅这些标签的摘要；test：回放查询最近 30 天的结果"
