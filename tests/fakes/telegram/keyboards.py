@@ -10,7 +10,7 @@ from dataclasses import replace
 
 from tests.fakes.telegram.messages import check_reply_markup
 from tests.fakes.telegram.spec import as_int, bad_request
-from tests.fakes.telegram.state import BotState, SentMessage
+from tests.fakes.telegram.state import BotState, FakeChat, SentMessage
 from tests.fakes.telegram.updates import callback_query_update
 
 NOT_MODIFIED = (
@@ -44,12 +44,8 @@ def press_update(
     return callback_query_update(state, chat_id, message_id, data, user_id)
 
 
-async def edit_message_reply_markup(state: BotState, params: dict[str, object]) -> object:
-    """Swap (or, without reply_markup, remove) the keyboard under a message the bot sent."""
-    markup = params.get("reply_markup")
-    check_reply_markup(markup)
-    if "inline_message_id" in params:
-        return True
+def message_to_edit(state: BotState, params: dict[str, object]) -> tuple[FakeChat, SentMessage]:
+    """The chat and the bot's message an edit names, or Telegram's 400 for what is missing."""
     if "chat_id" not in params:
         raise bad_request("chat_id is empty")
     if "message_id" not in params:
@@ -58,6 +54,16 @@ async def edit_message_reply_markup(state: BotState, params: dict[str, object]) 
     old = chat.messages.get(as_int(params["message_id"]))
     if old is None:
         raise bad_request("message to edit not found")
+    return chat, old
+
+
+async def edit_message_reply_markup(state: BotState, params: dict[str, object]) -> object:
+    """Swap (or, without reply_markup, remove) the keyboard under a message the bot sent."""
+    markup = params.get("reply_markup")
+    check_reply_markup(markup)
+    if "inline_message_id" in params:
+        return True
+    chat, old = message_to_edit(state, params)
     new_markup = markup if isinstance(markup, dict) else None
     if old.reply_markup == new_markup:
         raise bad_request(NOT_MODIFIED)

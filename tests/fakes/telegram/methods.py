@@ -10,7 +10,11 @@ import json
 import re
 from collections.abc import Awaitable, Callable
 
-from tests.fakes.telegram.keyboards import NOT_MODIFIED, edit_message_reply_markup
+from tests.fakes.telegram.keyboards import (
+    NOT_MODIFIED,
+    edit_message_reply_markup,
+    message_to_edit,
+)
 from tests.fakes.telegram.messages import check_reply_markup, parse_text
 from tests.fakes.telegram.polling import (
     delete_webhook,
@@ -75,14 +79,7 @@ async def edit_message_text(state: BotState, params: dict[str, object]) -> objec
     if "inline_message_id" in params:
         parse_text(str(params["text"]), _parse_mode(params), params.get("entities"))
         return True
-    if "chat_id" not in params:
-        raise bad_request("chat_id is empty")
-    if "message_id" not in params:
-        raise bad_request("message identifier is not specified")
-    chat = state.chat(params["chat_id"])
-    old = chat.messages.get(int(params["message_id"]))  # type: ignore[call-overload]
-    if old is None:
-        raise bad_request("message to edit not found")
+    chat, old = message_to_edit(state, params)
     sent = _accept_text(state, "editMessageText", chat, params, message_id=old.message_id)
     return state.message_object(chat, sent, edited=True)
 
