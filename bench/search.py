@@ -40,18 +40,17 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from sqlalchemy import select, text  # noqa: E402
+from sqlalchemy import text  # noqa: E402
 from sqlalchemy.exc import OperationalError  # noqa: E402
 
 from bench.ingest import REPOS  # noqa: E402
 from bot.core.query import matches, parse  # noqa: E402
-from bot.core.reports.model import STORED, KeyFile, Report  # noqa: E402
+from bot.core.reports.model import KeyFile, Report  # noqa: E402
 from bot.core.reports.parser import parse_file  # noqa: E402
 from bot.core.reports.tags import derive_tags  # noqa: E402
 from bot.core.search import WINDOW, search  # noqa: E402
 from bot.core.store.db import create_engine, migrate  # noqa: E402
 from bot.core.store.reports import ReportStore  # noqa: E402
-from bot.core.store.tables import reports  # noqa: E402
 
 FULL_REPORTS = 100_000
 QUICK_REPORTS = 10_000
@@ -164,28 +163,15 @@ async def timed(url: str) -> dict[str, Any]:
 async def scanned(url: str) -> dict[str, Any]:
     """Each query answered by reading and checking every stored report: (total, ms)."""
     engine = create_engine(url)
+    store = ReportStore(engine)
     found: dict[str, Any] = {}
     try:
         for raw in QUERIES:
             query = parse(raw)
             started = time.perf_counter()
-            total, last = 0, 0
-            async with engine.connect() as conn:
-                while True:
-                    rows = (
-                        await conn.execute(
-                            select(reports.c.id, reports.c.data, reports.c.ingested_at)
-                            .where(reports.c.id > last)
-                            .order_by(reports.c.id)
-                            .limit(BATCH)
-                        )
-                    ).all()
-                    if not rows:
-                        break
-                    for row in rows:
-                        report = Report.model_validate(row.data, context=STORED)
-                        total += matches(query, report, seen_at=row.ingested_at, now=NOW)
-                    last = int(rows[-1].id)
+            total = 0
+            async for report, seen_at in store.each():
+                total += matches(query, report, seen_at=seen_at, now=NOW)
             found[raw] = {"total": total, "ms": (time.perf_counter() - started) * 1000}
     finally:
         await engine.dispose()

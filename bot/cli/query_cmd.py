@@ -15,18 +15,14 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import select
-
 from bot.cli.common import Command, print_json_lines, read_query
 from bot.context import load, open_context, tag_rules
 from bot.core.clock import Clock, utc_clock
 from bot.core.ingest import IngestFailure, expand_paths, parse_one
 from bot.core.query import Query, explain, matches
-from bot.core.reports.model import STORED, Report
-from bot.core.store.tables import reports
+from bot.core.reports.model import Report
 
 CLOCK: Clock = utc_clock  # tests set the time here
-READ_CHUNK = 500  # stored reports read per query, so a large store is never all in memory
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,24 +101,10 @@ def _files(paths: list[Path], failures: list[IngestFailure]) -> Iterator[_Item]:
 
 
 async def _stored() -> AsyncIterator[_Item]:
-    """Every stored report with when it was first seen, READ_CHUNK at a time by seq."""
+    """Every stored report with when it was first seen, a chunk at a time."""
     async with open_context(create=False) as ctx:
-        after = 0
-        while True:
-            async with ctx.engine.connect() as conn:
-                rows = (
-                    await conn.execute(
-                        select(reports.c.data, reports.c.seq, reports.c.ingested_at)
-                        .where(reports.c.seq > after)
-                        .order_by(reports.c.seq)
-                        .limit(READ_CHUNK)
-                    )
-                ).all()
-            for row in rows:
-                yield _Item(Report.model_validate(row.data, context=STORED), row.ingested_at)
-            if len(rows) < READ_CHUNK:
-                return
-            after = int(rows[-1].seq)
+        async for report, seen_at in ctx.reports.each():
+            yield _Item(report, seen_at)
 
 
 COMMAND = Command(

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+import bot.core.store.reports as report_store
 from bot.cli import main, query_cmd
 from tests.kits.paths import ROOT
 
@@ -119,7 +120,9 @@ def test_the_store_is_read_in_chunks_without_missing_one(
 ) -> None:
     assert main(["ingest", "-q", str(EXAMPLES)]) == 0
     capsys.readouterr()
-    monkeypatch.setattr(query_cmd, "READ_CHUNK", 2)  # 6 reports: chunks of 2, 2, 2 and an empty one
+    monkeypatch.setattr(
+        report_store, "EACH_CHUNK", 2
+    )  # 6 reports: chunks of 2, 2, 2 and an empty one
     # a query that starts with `-` follows `--`, as any argument that looks like an option
     assert main(["query", "test", "--format", "json", "--", "-tag:nothing"]) == 0
     rows = [json.loads(line) for line in _lines(capsys.readouterr().out)]

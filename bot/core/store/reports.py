@@ -8,7 +8,7 @@ watermark N can never later miss a report committed with a seq ≤ N.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -184,6 +184,9 @@ async def count_after(conn: AsyncConnection, watermark: int) -> int:
     return int((await conn.execute(query)).scalar_one())
 
 
+EACH_CHUNK = 500  # reports read per statement by ReportStore.each
+
+
 class ReportStore:
     """Queries and writes on the `reports` table."""
 
@@ -297,6 +300,26 @@ class ReportStore:
         """The newest `limit` reports with seq > watermark, oldest first."""
         async with self.engine.connect() as conn:
             return await reports_after(conn, watermark, limit)
+
+    async def each(self) -> AsyncIterator[tuple[Report, datetime]]:
+        """Every stored report with when the store first saw it, by seq, EACH_CHUNK at a time
+        (one short read each), so a large store is never all in memory."""
+        after, chunk = 0, EACH_CHUNK
+        while True:
+            async with self.engine.connect() as conn:
+                rows = (
+                    await conn.execute(
+                        select(reports.c.data, reports.c.seq, reports.c.ingested_at)
+                        .where(reports.c.seq > after)
+                        .order_by(reports.c.seq)
+                        .limit(chunk)
+                    )
+                ).all()
+            for row in rows:
+                yield Report.model_validate(row.data, context=STORED), row.ingested_at
+            if len(rows) < chunk:
+                return
+            after = int(rows[-1].seq)
 
     async def max_seq(self) -> int:
         async with self.engine.connect() as conn:
