@@ -6,9 +6,11 @@ index helper bounds numbers, levels and times exactly as the brute-force evaluat
 
 from __future__ import annotations
 
+import operator
 import re
+from collections.abc import Callable
 from datetime import UTC, date, datetime, timedelta
-from typing import Final
+from typing import Any, Final
 
 from bot.core.query.ast import ORDERED_FIELDS
 from bot.core.query.errors import QueryError
@@ -116,18 +118,21 @@ def number_bounds(op: str, value: str) -> tuple[int | None, int | None]:
     }[op]
 
 
+# What each operator of an ordered field means (the evaluator's ranks and the store's SQL).
+COMPARE: Final[dict[str, Callable[[Any, Any], Any]]] = {
+    ":": operator.eq,
+    ">=": operator.ge,
+    ">": operator.gt,
+    "<=": operator.le,
+    "<": operator.lt,
+}
+
+
 def level_accepts(order: tuple[str, ...], op: str, value: str, level: str | None) -> bool:
     """Whether a report's `level` (None: unknown) satisfies `op value` in `order`."""
     if level is None or level not in order:
         return False
-    have, want = order.index(level), order.index(value)
-    return {
-        ":": have == want,
-        ">=": have >= want,
-        ">": have > want,
-        "<=": have <= want,
-        "<": have < want,
-    }[op]
+    return bool(COMPARE[op](order.index(level), order.index(value)))
 
 
 def time_bound(value: str, now: datetime) -> datetime:

@@ -25,6 +25,7 @@ from bot.core.query.ast import And, Field, Not, Query, Text
 from bot.core.query.reading import GLOB_FUNCTION, glob_regex, glob_text
 from bot.core.query.text import SEP
 from bot.core.query.values import (
+    COMPARE,
     IMPACT_ORDER,
     REC_ORDER,
     as_utc,
@@ -174,15 +175,7 @@ def _ends_with(column: Any, name: str) -> ColumnElement[bool]:
 
 
 def _level(column: Any, op: str, order: tuple[str, ...], value: str) -> ColumnElement[bool]:
-    want = order.index(value)
-    compare = {
-        ":": column == want,
-        ">=": column >= want,
-        ">": column > want,
-        "<=": column <= want,
-        "<": column < want,
-    }[op]
-    return and_(column.is_not(None), compare)
+    return and_(column.is_not(None), COMPARE[op](column, order.index(value)))
 
 
 def compile_query(
