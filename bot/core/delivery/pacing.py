@@ -142,6 +142,7 @@ class SharedPace:
         self.platform = platform
         self.interval = 1.0 / rate if rate > 0 else 0.0
         self.lock = asyncio.Lock()
+        self.last_go = float("-inf")
 
     async def wait(self, stopping: asyncio.Event | None = None) -> bool:
         if self.interval == 0.0:
@@ -151,12 +152,24 @@ class SharedPace:
         async with self.lock:
             if stopping is not None and stopping.is_set():
                 return False
-            params = {"platform": self.platform.value, "gap": self.interval}
-            async with self.engine.begin() as conn:
-                delay = (await conn.execute(_TAKE_SLOT, params)).scalar()
-            if delay is not None and float(delay) > 0:
-                await asyncio.sleep(float(delay))
+            delay = await self._book()
+            # A booking whose answer came back late (a slow round trip, a busy loop) finds its
+            # slot already past, and the next slot right behind it: the two would leave
+            # together. This process keeps its own sends apart as well, the way LocalPace
+            # forgives a slightly late wake-up but never lets one catch up with a burst.
+            floor = self.last_go + self.interval * (1 - LATE_WAKE_SHARE) - time.monotonic()
+            delay = max(delay, floor)
+            if delay > 0:
+                await asyncio.sleep(delay)
+            self.last_go = time.monotonic()
             return True
+
+    async def _book(self) -> float:
+        """Takes the platform's next slot in the database: seconds until it comes (< 0: past)."""
+        params = {"platform": self.platform.value, "gap": self.interval}
+        async with self.engine.begin() as conn:
+            delay = (await conn.execute(_TAKE_SLOT, params)).scalar()
+        return float(delay) if delay is not None else 0.0
 
 
 SHARED_HEADROOM = 0.85  # slots planned in the database arrive with more jitter (round trips)
