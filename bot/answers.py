@@ -8,81 +8,38 @@ here (the adapter supplies how to ask the platform); the wording lives in the la
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field, replace
-from datetime import date, timedelta
+from datetime import timedelta
 
+from bot.chat_subscriptions import SubscriptionVerbs
 from bot.core.cadence import CadenceError, parse_cadence
 from bot.core.clock import Clock
 from bot.core.commands import SPECS, Invocation, UsageError, Verb, command_prefix
-from bot.core.models import Format, Locale, Platform, Section
+from bot.core.models import Format, Locale, Platform
 from bot.core.render.labels import chat_words, zh_command
 from bot.core.render.renderer import RenderedMessage, Renderer
 from bot.core.render.results import narrower, result_notice
 from bot.core.replay import REPLAY_DAYS, replay
 from bot.core.search import search
 from bot.core.select import (
-    Digest,
     DigestFilter,
-    StoredReport,
     build_digest,
     default_title,
     select_new,
 )
-from bot.core.store.destinations import (
-    CONFIG,
-    DEFAULT_CHAT_SCHEDULE,
-    Destination,
-    DestinationStore,
-)
+from bot.core.store.destinations import DestinationStore
 from bot.core.store.lookup import AmbiguousRefError, ReportNotFoundError, find_report
 from bot.core.store.reports import ReportStore
-from bot.core.store.status import UNSUBSCRIBED, collect
-from bot.cron import CronError, next_fire
+from bot.core.store.status import collect
+from bot.core.store.subscriptions import DEFAULT_CHAT_SCHEDULE, SubscriptionStore
+from bot.cron import next_fire
+from bot.messages import Answer, Chat, DigestAnswer, Notice, Reply, SectionAnswer
 from bot.settings import BotConfig
+
+__all__ = ["Answer", "Answerer", "Chat", "DigestAnswer", "Notice", "Reply", "SectionAnswer"]
 
 FIND_LIMIT = 10  # results one chat answer lists; past it, "+N more"
 TAGS_WINDOW = timedelta(days=30)
 TAGS_SHOWN = 40
-
-
-@dataclass(frozen=True, slots=True)
-class Notice:
-    key: str
-    params: dict[str, str] = field(default_factory=dict)
-
-
-@dataclass(frozen=True, slots=True)
-class SectionAnswer:
-    item: StoredReport
-    section: Section
-
-
-@dataclass(frozen=True, slots=True)
-class DigestAnswer:
-    digest: Digest
-    day: date  # the digest's heading date: the day it was asked for
-
-
-Reply = Notice | SectionAnswer | DigestAnswer
-
-
-@dataclass(frozen=True, slots=True)
-class Answer:
-    reply: Reply
-    public: bool = False
-    announce: Notice | None = None  # told to the whole chat: a subscription changed
-
-
-@dataclass(frozen=True)
-class Chat:
-    """Who asks, where. `is_admin` asks the platform only when a command needs it."""
-
-    platform: Platform
-    chat_id: str
-    user_id: str
-    is_admin: Callable[[], Awaitable[bool]]
-    locale: Locale  # adapters/base.py chat_at: the destination's, the user's, or config.locale
-    user_name: str = ""
 
 
 def render_notice(
@@ -122,13 +79,6 @@ def help_lines(platform: Platform, locale: Locale) -> str:
     return "\n".join(lines)
 
 
-def _filter_summary(flt: DigestFilter) -> str:
-    parts = list(flt.tags) or ["*"]
-    parts += [f"-{tag}" for tag in flt.exclude_tags]
-    parts += [f"repo:{repo}" for repo in flt.repos]
-    return " ".join(parts)
-
-
 Handler = Callable[[Invocation, Chat], Awaitable[Answer]]
 
 
@@ -147,6 +97,7 @@ class Answerer:
         self.config = config
         self.clock = clock
         self.renderer = renderer or Renderer()  # a replay renders what it counts
+        self.verbs = SubscriptionVerbs(SubscriptionStore(destinations.engine, clock), config, clock)
         # Spelled out, not looked up by name, so grep and mypy see every handler; a test checks
         # that every Verb has one.
         self.handlers: dict[Verb, Handler] = {
@@ -166,7 +117,9 @@ class Answerer:
     async def answer(self, inv: Invocation, chat: Chat) -> Answer:
         spec = SPECS.get(inv.verb)
         # A replay changes nothing, so anyone in the chat may ask for one.
-        if spec is not None and spec.admin_only and not inv.replay and not await chat.is_admin():
+        # In a DM or a private chat the person owns their subscriptions.
+        may_change = inv.replay or chat.private
+        if spec is not None and spec.admin_only and not may_change and not await chat.is_admin():
             return Answer(Notice("not_admin"))
         return await self.handlers[inv.verb](inv, chat)
 
@@ -212,58 +165,48 @@ class Answerer:
         items = ", ".join(f"{tag} ({n})" for tag, n in counts[:TAGS_SHOWN])
         return Answer(Notice("tags_list", {"items": items}), inv.public)
 
-    async def _own(self, chat: Chat) -> Destination | None:
-        return await self.destinations.find(chat.platform, chat.chat_id)
-
     async def _digest(self, inv: Invocation, chat: Chat) -> Answer:
-        dest = await self._own(chat)
-        if dest is None or not dest.active:
+        """The chat's next digest, now: what its subscriptions would post (each PR once)."""
+        subs = [s for s in await self.verbs.mine(chat) if s.active]
+        if not subs:
             return Answer(Notice("no_subscriptions"))
-        window = await self.reports.since(dest.watermark)
-        digest = build_digest(
-            select_new(window, dest.filter, dest.watermark),
-            dest.filter,
-            default_title(dest.filter, dest.label),
+        start = min(sub.watermark for sub in subs)
+        window = await self.reports.since(start)
+        chosen = {
+            item.seq: item for sub in subs for item in select_new(window, sub.filter, sub.watermark)
+        }
+        flt = (
+            subs[0].filter
+            if len(subs) == 1
+            else DigestFilter(max_items=max(s.filter.max_items for s in subs))
         )
+        title = default_title(
+            flt, subs[0].label if len(subs) == 1 else " · ".join(s.label for s in subs)
+        )
+        digest = build_digest(sorted(chosen.values(), key=lambda item: item.seq), flt, title)
         if digest.is_empty:
             return Answer(Notice("digest_empty"))
         return Answer(DigestAnswer(digest, self.clock().date()), inv.public)
 
-    def _config_managed(self, dest: Destination | None) -> Answer | None:
-        if dest is not None and dest.origin == CONFIG:
-            return Answer(Notice("config_managed", {"name": dest.name or dest.target}))
-        return None
-
     async def _subscribe(self, inv: Invocation, chat: Chat) -> Answer:
         if inv.replay:
             return await self._replay(inv, chat)
-        dest = await self._own(chat)
-        if (refused := self._config_managed(dest)) is not None:
-            return refused
-        old = dest.filter if dest is not None and dest.active else DigestFilter()
-        tags = [t for t in old.tags if t not in inv.exclude_tags]
-        tags += [t for t in inv.add_tags if t not in tags]
-        excludes = [t for t in old.exclude_tags if t not in inv.add_tags]
-        excludes += [t for t in inv.exclude_tags if t not in excludes]
-        repos = list(dict.fromkeys([*old.repos, *inv.repos]))
-        # replace(): whatever else the filter holds (its query, its size) is kept
-        flt = replace(old, repos=tuple(repos), tags=tuple(tags), exclude_tags=tuple(excludes))
-        saved = await self._save(chat, flt)
-        return self._changed("subscribed", saved, chat)
+        return await self.verbs.subscribe(inv, chat)
 
     async def _replay(self, inv: Invocation, chat: Chat) -> Answer:
         """`subscribe test QUERY [at CADENCE]`: what the subscription would have posted over
-        the last REPLAY_DAYS days; at the chat's own schedule when no cadence is given."""
+        the last REPLAY_DAYS days; at the default chat schedule when no cadence is given."""
         if inv.query is None:
             return Answer(Notice("bad_query", {"error": inv.query_error}))
-        dest = await self._own(chat)
+        subs = await self.verbs.mine(chat)
         now = self.clock()
-        typed = inv.cadence or (dest.schedule if dest is not None else DEFAULT_CHAT_SCHEDULE)
         try:
-            cadence = parse_cadence(typed, next_fire=next_fire, now=now)
+            cadence = parse_cadence(
+                inv.cadence or DEFAULT_CHAT_SCHEDULE, next_fire=next_fire, now=now
+            )
         except CadenceError as error:
             return Answer(Notice("bad_cadence", {"error": str(error)}))
-        tz = dest.timezone if dest is not None else self.config.timezone
+        tz = subs[0].timezone if subs else self.config.timezone
         result = await replay(
             self.reports,
             inv.query,
@@ -285,79 +228,25 @@ class Answerer:
         }
         return Answer(Notice("replay" if result.matched else "replay_empty", params))
 
-    async def _save(self, chat: Chat, flt: DigestFilter) -> Destination:
-        saved = await self.destinations.save_chat(
-            chat.platform, chat.chat_id, flt, timezone=self.config.timezone, locale=chat.locale
-        )
-        if not saved.active:
-            await self.destinations.set_active(saved.id, True)
-        return saved
-
-    def _changed(self, key: str, dest: Destination, chat: Chat) -> Answer:
-        summary = _filter_summary(dest.filter)
-        announce = Notice(
-            "subscription_changed", {"user": chat.user_name or chat.user_id, "summary": summary}
-        )
-        return Answer(Notice(key, {"tags": summary}), announce=announce)
-
     async def _unsubscribe(self, inv: Invocation, chat: Chat) -> Answer:
-        dest = await self._own(chat)
-        if (refused := self._config_managed(dest)) is not None:
-            return refused
-        if dest is None or not dest.active:
-            return Answer(Notice("no_subscriptions"))
-        remaining = tuple(t for t in dest.filter.tags if t not in inv.add_tags)
-        if inv.everything or (not remaining and not dest.filter.repos):
-            await self.destinations.set_active(dest.id, False, UNSUBSCRIBED)
-            announce = Notice("subscription_stopped", {"user": chat.user_name or chat.user_id})
-            return Answer(Notice("all_unsubscribed"), announce=announce)
-        saved = await self._save(chat, replace(dest.filter, tags=remaining))
-        return self._changed("unsubscribed", saved, chat)
+        return await self.verbs.unsubscribe(inv, chat)
 
     async def _subscriptions(self, inv: Invocation, chat: Chat) -> Answer:
-        dest = await self._own(chat)
-        if dest is None or not dest.active:
-            return Answer(Notice("no_subscriptions"))
-        params = {
-            "tags": _filter_summary(dest.filter),
-            "schedule": dest.schedule,
-            "tz": dest.timezone,
-        }
-        return Answer(Notice("subscriptions", params), inv.public)
+        return await self.verbs.list(inv, chat)
 
     async def _schedule(self, inv: Invocation, chat: Chat) -> Answer:
-        assert inv.schedule is not None
-        dest = await self._own(chat)
-        if (refused := self._config_managed(dest)) is not None:
-            return refused
-        if dest is None or not dest.active:
-            return Answer(Notice("no_subscriptions"))
-        tz = inv.timezone or dest.timezone
-        try:
-            upcoming = next_fire(inv.schedule, tz, self.clock())
-        except CronError as exc:
-            return Answer(Notice("bad_schedule", {"reason": str(exc)}))
-        await self.destinations.save_chat(
-            chat.platform,
-            chat.chat_id,
-            dest.filter,
-            schedule=inv.schedule,
-            timezone=tz,
-            locale=dest.locale,
-        )
-        when = upcoming.isoformat(timespec="minutes") if upcoming else "-"
-        params = {"cron": inv.schedule, "tz": tz, "next": when}
-        announce = Notice("schedule_changed", {"user": chat.user_name or chat.user_id, **params})
-        return Answer(Notice("schedule_set", params), announce=announce)
+        return await self.verbs.schedule(inv, chat)
 
     async def _status(self, inv: Invocation, chat: Chat) -> Answer:
-        dest = await self._own(chat)
-        if dest is None:
+        subs = await self.verbs.mine(chat)
+        if not subs:
             return Answer(Notice("no_subscriptions"))
-        [state] = await collect(self.destinations.engine, [dest])
+        states = await collect(self.destinations.engine, subs)
+        state = states[0]
+        lasts = [s.last_digest for s in states if s.last_digest]
         params = {
             "state": "active" if state.active else f"off ({state.deactivated_reason})",
-            "last": state.last_digest or "-",
+            "last": max(lasts) if lasts else "-",
             "pending": str(state.pending),
             "failed": str(state.failed),
         }

@@ -37,6 +37,7 @@ from bot.core.models import Platform
 from bot.core.render.renderer import Renderer
 from bot.core.store.destinations import DestinationStore
 from bot.core.store.runs import last_scheduled_time
+from bot.core.store.subscriptions import SubscriptionStore
 from bot.cron import CronError, next_fire
 from bot.logs import log, observe
 from bot.metrics import Metrics
@@ -164,7 +165,8 @@ class Service:
         self.pollers = make_pollers(
             list(self.ctx.config.sources), self.ctx.reports, self.ctx.tag_rules
         )
-        self.ticker = DigestTicker(self.ctx.engine, self.destinations, self.renderer, self.clock)
+        self.subscriptions = SubscriptionStore(self.ctx.engine, self.clock)
+        self.ticker = DigestTicker(self.ctx.engine, self.subscriptions, self.renderer, self.clock)
         senders = open_senders(self.ctx, self.clock)
         self.console = senders.console
         self.senders = senders.by_platform()
@@ -222,12 +224,12 @@ class Service:
             self.metrics.reports_ingested.labels("failed").inc(len(result.failures))
 
     async def announce_schedules(self) -> None:
-        """One line per destination: when it last got a digest and when the next one is due,
+        """One line per subscription: when it last got a digest and when the next one is due,
         so a restart that has nothing to catch up on does not look like silence."""
         now = self.clock()
-        for dest in await self.destinations.all(active_only=True):
+        for dest in await self.subscriptions.all(active_only=True):
             try:
-                upcoming = next_fire(dest.schedule, dest.timezone, now)
+                upcoming = None if dest.instant else next_fire(dest.schedule, dest.timezone, now)
             except CronError:
                 upcoming = None
             last = await last_scheduled_time(self.ctx.engine, dest.id)
@@ -247,7 +249,7 @@ class Service:
         return self.scheduler is not None and self.scheduler.running
 
     async def start(self) -> None:
-        synced = await self.destinations.sync_config(self.ctx.config)
+        synced = await self.subscriptions.sync_config(self.ctx.config)
         log(
             logger,
             "service.starting",

@@ -1,10 +1,12 @@
 """The one AsyncIOScheduler of the process: source polls and the digest tick.
 
 Digest schedules live in the database (config channels and chat subscriptions alike), so
-instead of one APScheduler job per destination there is one tick job: every `delivery.tick_seconds`
-(15 s by default) it asks,
-for each active destination, "what is the latest fire time of its cron up to now?" and, if no
-run exists for that time yet, plans one. That gives, with no extra machinery:
+instead of one APScheduler job per subscription there is one tick job: every
+`delivery.tick_seconds` (15 s by default) it asks, for each subscription of an active
+destination, "what is the latest fire time of its cron up to now?" and, if it has no run for
+that time yet, plans one; the subscriptions of one destination due in the same tick are planned
+as one run (a PR they both match shows once). A `now` subscription is due at every tick: it
+takes part when something new matches it. That gives, with no extra machinery:
 - catch-up: a process that was down at 09:00 fires once on start; three missed days coalesce
   into one digest (only the latest fire time is planned, and it covers everything since the
   watermark);
@@ -32,14 +34,14 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.core.clock import Clock, human_time, utc_clock
 from bot.core.delivery.ledger import RunStatus
-from bot.core.delivery.outbox import PlannedRun, plan_digest
+from bot.core.delivery.outbox import Due, PlannedRun, plan_run
 from bot.core.render.renderer import Renderer
 from bot.core.select import select_new
-from bot.core.store.destinations import Destination, DestinationStore
 from bot.core.store.prune import prune
 from bot.core.store.reports import ReportStore, WindowCache
 from bot.core.store.runs import last_scheduled_time
-from bot.core.store.tables import digest_runs
+from bot.core.store.subscriptions import Subscription, SubscriptionStore
+from bot.core.store.tables import digest_runs, run_members
 from bot.cron import CronError, next_fire, previous_fire
 from bot.logs import log
 
@@ -51,8 +53,11 @@ PRUNE_EVERY = timedelta(hours=1)  # how often the tick applies the retention (se
 _GATE_SLACK = 256  # verdicts kept beyond twice the destinations before unused ones are dropped
 
 
-def due_time(dest: Destination, now: datetime, last: datetime | None) -> datetime | None:
-    """The fire time to run now for `dest`, or None if its latest one already ran."""
+def due_time(dest: Subscription, now: datetime, last: datetime | None) -> datetime | None:
+    """The fire time to run now for `dest`, or None if its latest one already ran; for a
+    `now` subscription, the tick's time."""
+    if dest.instant:
+        return now
     try:
         fire = previous_fire(dest.schedule, dest.timezone, now, CATCH_UP_HORIZON_DAYS)
     except CronError:
@@ -89,7 +94,9 @@ class ScheduleGate:
         self._verdicts[key] = verdict
         return verdict
 
-    def allows(self, dest: Destination, now: datetime) -> bool:
+    def allows(self, dest: Subscription, now: datetime) -> bool:
+        if dest.instant:
+            return True
         key = (dest.schedule, dest.timezone)
         problem = self._verdict(key, now).problem
         if problem is None:
@@ -106,7 +113,7 @@ class ScheduleGate:
             )
         return False
 
-    def keep_only(self, destinations: Sequence[Destination]) -> None:
+    def keep_only(self, destinations: Sequence[Subscription]) -> None:
         """Forget what no destination uses any more, once the maps hold twice what is in use
         (they stay as small as the table; a paused destination resumed keeps its verdict)."""
         if len(self._verdicts) + len(self._logged) <= 2 * len(destinations) + _GATE_SLACK:
@@ -122,40 +129,48 @@ class DigestTicker:
     def __init__(
         self,
         engine: AsyncEngine,
-        destinations: DestinationStore,
+        subscriptions: SubscriptionStore,
         renderer: Renderer,
         clock: Clock = utc_clock,
     ) -> None:
         self.engine = engine
-        self.destinations = destinations
+        self.subscriptions = subscriptions
         self.renderer = renderer
         self.clock = clock
         self.gate = ScheduleGate()
         self.pruned_at: datetime | None = None
 
+    async def _due(self, active: Sequence[Subscription], now: datetime) -> dict[int, list[Due]]:
+        """The due subscriptions, by destination."""
+        due: dict[int, list[Due]] = {}
+        for sub in active:
+            if not self.gate.allows(sub, now):
+                continue
+            last = None if sub.instant else await last_scheduled_time(self.engine, sub.id)
+            fire = due_time(sub, now, last)
+            if fire is not None:
+                due.setdefault(sub.destination_id, []).append(Due(sub, fire))
+        return due
+
     async def tick(self) -> list[PlannedRun]:
         now = self.clock()
         planned: list[PlannedRun] = []
         windows = WindowCache()
-        active = await self.destinations.all(active_only=True)
+        active = await self.subscriptions.all(active_only=True)
         self.gate.keep_only(active)
-        for dest in active:
-            if not self.gate.allows(dest, now):
-                continue
-            fire = due_time(dest, now, await last_scheduled_time(self.engine, dest.id))
-            if fire is None:
-                continue
-            run = await plan_digest(self.engine, dest, fire, self.renderer, now, windows)
-            planned.append(run)
-            log(
-                logger,
-                "digest.planned" if run.created else "digest.skipped_duplicate",
-                destination=dest.label,
-                scheduled_for=fire.isoformat(),
-                entries=run.entries,
-                messages=run.messages,
-                status=run.status.value if run.status else None,
-            )
+        for destination_id, due in (await self._due(active, now)).items():
+            run = await plan_run(self.engine, destination_id, due, self.renderer, now, windows)
+            if run.created or any(not item.subscription.instant for item in due):
+                planned.append(run)
+                log(
+                    logger,
+                    "digest.planned" if run.created else "digest.skipped_duplicate",
+                    destination=" + ".join(item.subscription.label for item in due),
+                    scheduled_for=max(item.fire for item in due).isoformat(),
+                    entries=run.entries,
+                    messages=run.messages,
+                    status=run.status.value if run.status else None,
+                )
         await self.prune_if_due(now)
         return planned
 
@@ -173,14 +188,16 @@ class DigestTicker:
             log(logger, "store.pruned", digest_runs=pruned.runs, event_keys=pruned.events)
 
 
-async def _covered_seq(engine: AsyncEngine, dest: Destination) -> int:
-    """The last report seq the destination's digests cover: its watermark, or past the runs
+async def _covered_seq(engine: AsyncEngine, dest: Subscription) -> int:
+    """The last report seq the subscription's digests cover: its watermark, or past its runs
     still being delivered (their entries are queued already)."""
     async with engine.connect() as conn:
         queued = (
             await conn.execute(
-                select(func.max(digest_runs.c.to_seq)).where(
-                    digest_runs.c.destination_id == dest.id,
+                select(func.max(run_members.c.to_seq))
+                .join(digest_runs, digest_runs.c.id == run_members.c.run_id)
+                .where(
+                    run_members.c.subscription_id == dest.id,
                     digest_runs.c.status == RunStatus.PENDING.value,
                 )
             )
@@ -189,7 +206,7 @@ async def _covered_seq(engine: AsyncEngine, dest: Destination) -> int:
 
 
 async def quiet_note(
-    reports: ReportStore, dest: Destination, now: datetime, last: datetime | None
+    reports: ReportStore, dest: Subscription, now: datetime, last: datetime | None
 ) -> str | None:
     """What a restart says on a destination with no digest to catch up on, so that it is not
     silence: "nothing new since <last digest>; next digest <time>". None when a digest is due

@@ -12,7 +12,7 @@ import re
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Self, get_args
+from typing import Annotated, Any, Literal, Self, get_args
 from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -80,11 +80,16 @@ def _valid_cron(expr: str) -> str:
     not at the top: the core imports these models and must not pull in a scheduler library."""
     from bot.cron import CronError, next_fire
 
+    if expr == NOW_SCHEDULE:
+        return expr
     try:
         next_fire(expr, "UTC", datetime.now(UTC))
     except CronError as exc:
         raise ValueError(str(exc)) from exc
     return expr
+
+
+NOW_SCHEDULE = "now"  # a `now` cadence: each matching PR is posted as it arrives
 
 
 def _clock_schedule(value: object) -> object:
@@ -204,6 +209,29 @@ class Channel(_Frozen):
     max_items: int = Field(30, ge=1, le=500)
     locale: Locale | None = None  # None: the config's top-level `locale` (BotConfig.channel_locale)
     post_empty: bool = False
+    # `cadence:` (or `schedule:`, not both): a cron, `daily 09:00`, `workdays 09:30`,
+    # `weekly fri 17:00` or `now`; read into `schedule` (a cron, or "now"), kept as written.
+    cadence: str | None = None
+    layout: Literal["flat"] = "flat"
+    locked: bool = False  # the chat may not change this destination's subscriptions
+
+    @model_validator(mode="before")
+    @classmethod
+    def _cadence(cls, data: Any) -> Any:
+        if not isinstance(data, dict) or data.get("cadence") is None:
+            return data
+        if data.get("schedule") is not None:
+            raise ValueError("give `cadence:` or `schedule:`, not both")
+        from bot.core.cadence import CadenceError, parse_cadence  # see _valid_cron
+        from bot.cron import next_fire
+
+        try:
+            cadence = parse_cadence(
+                str(data["cadence"]), next_fire=next_fire, now=datetime.now(UTC)
+            )
+        except CadenceError as exc:
+            raise ValueError(str(exc)) from None
+        return {**data, "cadence": cadence.text, "schedule": cadence.cron or NOW_SCHEDULE}
 
 
 class BotConfig(_Frozen):

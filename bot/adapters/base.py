@@ -70,6 +70,21 @@ async def chat_at(
 ) -> Chat:
     """Who asks, where. The language: the chat's digests' (its destination's), else the user's
     own when the platform tells it and we speak it (Telegram), else the config's `locale`."""
-    destination = await destinations.find(platform, chat_id)
-    locale = destination.locale if destination is not None else user_locale or default_locale
-    return Chat(platform, chat_id, user_id, is_admin, locale, user_name)
+    locale = await destinations.locale_of(platform, chat_id) or user_locale or default_locale
+    return Chat(
+        platform,
+        chat_id,
+        user_id,
+        is_admin,
+        locale,
+        user_name,
+        is_private(platform, chat_id, user_id),
+    )
+
+
+def is_private(platform: Platform, chat_id: str, user_id: str) -> bool:
+    """A Slack DM (its channel id starts with D) or a Telegram private chat (its id is the
+    user's): the person owns the subscriptions made there."""
+    if platform is Platform.SLACK:
+        return chat_id.startswith("D")
+    return platform is Platform.TELEGRAM and chat_id == user_id

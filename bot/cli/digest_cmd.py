@@ -18,8 +18,8 @@ from bot.core.delivery.outbox import plan_digest
 from bot.core.models import Format
 from bot.core.render.renderer import Renderer
 from bot.core.select import DigestFilter, build_digest, default_title, select_new
-from bot.core.store.destinations import Destination, DestinationStore
 from bot.core.store.runs import last_scheduled_time
+from bot.core.store.subscriptions import CONFIG, Subscription, SubscriptionStore
 from bot.settings import Channel
 
 DELIVERY_DEADLINE_SECONDS = 120.0
@@ -50,7 +50,8 @@ def nothing_new(name: str, last: datetime | None) -> str:
 
 
 async def _dry_run(ctx: Context, channel: Channel, fmt: Format) -> int:
-    existing = await DestinationStore(ctx.engine).find(channel.platform, channel.target)
+    found = await SubscriptionStore(ctx.engine).named(channel.name)
+    existing = found[0] if found else None
     watermark = existing.watermark if existing else 0
     flt = DigestFilter.from_channel(channel)
     window = await ctx.reports.since(watermark)
@@ -68,18 +69,19 @@ async def _dry_run(ctx: Context, channel: Channel, fmt: Format) -> int:
     return 0
 
 
-async def _drain(deliverer: Deliverer, ctx: Context, dest: Destination, deadline: float) -> int:
-    """Deliver this destination's queued messages (older interrupted runs first); what is left."""
+async def _drain(deliverer: Deliverer, ctx: Context, dest: Subscription, deadline: float) -> int:
+    """Deliver its destination's queued messages (older interrupted runs first); what is left."""
     stop_at = time.monotonic() + deadline
-    while (left := await unfinished_count(ctx.engine, destination_id=dest.id)) and (
+    place = dest.destination_id
+    while (left := await unfinished_count(ctx.engine, destination_id=place)) and (
         time.monotonic() < stop_at
     ):
-        if await deliverer.run_once(only_destination=dest.id) == 0:
+        if await deliverer.run_once(only_destination=place) == 0:
             await asyncio.sleep(IDLE_SECONDS)
     return left
 
 
-async def _deliver(ctx: Context, dest: Destination, deadline: float) -> int:
+async def _deliver(ctx: Context, dest: Subscription, deadline: float) -> int:
     senders = build_senders(ctx)
     if dest.platform not in senders:
         raise CliError(f"{dest.label} posts to {dest.platform.value}, which has no token set")
@@ -117,9 +119,9 @@ async def _handle(args: argparse.Namespace) -> int:
     async with open_context(env, create=False) as ctx:
         if args.dry_run:  # a preview is for reading: text unless asked otherwise
             return await _dry_run(ctx, channel, Format(args.fmt or Format.TEXT.value))
-        await DestinationStore(ctx.engine).sync_config(ctx.config)
-        dest = await DestinationStore(ctx.engine).find(channel.platform, channel.target)
-        assert dest is not None
+        store = SubscriptionStore(ctx.engine)
+        await store.sync_config(ctx.config)
+        [dest] = [s for s in await store.named(channel.name) if s.origin == CONFIG]
         if not dest.active:
             raise CliError(f"{dest.label} is deactivated: {dest.deactivated_reason}")
         return await _deliver(ctx, dest, args.wait)

@@ -8,6 +8,7 @@ import argparse
 from bot.cli.common import CliError, Command
 from bot.context import open_context
 from bot.core.store.destinations import DestinationStore
+from bot.core.store.subscriptions import SubscriptionStore
 
 
 def _configure(parser: argparse.ArgumentParser) -> None:
@@ -19,14 +20,15 @@ def _configure(parser: argparse.ArgumentParser) -> None:
 async def _handle(args: argparse.Namespace) -> int:
     async with open_context(create=False) as ctx:
         store = DestinationStore(ctx.engine)
-        await store.sync_config(ctx.config)
+        subs = await SubscriptionStore(ctx.engine).sync_config(ctx.config)
+        named = {s.name: s.destination_id for s in subs}
         found = [
             d
             for d in await store.all()
-            if args.destination in (d.name, d.label, f"{d.platform.value}:{d.target}")
+            if args.destination == d.label or named.get(args.destination) == d.id
         ]
         if not found:
-            known = ", ".join(d.label for d in await store.all()) or "none"
+            known = ", ".join([*named, *(d.label for d in await store.all())]) or "none"
             raise CliError(f"no destination {args.destination!r} (known: {known})")
         dest = found[0]
         if dest.active:

@@ -12,8 +12,8 @@ from dataclasses import asdict
 from bot.cli.common import Command
 from bot.cli.probe import platform_lines
 from bot.context import database_line, load, open_context
-from bot.core.store.destinations import DestinationStore
 from bot.core.store.status import DestinationStatus, collect
+from bot.core.store.subscriptions import SubscriptionStore
 
 
 def _configure(parser: argparse.ArgumentParser) -> None:
@@ -68,7 +68,7 @@ async def _handle(args: argparse.Namespace) -> int:
     if args.probe:
         print("\n".join(await platform_lines(env)), file=out)
     async with open_context(env, create=False) as ctx:
-        await DestinationStore(ctx.engine).sync_config(ctx.config)
+        await SubscriptionStore(ctx.engine).sync_config(ctx.config)
         items = await collect(ctx.engine)
     if args.fmt == "json":
         print(json.dumps([asdict(i) for i in items], ensure_ascii=False, indent=2))

@@ -51,12 +51,12 @@ COMMAND_TABLE: tuple[CommandSpec, ...] = (
     CommandSpec(Verb.DIGEST, "", "This chat's next digest, now"),
     CommandSpec(
         Verb.SUBSCRIBE,
-        "TAG... [-TAG...] [repo:owner/name] | test QUERY [at CADENCE]",
-        "Get digests of these tags; test: replay a query over 30 days",
+        "QUERY [at CADENCE] | test QUERY [at CADENCE]",
+        "Add a digest of a query; test: replay it over 30 days",
         True,
     ),
-    CommandSpec(Verb.UNSUBSCRIBE, "TAG...|all", "Stop some tags, or all digests", True),
-    CommandSpec(Verb.SUBSCRIPTIONS, "", "What this chat is subscribed to"),
+    CommandSpec(Verb.UNSUBSCRIBE, "N...|all", "Remove subscriptions by number, or all", True),
+    CommandSpec(Verb.SUBSCRIPTIONS, "", "This chat's subscriptions, numbered"),
     CommandSpec(Verb.SCHEDULE, '09:00 [TZ] | "0 9 * * mon-fri" [TZ]', "When digests arrive", True),
     CommandSpec(Verb.STATUS, "", "Delivery status of this chat"),
     CommandSpec(Verb.HELP, "", "How to use prdigest"),
@@ -129,7 +129,6 @@ SECTION_WORDS: dict[str, Section] = {
 }  # fmt: skip
 
 MAX_ARGS = 50
-_TAG = re.compile(r"^[a-z0-9][a-z0-9 ._/+-]{0,63}$")
 _MENTION_REF = re.compile(r"(?:[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)?#\d+|(?<![\w/])\d{1,10}(?!\w)")
 _WORD = re.compile(r"[a-z_]+|[\u4e00-\u9fff]+")
 
@@ -149,9 +148,6 @@ class Invocation:
     ref: PRRef | None = None
     section: Section = Section.SUMMARY
     words: tuple[str, ...] = ()
-    add_tags: tuple[str, ...] = ()
-    exclude_tags: tuple[str, ...] = ()
-    repos: tuple[str, ...] = ()
     everything: bool = False
     schedule: str | None = None
     timezone: str | None = None
@@ -160,7 +156,9 @@ class Invocation:
     query_text: str = ""  # find: the query as typed, echoed with the results
     query_error: str = ""  # find: the QueryError line, answered instead of results
     replay: bool = False  # `subscribe test QUERY [at CADENCE]`: replay, change nothing
-    cadence: str = ""  # subscribe test: the cadence as typed after `at` ("": the chat's)
+    cadence: str = ""  # subscribe: the cadence as typed after `at` ("": the default)
+    picker: bool = False  # `subscribe` alone: Slack's modal, Telegram's keyboard
+    numbers: tuple[int, ...] = ()  # unsubscribe: the subscriptions' numbers
     extra: dict[str, str] = field(default_factory=dict)
 
 
@@ -196,40 +194,14 @@ def _pr(args: list[str], section: Section | None = None) -> Invocation:
     return Invocation(Verb.PR, ref=ref, section=section or Section.SUMMARY, public=public)
 
 
-def _tag(word: str) -> str:
-    tag = word.strip().lower()
-    if not _TAG.match(tag):
-        raise UsageError("bad_tag", tag=word[:64])
-    return tag
-
-
-def _subscribe(args: list[str]) -> Invocation:
-    add: list[str] = []
-    exclude: list[str] = []
-    repos: list[str] = []
-    for arg in args:
-        if arg.lower().startswith("repo:"):
-            repo = arg[5:]
-            if not re.fullmatch(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+", repo):
-                raise UsageError("bad_repo", repo=repo[:100])
-            repos.append(repo)
-        elif arg.startswith("-"):
-            exclude.append(_tag(arg[1:]))
-        else:
-            add.append(_tag(arg.lstrip("+")))
-    if not (add or exclude or repos):
-        raise UsageError("usage_subscribe")
-    return Invocation(
-        Verb.SUBSCRIBE, add_tags=tuple(add), exclude_tags=tuple(exclude), repos=tuple(repos)
-    )
-
-
 def _unsubscribe(args: list[str]) -> Invocation:
-    if not args:
-        raise UsageError("usage_unsubscribe")
+    """`unsubscribe 2`, `unsubscribe 1 3`, `unsubscribe all`: by the numbers `subscriptions`
+    shows."""
     if [a.lower() for a in args] == ["all"]:
         return Invocation(Verb.UNSUBSCRIBE, everything=True)
-    return Invocation(Verb.UNSUBSCRIBE, add_tags=tuple(_tag(a.lstrip("+-")) for a in args))
+    if not args or not all(a.isdigit() and 0 < int(a) < 2**31 for a in args):
+        raise UsageError("usage_unsubscribe")
+    return Invocation(Verb.UNSUBSCRIBE, numbers=tuple(dict.fromkeys(int(a) for a in args)))
 
 
 def _timezone(name: str) -> str:
@@ -276,16 +248,21 @@ def _find(text: str) -> Invocation:
 _AT: Final = re.compile(r"\s+at\s+", re.IGNORECASE)
 
 
-def _subscribe_test(text: str) -> Invocation:
-    """`subscribe test QUERY [at CADENCE]`: the query read whole, like find's; the cadence is
-    what follows the last ` at `."""
+def _subscribe(text: str, replay: bool) -> Invocation:
+    """`subscribe [test] QUERY [at CADENCE]`: the query read whole, like find's; the cadence is
+    what follows the last ` at `. With nothing after it, `subscribe` asks for a picker (Slack's
+    modal, Telegram's keyboard)."""
     typed = " ".join(text.split())
     parts = _AT.split(typed)
     query_text, cadence = (" at ".join(parts[:-1]), parts[-1]) if len(parts) > 1 else (typed, "")
     if not query_text:
-        raise UsageError("usage_subscribe_test")
+        if replay:
+            raise UsageError("usage_subscribe_test")
+        if cadence:
+            raise UsageError("usage_subscribe")
+        return Invocation(Verb.SUBSCRIBE, picker=True)
     found = _find(query_text)
-    return replace(found, verb=Verb.SUBSCRIBE, replay=True, cadence=cadence)
+    return replace(found, verb=Verb.SUBSCRIBE, replay=replay, cadence=cadence)
 
 
 def _verb(name: str) -> Verb | None:
@@ -312,9 +289,9 @@ def parse(verb_text: str, text: str = "") -> Invocation:
         case Verb.PR:
             return parse_pr_text(text)
         case Verb.SUBSCRIBE if args and args[0].lower() == "test":
-            return _subscribe_test(text.strip()[len(args[0]) :])
+            return _subscribe(text.strip()[len(args[0]) :], replay=True)
         case Verb.SUBSCRIBE:
-            return _subscribe(args)
+            return _subscribe(text, replay=False)
         case Verb.UNSUBSCRIBE:
             return _unsubscribe(args)
         case Verb.SCHEDULE:

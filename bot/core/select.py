@@ -9,7 +9,7 @@ rest counted as "+N more"; and a rollup for the header.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -124,6 +124,8 @@ class DigestEntry:
 
     item: StoredReport
     tag: str
+    matched: tuple[str, ...] = ()  # the subscriptions that chose it (a digest serving several)
+    posted: str = ""  # a `now` subscription posted it already, at this time ("14:02")
 
     @property
     def report(self) -> Report:
@@ -203,7 +205,13 @@ def _group_order(tags_in_use: dict[str, list[DigestEntry]], wanted: Sequence[str
     return first + rest + last
 
 
-def build_digest(items: Sequence[StoredReport], flt: DigestFilter, title: str) -> Digest:
+# by seq: the subscriptions that chose the report, and when a `now` subscription posted it
+EntryNotes = Mapping[int, tuple[tuple[str, ...], str]]
+
+
+def build_digest(
+    items: Sequence[StoredReport], flt: DigestFilter, title: str, notes: EntryNotes | None = None
+) -> Digest:
     """The tag view of `items` (the output of `select_new`), capped at `flt.max_items`.
 
     The cap keeps the most important entries (must-read, high impact) across all groups; the
@@ -215,7 +223,8 @@ def build_digest(items: Sequence[StoredReport], flt: DigestFilter, title: str) -
     by_tag: dict[str, list[DigestEntry]] = {}
     for item in shown:
         tag = group_tag(item.report, wanted)
-        by_tag.setdefault(tag, []).append(DigestEntry(item, tag))
+        matched, posted = notes.get(item.seq, ((), "")) if notes else ((), "")
+        by_tag.setdefault(tag, []).append(DigestEntry(item, tag, matched, posted))
     groups = tuple(TagGroup(tag, tuple(by_tag[tag])) for tag in _group_order(by_tag, wanted))
     high = sum(1 for item in items if item.report.impact_level is ImpactLevel.HIGH)
     return Digest(

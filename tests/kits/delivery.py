@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from bot.core.delivery.deliverer import Deliverer, Outcome, Sent, Turn, Withheld
 from bot.core.models import Platform
 from bot.core.reports.model import Report
-from bot.core.store.destinations import Destination, DestinationStore
+from bot.core.store.subscriptions import Subscription, SubscriptionStore
 from bot.core.store.reports import ReportStore
 from bot.settings import BotConfig, Channel
 
@@ -98,8 +98,8 @@ def channel(name: str, target: str, **extra: object) -> Channel:
     return Channel.model_validate(values)
 
 
-async def setup_destinations(engine: AsyncEngine, *channels: Channel) -> list[Destination]:
-    return await DestinationStore(engine).sync_config(BotConfig(channels=list(channels)))
+async def setup_destinations(engine: AsyncEngine, *channels: Channel) -> list[Subscription]:
+    return await SubscriptionStore(engine).sync_config(BotConfig(channels=list(channels)))
 
 
 async def add_reports(store: ReportStore, numbers: range | list[int], **kw: object) -> None:

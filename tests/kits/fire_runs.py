@@ -16,7 +16,7 @@ from datetime import UTC, datetime, timedelta
 from bot.core.delivery.outbox import plan_digest
 from bot.core.render.renderer import Renderer
 from bot.core.store.db import create_engine
-from bot.core.store.destinations import DestinationStore
+from bot.core.store.subscriptions import SubscriptionStore
 from bot.settings import BotConfig
 
 STEP = 0.25
@@ -27,7 +27,7 @@ CONFIG = BotConfig.model_validate(
 
 async def main(url: str, start: float, count: int) -> int:
     engine = create_engine(url)
-    [dest] = await DestinationStore(engine).sync_config(CONFIG)
+    [dest] = await SubscriptionStore(engine).sync_config(CONFIG)
     renderer = Renderer()
     base = datetime(2026, 9, 1, 9, tzinfo=UTC)
     created = 0

@@ -248,7 +248,7 @@ async def slack_bot(
             if seed:
                 await ctx.reports.upsert(parse_file(SEED).report, source="test")
             service = Service(ctx, clock=clock)
-            await service.destinations.sync_config(ctx.config)
+            await service.subscriptions.sync_config(ctx.config)
             transport = httpx.ASGITransport(app=service.web())
             try:
                 async with httpx.AsyncClient(transport=transport, base_url="http://bot") as http:

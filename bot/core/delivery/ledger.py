@@ -15,7 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from bot.core.models import Platform
 from bot.core.store.db import write_transaction
-from bot.core.store.tables import destinations, digest_runs, outbox
+from bot.core.store.tables import destinations, digest_runs, outbox, run_members, subscriptions
 
 
 class RowStatus(StrEnum):
@@ -48,12 +48,23 @@ class Claimed:
     consecutive_failures: int
 
 
-async def advance_watermark(conn: AsyncConnection, dest_id: int, seq: int) -> None:
+async def advance_watermark(conn: AsyncConnection, subscription_id: int, seq: int) -> None:
     await conn.execute(
-        update(destinations)
-        .where(destinations.c.id == dest_id, destinations.c.watermark < seq)
+        update(subscriptions)
+        .where(subscriptions.c.id == subscription_id, subscriptions.c.watermark < seq)
         .values(watermark=seq)
     )
+
+
+async def advance_members(conn: AsyncConnection, run_id: int) -> None:
+    """Each subscription the run served moves its watermark to where its part of it ended."""
+    members = await conn.execute(
+        select(run_members.c.subscription_id, run_members.c.to_seq).where(
+            run_members.c.run_id == run_id
+        )
+    )
+    for member in members.all():
+        await advance_watermark(conn, int(member.subscription_id), int(member.to_seq))
 
 
 def _earlier_unfinished() -> Any:
@@ -166,13 +177,7 @@ async def _finish_run_if_done(conn: AsyncConnection, run_id: int | None, now: da
     ]
     if any(s in UNFINISHED for s in statuses):
         return
-    run = (
-        await conn.execute(
-            select(digest_runs.c.destination_id, digest_runs.c.to_seq, digest_runs.c.status).where(
-                digest_runs.c.id == run_id
-            )
-        )
-    ).one()
+    run = (await conn.execute(select(digest_runs.c.status).where(digest_runs.c.id == run_id))).one()
     if run.status != RunStatus.PENDING.value:
         return
     failed = RowStatus.FAILED.value in statuses
@@ -183,7 +188,7 @@ async def _finish_run_if_done(conn: AsyncConnection, run_id: int | None, now: da
             status=(RunStatus.PARTIAL if failed else RunStatus.DELIVERED).value, finished_at=now
         )
     )
-    await advance_watermark(conn, int(run.destination_id), int(run.to_seq))
+    await advance_members(conn, run_id)
 
 
 async def renew(engine: AsyncEngine, row: Claimed, worker: str, until: datetime) -> bool:

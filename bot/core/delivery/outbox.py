@@ -1,36 +1,51 @@
-"""Digest runs: planned once per (destination, scheduled time), their messages queued.
+"""Digest runs: planned once per (destination, fire time), their messages queued.
 
-A run is a row unique on (destination, scheduled time): every replica may fire the same cron,
-one insert wins. The winner selects what is new since the destination's watermark, renders it
-and writes one outbox row per message, all in the same transaction. Senders claim rows in
-order per destination (`FOR UPDATE SKIP LOCKED` on PostgreSQL, `BEGIN IMMEDIATE` on SQLite),
-and each result is committed at once (`bot/core/delivery/ledger.py`). The watermark advances only
-when every message of the run has reached a final state, so a restart resumes the rendered
-rows and never recomputes.
+A destination holds any number of subscriptions. The scheduler hands over, per destination and
+tick, the subscriptions that are due; they are planned as one run, so a PR that several of them
+match appears once, its entry saying which (`matched: breaking, rollout`). Each subscription's
+part is a `run_members` row unique on (subscription, its fire time): every replica may fire the
+same cron, one insert wins. The winner selects what is new since each subscription's
+watermark, renders it and writes one outbox row per message, all in the same transaction
+(which holds the destination's row on PostgreSQL, so replicas plan a destination one at a
+time). Senders claim rows in order per destination, and each result is committed at once
+(`bot/core/delivery/ledger.py`). A subscription's watermark advances only when every message of
+its run has reached a final state, so a restart resumes the rendered rows and never recomputes.
+
+A `now` subscription is due at every tick and takes part only when something new matches; the
+PRs it posts are remembered (`instant_posts`), and a later digest in the same destination
+refers to that post ("posted 14:02") instead of repeating it.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
+from zoneinfo import ZoneInfo
 
-from sqlalchemy import func, select, update
+from sqlalchemy import delete, func, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from bot.core.delivery.ledger import RowStatus, RunStatus, advance_watermark
+from bot.core.delivery.ledger import RowStatus, RunStatus, advance_members, advance_watermark
 from bot.core.models import Format, Platform
 from bot.core.render.flow import RenderedMessage
 from bot.core.render.renderer import Renderer
-from bot.core.select import StoredReport, build_digest, default_title, select_new
+from bot.core.select import DigestFilter, StoredReport, build_digest, default_title, select_new
 from bot.core.store.db import write_transaction
-from bot.core.store.destinations import Destination
 from bot.core.store.reports import WINDOW_LIMIT, WindowCache, count_after, reports_after
-from bot.core.store.tables import destinations, digest_runs, outbox
+from bot.core.store.subscriptions import Subscription
+from bot.core.store.tables import (
+    destinations,
+    digest_runs,
+    instant_posts,
+    outbox,
+    run_members,
+    subscriptions,
+)
 from bot.logs import log
 
 logger = logging.getLogger("prdigest.outbox")
@@ -39,6 +54,7 @@ PLATFORM_FORMAT = {
     Platform.TELEGRAM: Format.TELEGRAM,
     Platform.CONSOLE: Format.TEXT,
 }
+POSTED_FORMAT = "%H:%M"  # "posted 14:02", in the subscription's zone
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,37 +66,97 @@ class PlannedRun:
     messages: int = 0
 
 
-async def _insert_ignore(conn: AsyncConnection, values: dict[str, Any]) -> int | None:
-    """Insert a run row unless (destination, scheduled_for) exists; the new id or None."""
+@dataclass(frozen=True, slots=True)
+class Due:
+    """A subscription whose fire time has come (for `now`: the tick's time)."""
+
+    subscription: Subscription
+    fire: datetime
+
+
+@dataclass(slots=True)
+class _Part:
+    """A subscription's part in a run being planned."""
+
+    sub: Subscription
+    fire: datetime
+    start: int  # its watermark, or past its runs still being delivered
+    picked: list[StoredReport] = field(default_factory=list)
+
+
+async def _insert_ignore(conn: AsyncConnection, table: Any, values: dict[str, Any]) -> bool:
+    """Insert unless a unique key exists; True when inserted (RETURNING, not rowcount: that
+    is not reliable for ON CONFLICT DO NOTHING across drivers)."""
     insert = pg_insert if conn.dialect.name == "postgresql" else sqlite_insert
-    statement = (
-        insert(digest_runs)
-        .values(**values)
-        .on_conflict_do_nothing(index_elements=["destination_id", "scheduled_for"])
-        .returning(digest_runs.c.id)
+    first = table.c[next(iter(values))]
+    statement = insert(table).values(**values).on_conflict_do_nothing().returning(first)
+    return (await conn.execute(statement)).first() is not None
+
+
+async def _new_run(
+    conn: AsyncConnection, destination_id: int, at: datetime, now: datetime
+) -> int | None:
+    """The run row for (destination, at), unless one exists; its id or None."""
+    values = {
+        "destination_id": destination_id,
+        "scheduled_for": at,
+        "created_at": now,
+        "from_seq": 0,
+        "to_seq": 0,
+        "entries": 0,
+        "messages": 0,
+        "status": RunStatus.PENDING.value,
+    }
+    if not await _insert_ignore(conn, digest_runs, values):
+        return None
+    found = await conn.execute(
+        select(digest_runs.c.id).where(
+            digest_runs.c.destination_id == destination_id, digest_runs.c.scheduled_for == at
+        )
     )
-    inserted = (await conn.execute(statement)).scalar()
-    return None if inserted is None else int(inserted)
+    return int(found.scalar_one())
 
 
-async def _window_start(conn: AsyncConnection, dest_id: int) -> int:
+async def _start(conn: AsyncConnection, subscription_id: int) -> int:
     """The watermark, or past the runs still being delivered (their entries are queued)."""
     watermark = (
-        await conn.execute(select(destinations.c.watermark).where(destinations.c.id == dest_id))
-    ).scalar_one()
+        await conn.execute(
+            select(subscriptions.c.watermark).where(subscriptions.c.id == subscription_id)
+        )
+    ).scalar()
     pending = (
         await conn.execute(
-            select(func.max(digest_runs.c.to_seq)).where(
-                digest_runs.c.destination_id == dest_id,
+            select(func.max(run_members.c.to_seq))
+            .join(digest_runs, digest_runs.c.id == run_members.c.run_id)
+            .where(
+                run_members.c.subscription_id == subscription_id,
                 digest_runs.c.status == RunStatus.PENDING.value,
             )
         )
     ).scalar()
-    return max(int(watermark), int(pending or 0))
+    return max(int(watermark or 0), int(pending or 0))
+
+
+async def _claim_parts(conn: AsyncConnection, run_id: int, due: Sequence[Due]) -> list[_Part]:
+    """A member row per due subscription that no other run has taken for its fire time."""
+    parts = []
+    for item in due:
+        values = {
+            "run_id": run_id,
+            "subscription_id": item.subscription.id,
+            "scheduled_for": item.fire,
+            "from_seq": 0,
+            "to_seq": 0,
+        }
+        if await _insert_ignore(conn, run_members, values):
+            parts.append(
+                _Part(item.subscription, item.fire, await _start(conn, item.subscription.id))
+            )
+    return parts
 
 
 async def _read_window(
-    conn: AsyncConnection, dest: Destination, start: int, windows: WindowCache | None
+    conn: AsyncConnection, label: str, start: int, windows: WindowCache | None
 ) -> list[StoredReport]:
     """The reports after `start`, at most WINDOW_LIMIT of them (a cap is logged)."""
     if windows is None:
@@ -89,9 +165,7 @@ async def _read_window(
         window = await windows.after(conn, start)
     if len(window) == WINDOW_LIMIT:
         skipped = await count_after(conn, start) - WINDOW_LIMIT
-        log(
-            logger, "digest.window_capped", logging.WARNING, destination=dest.label, skipped=skipped
-        )
+        log(logger, "digest.window_capped", logging.WARNING, destination=label, skipped=skipped)
     return window
 
 
@@ -118,58 +192,170 @@ async def _queue(
         )
 
 
+async def _lock_destination(conn: AsyncConnection, destination_id: int) -> None:
+    """Replicas plan a destination one at a time (SQLite's write transaction already is)."""
+    if conn.dialect.name == "postgresql":
+        await conn.execute(
+            select(destinations.c.id).where(destinations.c.id == destination_id).with_for_update()
+        )
+
+
+async def _drop_quiet_instants(
+    conn: AsyncConnection, run_id: int, parts: list[_Part], end: int
+) -> list[_Part]:
+    """A `now` subscription with nothing new leaves the run; what it read is behind it."""
+    kept = []
+    for part in parts:
+        if part.sub.instant and not part.picked:
+            await conn.execute(
+                delete(run_members).where(
+                    run_members.c.run_id == run_id,
+                    run_members.c.subscription_id == part.sub.id,
+                )
+            )
+            if part.start == part.sub.watermark:  # nothing of it is still being delivered
+                await advance_watermark(conn, part.sub.id, end)
+            continue
+        kept.append(part)
+    return kept
+
+
+async def _posted_before(
+    conn: AsyncConnection, destination_id: int, seqs: list[int], tz: str
+) -> dict[int, str]:
+    """The PRs among `seqs` that a `now` subscription already posted here, with the time."""
+    if not seqs:
+        return {}
+    rows = await conn.execute(
+        select(instant_posts.c.seq, instant_posts.c.posted_at).where(
+            instant_posts.c.destination_id == destination_id, instant_posts.c.seq.in_(seqs)
+        )
+    )
+    zone = ZoneInfo(tz)
+    return {int(r.seq): r.posted_at.astimezone(zone).strftime(POSTED_FORMAT) for r in rows}
+
+
+def _combined(parts: Sequence[_Part]) -> tuple[DigestFilter, str]:
+    """The filter the merged digest is grouped and capped by, and its title."""
+    if len(parts) == 1:
+        sub = parts[0].sub
+        return sub.filter, default_title(sub.filter, sub.label)
+    tags = dict.fromkeys(tag for part in parts for tag in part.sub.filter.tags)
+    flt = DigestFilter(tags=tuple(tags), max_items=max(part.sub.filter.max_items for part in parts))
+    return flt, " · ".join(part.sub.label for part in parts)
+
+
+async def _build(
+    conn: AsyncConnection, destination_id: int, parts: Sequence[_Part], now: datetime
+) -> tuple[Any, list[int]]:
+    """The merged digest (each PR once) and the seqs the run's `now` subscriptions post."""
+    chosen: dict[int, StoredReport] = {}
+    matched: dict[int, list[str]] = {}
+    for part in parts:
+        for item in part.picked:
+            chosen.setdefault(item.seq, item)
+            matched.setdefault(item.seq, []).append(part.sub.label)
+    instant = sorted({item.seq for part in parts if part.sub.instant for item in part.picked})
+    posted = await _posted_before(
+        conn, destination_id, sorted(set(chosen) - set(instant)), parts[0].sub.timezone
+    )
+    several = len(parts) > 1
+    notes = {
+        seq: (tuple(names) if several else (), posted.get(seq, ""))
+        for seq, names in matched.items()
+    }
+    flt, title = _combined(parts)
+    items = sorted(chosen.values(), key=lambda item: item.seq)
+    return build_digest(items, flt, title, notes), instant
+
+
+async def plan_run(
+    engine: AsyncEngine,
+    destination_id: int,
+    due: Sequence[Due],
+    renderer: Renderer,
+    now: datetime,
+    windows: WindowCache | None = None,
+) -> PlannedRun:
+    """Plan the due subscriptions of one destination as one run, once across replicas.
+    `windows` shares the reports read among the destinations one tick plans."""
+    if not due:
+        return PlannedRun(run_id=None, created=False)
+    async with write_transaction(engine) as conn:
+        await _lock_destination(conn, destination_id)
+        run_id = await _new_run(conn, destination_id, max(item.fire for item in due), now)
+        parts = [] if run_id is None else await _claim_parts(conn, run_id, due)
+        if run_id is None or not parts:
+            if run_id is not None:
+                await conn.execute(delete(digest_runs).where(digest_runs.c.id == run_id))
+            return PlannedRun(run_id=None, created=False)
+        label = f"{due[0].subscription.platform.value}:{due[0].subscription.target}"
+        start = min(part.start for part in parts)
+        window = await _read_window(conn, label, start, windows)
+        end = max((item.seq for item in window), default=start)
+        for part in parts:
+            part.picked = select_new(window, part.sub.filter, part.start, part.fire)
+        parts = await _drop_quiet_instants(conn, run_id, parts, end)
+        if not parts:
+            await conn.execute(delete(digest_runs).where(digest_runs.c.id == run_id))
+            return PlannedRun(run_id=None, created=False)
+        return await _finish_plan(conn, run_id, destination_id, parts, (start, end), renderer, now)
+
+
+async def _finish_plan(
+    conn: AsyncConnection,
+    run_id: int,
+    destination_id: int,
+    parts: list[_Part],
+    seqs: tuple[int, int],
+    renderer: Renderer,
+    now: datetime,
+) -> PlannedRun:
+    """Render the merged digest, queue its messages, record the run and its members."""
+    digest, instant = await _build(conn, destination_id, parts, now)
+    lead = parts[0].sub
+    messages = []
+    if not digest.is_empty or any(part.sub.post_empty for part in parts):
+        fire = max(part.fire for part in parts)
+        fmt = PLATFORM_FORMAT[lead.platform]
+        messages = renderer.digest(digest, fmt, lead.locale, date=fire.date())
+    await _queue(conn, run_id, destination_id, messages, now)
+    for seq in instant:
+        values = {"destination_id": destination_id, "seq": seq, "run_id": run_id, "posted_at": now}
+        await _insert_ignore(conn, instant_posts, values)
+    for part in parts:
+        await conn.execute(
+            update(run_members)
+            .where(run_members.c.run_id == run_id, run_members.c.subscription_id == part.sub.id)
+            .values(from_seq=part.start, to_seq=seqs[1])
+        )
+    status = RunStatus.PENDING if messages else RunStatus.EMPTY
+    await conn.execute(
+        update(digest_runs)
+        .where(digest_runs.c.id == run_id)
+        .values(
+            from_seq=seqs[0],
+            to_seq=seqs[1],
+            entries=digest.total,
+            messages=len(messages),
+            status=status.value,
+            finished_at=None if messages else now,
+        )
+    )
+    if not messages:
+        await advance_members(conn, run_id)
+    return PlannedRun(run_id, True, status, digest.total, len(messages))
+
+
 async def plan_digest(
     engine: AsyncEngine,
-    dest: Destination,
+    sub: Subscription,
     scheduled_for: datetime,
     renderer: Renderer,
     now: datetime,
     windows: WindowCache | None = None,
 ) -> PlannedRun:
-    """Create the run for (dest, scheduled_for) and queue its messages, once across replicas.
-    `windows` shares the reports read among the destinations one tick plans."""
-    async with write_transaction(engine) as conn:
-        run_id = await _insert_ignore(
-            conn,
-            {
-                "destination_id": dest.id,
-                "scheduled_for": scheduled_for,
-                "created_at": now,
-                "from_seq": 0,
-                "to_seq": 0,
-                "entries": 0,
-                "messages": 0,
-                "status": RunStatus.PENDING.value,
-            },
-        )
-        if run_id is None:
-            return PlannedRun(run_id=None, created=False)
-        start = await _window_start(conn, dest.id)
-        window = await _read_window(conn, dest, start, windows)
-        end = max((item.seq for item in window), default=start)
-        digest = build_digest(
-            select_new(window, dest.filter, start, scheduled_for),
-            dest.filter,
-            default_title(dest.filter, dest.label),
-        )
-        messages = []
-        if not digest.is_empty or dest.post_empty:
-            fmt = PLATFORM_FORMAT[dest.platform]
-            messages = renderer.digest(digest, fmt, dest.locale, date=scheduled_for.date())
-        await _queue(conn, run_id, dest.id, messages, now)
-        status = RunStatus.PENDING if messages else RunStatus.EMPTY
-        await conn.execute(
-            update(digest_runs)
-            .where(digest_runs.c.id == run_id)
-            .values(
-                from_seq=start,
-                to_seq=end,
-                entries=digest.total,
-                messages=len(messages),
-                status=status.value,
-                finished_at=None if messages else now,
-            )
-        )
-        if not messages:
-            await advance_watermark(conn, dest.id, end)
-        return PlannedRun(run_id, True, status, digest.total, len(messages))
+    """One subscription's run for `scheduled_for` (a destination with one due subscription)."""
+    return await plan_run(
+        engine, sub.destination_id, [Due(sub, scheduled_for)], renderer, now, windows
+    )

@@ -32,7 +32,7 @@ from bot.core.render.views import (
     link_url,
 )
 from bot.core.reports.model import Report
-from bot.core.select import Digest, StoredReport
+from bot.core.select import Digest, DigestEntry, StoredReport
 
 C = TypeVar("C")
 V = TypeVar("V")
@@ -135,7 +135,7 @@ class PlatformRenderer(ABC, Generic[C]):
         self.digest_macros = load_macros(self.env, "digest.j2")
         self.section_macros = load_macros(self.env, "section.j2")
         self.notice_macros = load_macros(self.env, "notice.j2")
-        self._entries: dict[tuple[int, bool, Locale], tuple[Report, Piece[C]]] = {}
+        self._entries: dict[tuple[int, bool, Locale, str, str], tuple[Report, Piece[C]]] = {}
         self._headings: dict[tuple[str, Locale], Piece[C]] = {}
 
     # --- what each platform provides -------------------------------------------------------
@@ -193,15 +193,23 @@ class PlatformRenderer(ABC, Generic[C]):
             view, CUTTABLE_ENTRY_FIELDS, lambda v: self.fits_body(self.entry_chunk(v, L))
         )
 
-    def entry_piece(self, item: StoredReport, locale: Locale, heading: Piece[C]) -> Piece[C]:
+    def entry_piece(
+        self,
+        item: StoredReport,
+        locale: Locale,
+        heading: Piece[C],
+        entry: DigestEntry | None = None,
+    ) -> Piece[C]:
         """An entry's chunk, cached per report object: a digest run renders the same reports
         for many channels (the cache holds the report, so its id cannot be reused)."""
-        key = (id(item.report), item.revision > 1, locale)
+        matched = ", ".join(entry.matched) if entry is not None else ""
+        posted = entry.posted if entry is not None else ""
+        key = (id(item.report), item.revision > 1, locale, matched, posted)
         cached = self._entries.get(key)
         if cached is not None and cached[0] is item.report:
             return Piece(cached[1].content, cached[1].cost, heading=heading)
         L = labels(locale)
-        view = entry_view(item.report, item.revision > 1, L)
+        view = entry_view(item.report, item.revision > 1, L, matched, posted)
         chunk = self.entry_chunk(view, L)
         if not self.fits_body(chunk):
             chunk = self.entry_chunk(self.fit_entry(view, L), L)
@@ -238,7 +246,9 @@ class PlatformRenderer(ABC, Generic[C]):
         for group in digest.groups:
             heading = self._group_heading(group_label(group.tag, L), locale)
             pieces.append(heading)
-            pieces += [self.entry_piece(entry.item, locale, heading) for entry in group.entries]
+            pieces += [
+                self.entry_piece(entry.item, locale, heading, entry) for entry in group.entries
+            ]
         if digest.more:
             pieces.append(self.piece(self.text_chunk("more", L, n=digest.more)))
         return self.messages(pieces)

@@ -85,12 +85,16 @@ class EntryView:
     flags: str  # joined risk flags
     updated: bool
     must_read: bool
+    matched: str = ""  # the subscriptions that chose it, when a digest serves several
+    posted: str = ""  # when a `now` subscription already posted it ("14:02"): a reference only
 
 
 CUTTABLE_ENTRY_FIELDS = ("title", "summary", "lead", "flags", "raw_url", "repo")
 
 
-def entry_view(report: Report, updated: bool, labels: Mapping[str, str]) -> EntryView:
+def entry_view(
+    report: Report, updated: bool, labels: Mapping[str, str], matched: str = "", posted: str = ""
+) -> EntryView:
     url = link_url(report.url)
     flags = [flag.strip() for flag in report.risk_flags if flag.strip()]
     impact = labels[f"impact_{report.impact_level.value}"] if report.impact_level else ""
@@ -107,6 +111,8 @@ def entry_view(report: Report, updated: bool, labels: Mapping[str, str]) -> Entr
         flags=FLAG_SEPARATOR.join(flags),
         updated=updated,
         must_read=report.recommendation_level is RecommendationLevel.MUST_READ,
+        matched=matched,
+        posted=posted,
     )
 
 

@@ -1,4 +1,5 @@
-"""Per-destination delivery status: last digest, queued and failed messages, why."""
+"""Per-subscription delivery status: last digest, its destination's queued and failed messages,
+why."""
 
 from __future__ import annotations
 
@@ -7,8 +8,8 @@ from dataclasses import dataclass
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bot.core.store.destinations import Destination, DestinationStore
 from bot.core.store.runs import last_run
+from bot.core.store.subscriptions import Subscription, SubscriptionStore
 from bot.core.store.tables import outbox
 
 # The reason a chat's own `/unsubscribe all` records: the chat chose it, nothing failed.
@@ -21,6 +22,10 @@ class DestinationStatus:
     platform: str
     target: str
     origin: str  # "config" (a channel of the config file) or "chat" (a chat's subscription)
+    number: int  # what the chat calls it (`unsubscribe 2`)
+    query: str
+    cadence: str
+    owner: str | None  # None: the chat's; else the person's, in a DM or private chat
     tags: list[str]
     exclude_tags: list[str]
     repos: list[str]
@@ -61,11 +66,11 @@ async def _counts(engine: AsyncEngine, dest_id: int) -> tuple[int, int, str | No
 
 
 async def collect(
-    engine: AsyncEngine, only: list[Destination] | None = None
+    engine: AsyncEngine, only: list[Subscription] | None = None
 ) -> list[DestinationStatus]:
     result = []
-    for dest in only if only is not None else await DestinationStore(engine).all():
-        pending, failed, error = await _counts(engine, dest.id)
+    for dest in only if only is not None else await SubscriptionStore(engine).all():
+        pending, failed, error = await _counts(engine, dest.destination_id)
         last = await last_run(engine, dest.id)
         result.append(
             DestinationStatus(
@@ -73,6 +78,10 @@ async def collect(
                 platform=dest.platform.value,
                 target=dest.target,
                 origin=dest.origin,
+                number=dest.number,
+                query=dest.filter.query,
+                cadence=dest.cadence,
+                owner=dest.owner,
                 tags=list(dest.filter.tags),
                 exclude_tags=list(dest.filter.exclude_tags),
                 repos=list(dest.filter.repos),

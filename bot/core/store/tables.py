@@ -107,29 +107,53 @@ Index("ix_report_facets_at", report_facets.c.at, report_facets.c.seq)
 Index("ix_report_facets_seq", report_facets.c.seq, unique=True)  # the text index's key
 Index("ix_report_facets_number", report_facets.c.number)
 
+# A place digests go to: a Slack channel or DM, a Telegram chat, a console. It holds any number
+# of subscriptions; sending (order, pacing, Retry-After, deactivation) is per destination.
 destinations = Table(
     "destinations",
     metadata,
     Column("id", Integer, primary_key=True, autoincrement=True),
     Column("platform", String(16), nullable=False),
     Column("target", String(128), nullable=False),
-    Column("name", String(128), nullable=True),
-    Column("origin", String(16), nullable=False),  # "config" or "chat"
-    Column("filters", JSON, nullable=False),
-    Column("schedule", String(128), nullable=False),
-    Column("timezone", String(64), nullable=False),
-    Column("locale", String(8), nullable=False),
-    Column("post_empty", Boolean, nullable=False, default=False),
     Column("active", Boolean, nullable=False, default=True),
     Column("deactivated_reason", Text, nullable=True),
     Column("consecutive_failures", Integer, nullable=False, default=0),
-    Column("watermark", BigInteger, nullable=False, default=0),
     Column("next_send_at", UtcDateTime(), nullable=True),
     Column("created_at", UtcDateTime(), nullable=False),
     Column("updated_at", UtcDateTime(), nullable=False),
     UniqueConstraint("platform", "target", name="uq_destinations_platform_target"),
 )
 
+# What a destination reads and when: a query (`filters` holds it, with a config channel's
+# tags/repos), a cadence (`schedule`: a cron, or "now"; `cadence`: as written), a layout, a
+# locale, an owner (None: the chat; a user id: that person's, in a DM or private chat), and its
+# own watermark. `number` is what the chat calls it (`unsubscribe 2`); `name` is unique in
+# the destination.
+subscriptions = Table(
+    "subscriptions",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("destination_id", Integer, ForeignKey("destinations.id"), nullable=False),
+    Column("number", Integer, nullable=False),
+    Column("name", String(128), nullable=False),
+    Column("origin", String(16), nullable=False),  # "config" or "chat"
+    Column("filters", JSON, nullable=False),
+    Column("schedule", String(128), nullable=False),
+    Column("cadence", String(128), nullable=False),
+    Column("timezone", String(64), nullable=False),
+    Column("locale", String(8), nullable=False),
+    Column("layout", String(16), nullable=False, default="flat"),
+    Column("owner", String(128), nullable=True),
+    Column("post_empty", Boolean, nullable=False, default=False),
+    Column("locked", Boolean, nullable=False, default=False),
+    Column("watermark", BigInteger, nullable=False, default=0),
+    Column("created_at", UtcDateTime(), nullable=False),
+    Column("updated_at", UtcDateTime(), nullable=False),
+    UniqueConstraint("destination_id", "number", name="uq_subscriptions_dest_number"),
+    UniqueConstraint("destination_id", "name", name="uq_subscriptions_dest_name"),
+)
+
+# One digest per destination and fire time; the subscriptions it serves are its run_members.
 digest_runs = Table(
     "digest_runs",
     metadata,
@@ -145,6 +169,48 @@ digest_runs = Table(
     Column("finished_at", UtcDateTime(), nullable=True),
     UniqueConstraint("destination_id", "scheduled_for", name="uq_digest_runs_dest_time"),
 )
+
+# A subscription's part in a run: unique on (subscription, its own fire time), so a fire is
+# planned once across replicas; `to_seq` is where its watermark goes when the run is done.
+run_members = Table(
+    "run_members",
+    metadata,
+    Column("run_id", Integer, ForeignKey("digest_runs.id", ondelete="CASCADE"), nullable=False),
+    Column(
+        "subscription_id",
+        Integer,
+        ForeignKey("subscriptions.id", ondelete="CASCADE"),
+        nullable=False,
+    ),
+    Column("scheduled_for", UtcDateTime(), nullable=False),
+    Column("from_seq", BigInteger, nullable=False),
+    Column("to_seq", BigInteger, nullable=False),
+    UniqueConstraint("subscription_id", "scheduled_for", name="uq_run_members_sub_time"),
+)
+Index("ix_run_members_run", run_members.c.run_id)
+
+# A PR a `now` subscription posted to a destination: later digests there refer to the post.
+instant_posts = Table(
+    "instant_posts",
+    metadata,
+    Column("destination_id", Integer, ForeignKey("destinations.id"), primary_key=True),
+    Column("seq", BigInteger, primary_key=True, autoincrement=False),
+    Column("run_id", Integer, ForeignKey("digest_runs.id", ondelete="CASCADE"), nullable=False),
+    Column("posted_at", UtcDateTime(), nullable=False),
+)
+
+# Who changed a destination's subscriptions from the chat, when, and what.
+subscription_changes = Table(
+    "subscription_changes",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("destination_id", Integer, ForeignKey("destinations.id"), nullable=False),
+    Column("actor", String(128), nullable=False),
+    Column("action", String(16), nullable=False),  # subscribe | unsubscribe | import
+    Column("detail", Text, nullable=False),
+    Column("at", UtcDateTime(), nullable=False),
+)
+Index("ix_subscription_changes_at", subscription_changes.c.at)
 
 outbox = Table(
     "outbox",

@@ -1,0 +1,185 @@
+"""The subscription verbs of a chat: `subscribe QUERY [at CADENCE]`, `subscriptions`,
+`unsubscribe N|all`, `schedule`, the same on every platform.
+
+In channels and groups only admins change subscriptions (answers.Answerer checks); in a DM or a
+private chat the person owns theirs. Every change is announced in the chat and kept in the
+audit table (store/subscriptions.py); a destination whose config channel says `locked: true`
+refuses changes from the chat, and a config subscription is changed in the config.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from bot.core.cadence import CadenceError, parse_cadence
+from bot.core.clock import Clock, human_time
+from bot.core.commands import Invocation
+from bot.core.models import Locale
+from bot.core.render.labels import notice_text
+from bot.core.select import DigestFilter
+from bot.core.store.runs import last_scheduled_time
+from bot.core.store.subscriptions import (
+    CONFIG,
+    DEFAULT_CHAT_SCHEDULE,
+    NOW,
+    NewSubscription,
+    Subscription,
+    SubscriptionStore,
+)
+from bot.cron import CronError, next_fire
+from bot.messages import Answer, Chat, Notice
+from bot.settings import BotConfig
+
+NAME_CHARS = 100  # a chat subscription is named by its query, cut to this
+
+
+def actor(chat: Chat) -> str:
+    return chat.user_name or chat.user_id
+
+
+def next_text(schedule: str, tz: str, now: datetime) -> str:
+    """When it next posts: a time; `now` (as PRs arrive); "-" when it never fires."""
+    if schedule == NOW:
+        return NOW
+    try:
+        return human_time(next_fire(schedule, tz, now))
+    except CronError:
+        return "-"
+
+
+class SubscriptionVerbs:
+    def __init__(self, store: SubscriptionStore, config: BotConfig, clock: Clock) -> None:
+        self.store = store
+        self.config = config
+        self.clock = clock
+
+    async def mine(self, chat: Chat) -> list[Subscription]:
+        """The chat's subscriptions; in a private chat, its owner's and the chat's own."""
+        return await self.store.of(chat.platform, chat.chat_id)
+
+    def _locked(self, subs: list[Subscription]) -> Answer | None:
+        locked = next((s for s in subs if s.locked), None)
+        if locked is None:
+            return None
+        return Answer(Notice("locked", {"name": locked.name}))
+
+    async def subscribe(self, inv: Invocation, chat: Chat) -> Answer:
+        if inv.picker:
+            return Answer(Notice("usage_subscribe"))
+        if inv.query is None:
+            return Answer(Notice("bad_query", {"error": inv.query_error}))
+        subs = await self.mine(chat)
+        if (refused := self._locked(subs)) is not None:
+            return refused
+        now = self.clock()
+        try:
+            cadence = parse_cadence(
+                inv.cadence or DEFAULT_CHAT_SCHEDULE, next_fire=next_fire, now=now
+            )
+        except CadenceError as error:
+            return Answer(Notice("bad_cadence", {"error": str(error)}))
+        tz = subs[0].timezone if subs else self.config.timezone
+        new = NewSubscription(
+            name=inv.query_text[:NAME_CHARS],
+            filter=DigestFilter(query=inv.query_text),
+            schedule=cadence.cron or NOW,
+            cadence=cadence.text,
+            timezone=tz,
+            locale=chat.locale,
+            owner=chat.user_id if chat.private else None,
+            actor=actor(chat),
+        )
+        sub = await self.store.add(chat.platform, chat.chat_id, new)
+        params = {
+            "number": str(sub.number),
+            "query": inv.query_text,
+            "cadence": sub.cadence,
+            "next": next_text(sub.schedule, tz, now),
+        }
+        return Answer(Notice("subscribed", params), announce=_announce(chat, "added", params))
+
+    async def unsubscribe(self, inv: Invocation, chat: Chat) -> Answer:
+        subs = await self.mine(chat)
+        if (refused := self._locked(subs)) is not None:
+            return refused
+        if not subs:
+            return Answer(Notice("no_subscriptions"))
+        numbers = None if inv.everything else list(inv.numbers)
+        if numbers is not None:
+            known = {s.number: s for s in subs}
+            missing = [str(n) for n in numbers if n not in known]
+            if missing:
+                return Answer(Notice("unknown_subscription", {"numbers": ", ".join(missing)}))
+            config = [known[n] for n in numbers if known[n].origin == CONFIG]
+            if config:
+                return Answer(Notice("config_managed", {"name": config[0].name}))
+        gone = await self.store.remove(subs[0].destination_id, numbers, actor(chat))
+        if not gone:
+            return Answer(Notice("config_managed", {"name": subs[0].name}))
+        items = ", ".join(f"{s.number}. {s.name}" for s in gone)
+        params = {"items": items}
+        return Answer(Notice("unsubscribed", params), announce=_announce(chat, "removed", params))
+
+    async def list(self, inv: Invocation, chat: Chat) -> Answer:
+        subs = await self.mine(chat)
+        if not subs:
+            return Answer(Notice("no_subscriptions"))
+        now = self.clock()
+        lines = []
+        for sub in subs:
+            last = await last_scheduled_time(self.store.engine, sub.id)
+            params = {
+                "number": str(sub.number),
+                "query": sub.filter.query or _config_filter(sub),
+                "cadence": sub.cadence,
+                "next": next_text(sub.schedule, sub.timezone, now),
+                "last": human_time(last) if last else "-",
+                "owner": _owner(sub, chat.locale),
+            }
+            lines.append(notice_text("subscription_line", chat.locale, params))
+        return Answer(Notice("subscriptions", {"items": "\n".join(lines)}), inv.public)
+
+    async def schedule(self, inv: Invocation, chat: Chat) -> Answer:
+        """`schedule 09:00 [TZ]`: when the chat's own subscriptions post (a person's, in a
+        private chat); `now` ones keep posting as PRs arrive."""
+        assert inv.schedule is not None
+        subs = await self.mine(chat)
+        if (refused := self._locked(subs)) is not None:
+            return refused
+        own = [s for s in subs if s.origin != CONFIG and not s.instant]
+        if not own:
+            return Answer(Notice("no_subscriptions"))
+        tz = inv.timezone or own[0].timezone
+        try:
+            upcoming = next_fire(inv.schedule, tz, self.clock())
+        except CronError as exc:
+            return Answer(Notice("bad_schedule", {"reason": str(exc)}))
+        await self.store.set_schedule([s.id for s in own], inv.schedule, tz, actor(chat))
+        params = {"cron": inv.schedule, "tz": tz, "next": upcoming.isoformat(timespec="minutes")}
+        changed = (
+            None if chat.private else Notice("schedule_changed", {"user": actor(chat), **params})
+        )
+        return Answer(Notice("schedule_set", params), announce=changed)
+
+
+def _announce(chat: Chat, what: str, params: dict[str, str]) -> Notice | None:
+    """Told to the whole chat; a private chat has nobody else to tell."""
+    if chat.private:
+        return None
+    return Notice(f"subscription_{what}", {"user": actor(chat), **params})
+
+
+def _config_filter(sub: Subscription) -> str:
+    """A config channel's tags and repos, written as a query would say them."""
+    flt = sub.filter
+    parts = [f"tag:{t}" for t in flt.tags] + [f"-tag:{t}" for t in flt.exclude_tags]
+    parts += [f"repo:{r}" for r in flt.repos]
+    return " ".join(parts) or "*"
+
+
+def _owner(sub: Subscription, locale: Locale) -> str:
+    if sub.origin == CONFIG:
+        return notice_text("owner_config", locale, {"name": sub.name})
+    if sub.owner:
+        return notice_text("owner_person", locale, {"user": sub.owner})
+    return notice_text("owner_chat", locale, {})

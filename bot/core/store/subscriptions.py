@@ -1,0 +1,374 @@
+"""Subscriptions: what a destination reads and when. A destination holds any number of them.
+
+Config channels are synced in (origin "config", one subscription per `channels[]` entry; entries
+that share a target share the destination); chats add their own (origin "chat") with
+`subscribe QUERY [at CADENCE]`. Each has its own watermark: a new chat subscription starts
+from "now", so it is not flooded with the whole history. Every change a chat makes is kept in
+`subscription_changes` (who, when, what) for `prdigest status`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import and_, delete, func, select, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from bot.core.clock import Clock, utc_clock
+from bot.core.models import Locale, Platform
+from bot.core.select import DigestFilter
+from bot.core.store.db import write_transaction
+from bot.core.store.destinations import ensure_destination
+from bot.core.store.tables import counters, destinations, subscription_changes, subscriptions
+from bot.settings import BotConfig, Channel
+
+CONFIG = "config"
+CHAT = "chat"
+NOW = "now"  # the schedule of a subscription that posts each matching PR as it arrives
+DEFAULT_CHAT_SCHEDULE = "0 9 * * mon-fri"
+FLAT = "flat"
+NAME_MAX = 128
+
+
+@dataclass(frozen=True, slots=True)
+class Subscription:
+    id: int
+    destination_id: int
+    platform: Platform
+    target: str
+    number: int
+    name: str
+    origin: str
+    filter: DigestFilter
+    schedule: str  # a cron, or NOW
+    cadence: str  # as written: `daily 09:00`, a cron, `now`
+    timezone: str
+    locale: Locale
+    layout: str
+    owner: str | None
+    post_empty: bool
+    locked: bool
+    watermark: int
+    active: bool  # the destination's
+    deactivated_reason: str | None
+
+    @property
+    def label(self) -> str:
+        return self.name
+
+    @property
+    def instant(self) -> bool:
+        return self.schedule == NOW
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    destination: str
+    actor: str
+    action: str
+    detail: str
+    at: datetime
+
+
+def filter_to_json(flt: DigestFilter) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "repos": list(flt.repos),
+        "tags": list(flt.tags),
+        "exclude_tags": list(flt.exclude_tags),
+        "max_items": flt.max_items,
+    }
+    if flt.query:
+        data["query"] = flt.query
+    return data
+
+
+def filter_from_json(data: dict[str, Any]) -> DigestFilter:
+    return DigestFilter(
+        repos=tuple(data.get("repos", ())),
+        tags=tuple(data.get("tags", ())),
+        exclude_tags=tuple(data.get("exclude_tags", ())),
+        max_items=int(data.get("max_items", 30)),
+        query=str(data.get("query") or ""),
+    )
+
+
+_COLUMNS = (
+    *subscriptions.c,
+    destinations.c.platform,
+    destinations.c.target,
+    destinations.c.active,
+    destinations.c.deactivated_reason,
+)
+
+
+def _from_row(row: Any) -> Subscription:
+    return Subscription(
+        id=int(row.id),
+        destination_id=int(row.destination_id),
+        platform=Platform(row.platform),
+        target=str(row.target),
+        number=int(row.number),
+        name=str(row.name),
+        origin=str(row.origin),
+        filter=filter_from_json(dict(row.filters)),
+        schedule=str(row.schedule),
+        cadence=str(row.cadence),
+        timezone=str(row.timezone),
+        locale=Locale(row.locale),
+        layout=str(row.layout),
+        owner=row.owner,
+        post_empty=bool(row.post_empty),
+        locked=bool(row.locked),
+        watermark=int(row.watermark),
+        active=bool(row.active),
+        deactivated_reason=row.deactivated_reason,
+    )
+
+
+def _channel_values(config: BotConfig, channel: Channel) -> dict[str, Any]:
+    return {
+        "origin": CONFIG,
+        "filters": filter_to_json(DigestFilter.from_channel(channel)),
+        "schedule": channel.schedule,
+        "cadence": channel.cadence or channel.schedule,
+        "timezone": config.channel_timezone(channel),
+        "locale": config.channel_locale(channel).value,
+        "layout": channel.layout,
+        "post_empty": channel.post_empty,
+        "locked": channel.locked,
+    }
+
+
+async def _next_number(conn: AsyncConnection, destination_id: int) -> int:
+    found = await conn.execute(
+        select(func.max(subscriptions.c.number)).where(
+            subscriptions.c.destination_id == destination_id
+        )
+    )
+    return int(found.scalar() or 0) + 1
+
+
+async def _insert_ignore(conn: AsyncConnection, values: dict[str, Any]) -> int | None:
+    """Insert unless the number or the name is taken in the destination; the new id or None."""
+    insert = pg_insert if conn.dialect.name == "postgresql" else sqlite_insert
+    statement = insert(subscriptions).values(**values).on_conflict_do_nothing()
+    inserted = (await conn.execute(statement.returning(subscriptions.c.id))).scalar()
+    return None if inserted is None else int(inserted)
+
+
+async def current_seq(conn: AsyncConnection) -> int:
+    value = (
+        await conn.execute(select(counters.c.value).where(counters.c.name == "report_seq"))
+    ).scalar()
+    return int(value or 0)
+
+
+async def record_change(
+    conn: AsyncConnection, destination_id: int, actor: str, action: str, detail: str, at: datetime
+) -> None:
+    await conn.execute(
+        subscription_changes.insert().values(
+            destination_id=destination_id,
+            actor=actor[:128],
+            action=action,
+            detail=detail[:2000],
+            at=at,
+        )
+    )
+
+
+class SubscriptionStore:
+    def __init__(self, engine: AsyncEngine, clock: Clock = utc_clock) -> None:
+        self.engine = engine
+        self.clock = clock
+
+    async def sync_config(self, config: BotConfig) -> list[Subscription]:
+        """One subscription per config channel, in the destination of its target; a config
+        subscription whose channel left the config is removed. Returns the config's."""
+        now = self.clock()
+        kept: dict[int, set[str]] = {}
+        async with write_transaction(self.engine) as conn:
+            for channel in config.channels:
+                dest_id = await ensure_destination(conn, channel.platform, channel.target, now)
+                kept.setdefault(dest_id, set()).add(channel.name)
+                values = _channel_values(config, channel)
+                where = and_(
+                    subscriptions.c.destination_id == dest_id,
+                    subscriptions.c.name == channel.name,
+                )
+                done = await conn.execute(
+                    update(subscriptions).where(where).values(updated_at=now, **values)
+                )
+                if done.rowcount:
+                    continue
+                fresh = {
+                    "destination_id": dest_id,
+                    "number": await _next_number(conn, dest_id),
+                    "name": channel.name,
+                    "watermark": 0,
+                    "owner": None,
+                    "created_at": now,
+                    "updated_at": now,
+                    **values,
+                }
+                await _insert_ignore(conn, fresh)  # a replica may have inserted it just now
+            await self._drop_stale(conn, kept)
+        return [s for s in await self.all() if s.origin == CONFIG]
+
+    async def _drop_stale(self, conn: AsyncConnection, kept: dict[int, set[str]]) -> None:
+        rows = await conn.execute(
+            select(subscriptions.c.id, subscriptions.c.destination_id, subscriptions.c.name).where(
+                subscriptions.c.origin == CONFIG
+            )
+        )
+        stale = [r.id for r in rows if r.name not in kept.get(int(r.destination_id), set())]
+        if stale:
+            await conn.execute(delete(subscriptions).where(subscriptions.c.id.in_(stale)))
+
+    async def _select(self, *where: Any) -> list[Subscription]:
+        query = (
+            select(*_COLUMNS)
+            .join(destinations, destinations.c.id == subscriptions.c.destination_id)
+            .where(*where)
+            .order_by(subscriptions.c.destination_id, subscriptions.c.number)
+        )
+        async with self.engine.connect() as conn:
+            return [_from_row(row) for row in (await conn.execute(query)).all()]
+
+    async def all(self, active_only: bool = False) -> list[Subscription]:
+        return await self._select(*([destinations.c.active.is_(True)] if active_only else []))
+
+    async def get(self, subscription_id: int) -> Subscription | None:
+        found = await self._select(subscriptions.c.id == subscription_id)
+        return found[0] if found else None
+
+    async def named(self, name: str) -> list[Subscription]:
+        return await self._select(subscriptions.c.name == name)
+
+    async def of(self, platform: Platform, target: str) -> list[Subscription]:
+        """The destination's subscriptions, by number."""
+        return await self._select(
+            destinations.c.platform == platform.value, destinations.c.target == target
+        )
+
+    async def add(self, platform: Platform, target: str, new: NewSubscription) -> Subscription:
+        """A chat's new subscription, numbered next in its destination (reactivated if it
+        was off); the change is recorded."""
+        now = self.clock()
+        async with write_transaction(self.engine) as conn:
+            dest_id = await ensure_destination(conn, platform, target, now)
+            await conn.execute(
+                update(destinations)
+                .where(destinations.c.id == dest_id, destinations.c.active.is_(False))
+                .values(active=True, deactivated_reason=None, consecutive_failures=0)
+            )
+            number = await _next_number(conn, dest_id)
+            taken = await conn.execute(
+                select(subscriptions.c.id).where(
+                    subscriptions.c.destination_id == dest_id, subscriptions.c.name == new.name
+                )
+            )
+            name = new.name if taken.first() is None else f"{new.name} #{number}"
+            values = new.values(name[:NAME_MAX], await current_seq(conn), now)
+            new_id = await _insert_ignore(
+                conn, {"destination_id": dest_id, "number": number, **values}
+            )
+            if new_id is None:
+                raise RuntimeError("another change to this chat's subscriptions won; try again")
+            await record_change(conn, dest_id, new.actor, "subscribe", f"{number}: {name}", now)
+        found = await self.get(new_id)
+        assert found is not None
+        return found
+
+    async def remove(
+        self, destination_id: int, numbers: list[int] | None, actor: str, owner: str | None = None
+    ) -> list[Subscription]:
+        """Removes the chat-made subscriptions numbered `numbers` (None: all of them, or all of
+        `owner`'s); returns what was removed."""
+        where = [subscriptions.c.destination_id == destination_id, subscriptions.c.origin == CHAT]
+        if numbers is not None:
+            where.append(subscriptions.c.number.in_(numbers))
+        if owner is not None:
+            where.append(subscriptions.c.owner == owner)
+        gone = await self._select(*where)
+        if not gone:
+            return []
+        now = self.clock()
+        async with write_transaction(self.engine) as conn:
+            await conn.execute(
+                delete(subscriptions).where(subscriptions.c.id.in_([s.id for s in gone]))
+            )
+            detail = ", ".join(f"{s.number}: {s.name}" for s in gone)
+            await record_change(conn, destination_id, actor, "unsubscribe", detail, now)
+        return gone
+
+    async def set_schedule(self, ids: list[int], schedule: str, tz: str, actor: str) -> None:
+        """A chat's `schedule`: these subscriptions post at `schedule` in zone `tz`."""
+        now = self.clock()
+        async with write_transaction(self.engine) as conn:
+            await conn.execute(
+                update(subscriptions)
+                .where(subscriptions.c.id.in_(ids))
+                .values(schedule=schedule, cadence=schedule, timezone=tz, updated_at=now)
+            )
+            dest = await conn.execute(
+                select(subscriptions.c.destination_id).where(subscriptions.c.id == ids[0])
+            )
+            detail = f"schedule {schedule} ({tz})"
+            await record_change(conn, int(dest.scalar_one()), actor, "schedule", detail, now)
+
+    async def changes(self, limit: int = 10) -> list[Change]:
+        """The newest changes made from chats, newest first."""
+        query = (
+            select(
+                destinations.c.platform,
+                destinations.c.target,
+                subscription_changes.c.actor,
+                subscription_changes.c.action,
+                subscription_changes.c.detail,
+                subscription_changes.c.at,
+            )
+            .join(destinations, destinations.c.id == subscription_changes.c.destination_id)
+            .order_by(subscription_changes.c.id.desc())
+            .limit(limit)
+        )
+        async with self.engine.connect() as conn:
+            rows = (await conn.execute(query)).all()
+        return [Change(f"{r.platform}:{r.target}", r.actor, r.action, r.detail, r.at) for r in rows]
+
+
+@dataclass(frozen=True, slots=True)
+class NewSubscription:
+    """What a chat asks for: `subscribe QUERY [at CADENCE]`."""
+
+    name: str
+    filter: DigestFilter
+    schedule: str
+    cadence: str
+    timezone: str
+    locale: Locale
+    owner: str | None
+    actor: str
+    layout: str = FLAT
+
+    def values(self, name: str, watermark: int, now: datetime) -> dict[str, Any]:
+        return {
+            "name": name,
+            "origin": CHAT,
+            "filters": filter_to_json(self.filter),
+            "schedule": self.schedule,
+            "cadence": self.cadence,
+            "timezone": self.timezone,
+            "locale": self.locale.value,
+            "layout": self.layout,
+            "owner": self.owner,
+            "post_empty": False,
+            "locked": False,
+            "watermark": watermark,
+            "created_at": now,
+            "updated_at": now,
+        }

@@ -1,0 +1,51 @@
+"""What answering a chat command produces (data; adapters render it) and who asked, where."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from datetime import date
+
+from bot.core.models import Locale, Platform, Section
+from bot.core.select import Digest, StoredReport
+
+
+@dataclass(frozen=True, slots=True)
+class Notice:
+    key: str
+    params: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class SectionAnswer:
+    item: StoredReport
+    section: Section
+
+
+@dataclass(frozen=True, slots=True)
+class DigestAnswer:
+    digest: Digest
+    day: date  # the digest's heading date: the day it was asked for
+
+
+Reply = Notice | SectionAnswer | DigestAnswer
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    reply: Reply
+    public: bool = False
+    announce: Notice | None = None  # told to the whole chat: a subscription changed
+
+
+@dataclass(frozen=True)
+class Chat:
+    """Who asks, where. `is_admin` asks the platform only when a command needs it."""
+
+    platform: Platform
+    chat_id: str
+    user_id: str
+    is_admin: Callable[[], Awaitable[bool]]
+    locale: Locale  # adapters/base.py chat_at: the destination's, the user's, or config.locale
+    user_name: str = ""
+    private: bool = False  # a Slack DM or a Telegram private chat: the person owns it
