@@ -15,15 +15,17 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from sqlalchemy import select
+
 from bench.render import REPOS, TAGS, make_reports
 from bot.core.delivery.outbox import plan_digest
 from bot.core.models import Locale, Platform
 from bot.core.render.renderer import Renderer
 from bot.core.select import DigestFilter
 from bot.core.store.db import create_engine, migrate, write_transaction
-from bot.core.store.destinations import DestinationStore, filter_to_json
 from bot.core.store.reports import ReportStore, WindowCache
-from bot.core.store.tables import destinations, outbox
+from bot.core.store.subscriptions import SubscriptionStore, filter_to_json
+from bot.core.store.tables import destinations, outbox, subscriptions
 
 GROUP_SHARE = 0.3  # the rest are private chats
 NEW_REPORTS = 500
@@ -53,37 +55,52 @@ def random_filter(rng: random.Random) -> DigestFilter:
 async def subscribe(engine: Any, chats: Sequence[int], rng: random.Random) -> None:
     """One chat subscription per chat (origin "chat"), as `/subscribe` leaves it."""
     now = datetime.now(UTC)
-    rows = [
+    places = [
         {
             "platform": Platform.TELEGRAM.value,
             "target": str(chat),
-            "name": None,
-            "origin": "chat",
-            "filters": filter_to_json(random_filter(rng)),
-            "schedule": "0 9 * * *",
-            "timezone": "UTC",
-            "locale": rng.choice(list(Locale)).value,
-            "post_empty": False,
             "active": True,
             "consecutive_failures": 0,
-            "watermark": 0,
             "created_at": now,
             "updated_at": now,
         }
         for chat in chats
     ]
     async with write_transaction(engine) as conn:
-        await conn.execute(destinations.insert(), rows)
+        await conn.execute(destinations.insert(), places)
+        ids = (await conn.execute(select(destinations.c.id).order_by(destinations.c.id))).scalars()
+        rows = [
+            {
+                "destination_id": int(dest_id),
+                "number": 1,
+                "name": "chat",
+                "origin": "chat",
+                "filters": filter_to_json(random_filter(rng)),
+                "schedule": "0 9 * * *",
+                "cadence": "daily 09:00",
+                "timezone": "UTC",
+                "locale": rng.choice(list(Locale)).value,
+                "layout": "flat",
+                "owner": None,
+                "post_empty": False,
+                "locked": False,
+                "watermark": 0,
+                "created_at": now,
+                "updated_at": now,
+            }
+            for dest_id in ids
+        ]
+        await conn.execute(subscriptions.insert(), rows)
 
 
 async def plan_all(engine: Any, renderer: Renderer, scheduled_for: datetime) -> float:
     """Queue every destination's digest as one scheduler tick does (`plan_digest` with the
     tick's shared window); seconds in all."""
-    dests = await DestinationStore(engine).all()
+    subs = await SubscriptionStore(engine).all()
     windows = WindowCache()
     started = time.perf_counter()
-    for dest in dests:
-        await plan_digest(engine, dest, scheduled_for, renderer, scheduled_for, windows)
+    for sub in subs:
+        await plan_digest(engine, sub, scheduled_for, renderer, scheduled_for, windows)
     return time.perf_counter() - started
 
 

@@ -10,17 +10,12 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
-from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any, Literal, Self, get_args
-from urllib.parse import urlsplit
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from typing import Any, Literal, Self, get_args
 
 import yaml
 from pydantic import (
-    AfterValidator,
     BaseModel,
-    BeforeValidator,
     ConfigDict,
     Field,
     SecretStr,
@@ -29,9 +24,17 @@ from pydantic import (
 )
 
 from bot.core.models import Locale, Platform
-from bot.core.query import QueryError, parse
-from bot.core.schedules import schedule_cron
 from bot.settings_errors import describe_config_error
+from bot.settings_types import (
+    ChannelQuery,
+    ChatId,
+    Cron,
+    Repo,
+    Tag,
+    Timezone,
+    WebhookURL,
+    read_cadence,
+)
 
 DEFAULT_CONFIG_PATH = Path("config/bot.yaml")
 DEFAULT_DATABASE_URL = "sqlite:///data/bot.db"
@@ -42,7 +45,6 @@ DEFAULT_HTTP_PORT = 8080
 MAX_CONFIG_DEPTH = 32  # nesting levels a config may have (the real one needs 5)
 # Telegram's setWebhook rules (docs/telegram.md): HTTPS on one of these ports, and a secret
 # token of 1-256 characters from A-Z a-z 0-9 _ -.
-TELEGRAM_WEBHOOK_PORTS = (443, 80, 88, 8443)
 TELEGRAM_WEBHOOK_SECRET_RULE = re.compile(r"[A-Za-z0-9_-]{1,256}")
 # Env field → the variable it is read from (Env.from_environ spells the same pairs out).
 ENV_VARS: dict[str, str] = {
@@ -62,92 +64,6 @@ ENV_VARS: dict[str, str] = {
 
 class ConfigError(Exception):
     """The configuration or environment is invalid; the message names the key and the reason."""
-
-
-def _valid_timezone(name: str) -> str:
-    try:
-        ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError) as exc:
-        raise ValueError(
-            f"unknown time zone {name!r} (use an IANA name like Asia/Shanghai)"
-        ) from exc
-    return name
-
-
-def _valid_cron(expr: str) -> str:
-    """A 5-field cron that fires within a year (bot.cron refuses the rest, as the chat does).
-    UTC here; `prdigest check-config` checks again in the channel's own zone. Imported here,
-    not at the top: the core imports these models and must not pull in a scheduler library."""
-    from bot.cron import CronError, next_fire
-
-    if expr == NOW_SCHEDULE:
-        return expr
-    try:
-        next_fire(expr, "UTC", datetime.now(UTC))
-    except CronError as exc:
-        raise ValueError(str(exc)) from exc
-    return expr
-
-
-NOW_SCHEDULE = "now"  # a `now` cadence: each matching PR is posted as it arrives
-
-
-def _clock_schedule(value: object) -> object:
-    """`09:00` and `09:00 mon-fri` are read as `/schedule` reads them."""
-    return schedule_cron(value) if isinstance(value, str) else value
-
-
-def _id_text(value: object) -> object:
-    """An unquoted chat id (`target: -1001234567890`) is a YAML int: the id is its text."""
-    return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
-
-
-def _valid_webhook_url(url: str) -> str:
-    try:
-        parsed = urlsplit(url)
-        port = parsed.port or 443
-    except ValueError:
-        raise ValueError(f"{url!r} is not a URL") from None
-    if parsed.scheme != "https" or not parsed.hostname:
-        raise ValueError(
-            f"{url!r} must be an https:// URL (Telegram sends webhooks over HTTPS only)"
-        )
-    if port not in TELEGRAM_WEBHOOK_PORTS:
-        ports = ", ".join(str(p) for p in TELEGRAM_WEBHOOK_PORTS)
-        raise ValueError(f"port {port} is not one Telegram sends webhooks to ({ports})")
-    return url
-
-
-def _lower_tag(tag: str) -> str:
-    cleaned = tag.strip().lower()
-    if not cleaned:
-        raise ValueError("empty tag")
-    return cleaned
-
-
-def _repo_name(repo: str) -> str:
-    cleaned = repo.strip()
-    if not cleaned:
-        raise ValueError("empty repo (use owner/name, or a name: verl-project/verl, verl)")
-    return cleaned
-
-
-def _valid_query(text: str) -> str:
-    """A channel's `query:`, checked when the config is loaded (its QueryError line)."""
-    try:
-        parse(text)
-    except QueryError as exc:
-        raise ValueError(str(exc)) from None
-    return text.strip()
-
-
-Timezone = Annotated[str, AfterValidator(_valid_timezone)]
-Cron = Annotated[str, BeforeValidator(_clock_schedule), AfterValidator(_valid_cron)]
-ChatId = Annotated[str, BeforeValidator(_id_text), Field(min_length=1)]
-WebhookURL = Annotated[str, AfterValidator(_valid_webhook_url)]
-Tag = Annotated[str, AfterValidator(_lower_tag)]
-Repo = Annotated[str, AfterValidator(_repo_name)]
-ChannelQuery = Annotated[str, AfterValidator(_valid_query)]
 
 
 class _Frozen(BaseModel):
@@ -218,20 +134,7 @@ class Channel(_Frozen):
     @model_validator(mode="before")
     @classmethod
     def _cadence(cls, data: Any) -> Any:
-        if not isinstance(data, dict) or data.get("cadence") is None:
-            return data
-        if data.get("schedule") is not None:
-            raise ValueError("give `cadence:` or `schedule:`, not both")
-        from bot.core.cadence import CadenceError, parse_cadence  # see _valid_cron
-        from bot.cron import next_fire
-
-        try:
-            cadence = parse_cadence(
-                str(data["cadence"]), next_fire=next_fire, now=datetime.now(UTC)
-            )
-        except CadenceError as exc:
-            raise ValueError(str(exc)) from None
-        return {**data, "cadence": cadence.text, "schedule": cadence.cron or NOW_SCHEDULE}
+        return read_cadence(data)
 
 
 class BotConfig(_Frozen):

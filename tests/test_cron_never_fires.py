@@ -25,12 +25,13 @@ from bot.core.render.renderer import Renderer
 from bot.core.select import DigestFilter
 from bot.core.store.destinations import DestinationStore
 from bot.core.store.reports import ReportStore
+from bot.core.store.subscriptions import SubscriptionStore
 from bot.core.store.tables import destinations as destinations_table
 from bot.cron import CronError, next_fire, previous_fire
 from bot.scheduler import DigestTicker
 from bot.settings import BotConfig, ConfigError, load_config
 from tests.kits.answers import private_chat
-from tests.kits.delivery import FakeClock
+from tests.kits.delivery import FakeClock, save_chat
 
 NEVER = "* * 31 2,4,6,9,11 *"
 NOW = datetime(2026, 9, 1, 9, 30, tzinfo=UTC)
@@ -109,19 +110,15 @@ def test_check_config_refuses_it_with_the_config_error_status(
     assert "never fires within a year" in err and "Traceback" not in err
 
 
-async def _chats(store: ReportStore, schedules: list[str], first: int = 1000) -> DestinationStore:
+async def _chats(store: ReportStore, schedules: list[str], first: int = 1000) -> SubscriptionStore:
     """Chat subscriptions saved as they were before the refusal: straight into the store."""
-    destinations = DestinationStore(store.engine, FakeClock(NOW))
+    clock = FakeClock(NOW)
     for index, schedule in enumerate(schedules):
-        await destinations.save_chat(
-            Platform.TELEGRAM,
-            str(first + index),
-            DigestFilter(),
-            schedule=schedule,
-            timezone="UTC",
-            locale=Locale.EN,
+        flt = DigestFilter()
+        await save_chat(
+            store.engine, Platform.TELEGRAM, str(first + index), flt, schedule=schedule, clock=clock
         )
-    return destinations
+    return SubscriptionStore(store.engine, clock)
 
 
 def _broken(count: int) -> list[str]:
@@ -142,7 +139,7 @@ async def test_stored_never_firing_schedules_add_little_to_a_tick(store: ReportS
     still cost is reading their rows; before the fix each cost seconds of CPU per tick."""
     destinations = await _chats(store, ["0 9 * * *"])
     await _chats(store, _broken(100), first=2000)
-    broken = [d.id for d in await destinations.all() if d.schedule != "0 9 * * *"]
+    broken = [d.destination_id for d in await destinations.all() if d.schedule != "0 9 * * *"]
     assert len(broken) == 100
     clock = FakeClock(NOW)
     ticker = DigestTicker(store.engine, destinations, Renderer(), clock)
@@ -187,5 +184,5 @@ async def test_telegram_schedule_refuses_a_cron_that_never_fires(store: ReportSt
     [message] = render_reply(Renderer(), answer.reply, Format.TELEGRAM, Locale.EN)
     assert "Cannot set that schedule" in message.text
     assert "never fires within a year" in message.text
-    [dest] = await destinations.all()
+    [dest] = await SubscriptionStore(store.engine).all()
     assert dest.schedule != NEVER  # the chat keeps the schedule it had

@@ -9,8 +9,8 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from bot.core.render.renderer import Renderer
-from bot.core.store.destinations import DestinationStore
 from bot.core.store.reports import ReportStore
+from bot.core.store.subscriptions import SubscriptionStore
 from bot.cron import CronError, next_fire, previous_fire, trigger
 from bot.scheduler import DigestTicker, due_time
 from tests.kits.delivery import FakeClock, add_reports, channel, setup_destinations
@@ -69,6 +69,7 @@ def test_a_destination_that_already_ran_is_not_due_again() -> None:
     class Dest:
         schedule = "0 9 * * *"
         timezone = "UTC"
+        instant = False
 
     assert due_time(Dest(), now, None) == fired  # type: ignore[arg-type]
     assert due_time(Dest(), now, fired) is None  # type: ignore[arg-type]
@@ -77,7 +78,7 @@ def test_a_destination_that_already_ran_is_not_due_again() -> None:
 async def test_three_missed_days_coalesce_into_one_catch_up(store: ReportStore) -> None:
     clock = FakeClock(datetime(2026, 9, 1, 9, 0, 5, tzinfo=UTC))
     await setup_destinations(store.engine, channel("a", "A"))
-    ticker = DigestTicker(store.engine, DestinationStore(store.engine), Renderer(), clock)
+    ticker = DigestTicker(store.engine, SubscriptionStore(store.engine), Renderer(), clock)
     await add_reports(store, [1])
     first = await ticker.tick()
     assert [r.entries for r in first] == [1]
@@ -92,8 +93,8 @@ async def test_a_second_replica_ticking_the_same_time_plans_nothing(store: Repor
     clock = FakeClock(datetime(2026, 9, 1, 9, 0, 5, tzinfo=UTC))
     await setup_destinations(store.engine, channel("a", "A"))
     await add_reports(store, [1])
-    one = DigestTicker(store.engine, DestinationStore(store.engine), Renderer(), clock)
-    other = DigestTicker(store.engine, DestinationStore(store.engine), Renderer(), clock)
+    one = DigestTicker(store.engine, SubscriptionStore(store.engine), Renderer(), clock)
+    other = DigestTicker(store.engine, SubscriptionStore(store.engine), Renderer(), clock)
     assert [r.created for r in await one.tick()] == [True]
     assert await other.tick() == []
 

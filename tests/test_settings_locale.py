@@ -10,7 +10,7 @@ import pytest
 
 from bot.core.models import Locale, Platform
 from bot.core.store.db import create_engine, migrate
-from bot.core.store.destinations import DestinationStore
+from bot.core.store.subscriptions import SubscriptionStore
 from bot.settings import BotConfig, ConfigError, default_config, load_config
 
 
@@ -58,14 +58,14 @@ async def test_a_config_channels_destination_stores_the_inherited_locale(tmp_pat
     engine = create_engine(f"sqlite:///{tmp_path / 'bot.db'}")
     try:
         await migrate(engine)
-        store = DestinationStore(engine)
+        store = SubscriptionStore(engine)
         await store.sync_config(_config("en"))
-        plain = await store.find(Platform.CONSOLE, "stdout")
-        zh_team = await store.find(Platform.SLACK, "C2")
+        plain = (await store.of(Platform.CONSOLE, "stdout"))[0]
+        zh_team = (await store.of(Platform.SLACK, "C2"))[0]
         assert plain is not None and plain.locale is Locale.EN
         assert zh_team is not None and zh_team.locale is Locale.ZH
         await store.sync_config(_config("zh"))  # the default changed: so does the channel's
-        plain = await store.find(Platform.CONSOLE, "stdout")
+        plain = (await store.of(Platform.CONSOLE, "stdout"))[0]
         assert plain is not None and plain.locale is Locale.ZH
     finally:
         await engine.dispose()

@@ -12,8 +12,11 @@ from dataclasses import asdict
 from bot.cli.common import Command
 from bot.cli.probe import platform_lines
 from bot.context import database_line, load, open_context
+from bot.core.clock import human_time
 from bot.core.store.status import DestinationStatus, collect
 from bot.core.store.subscriptions import SubscriptionStore
+
+CHANGES_SHOWN = 10  # the newest subscription changes made from chats
 
 
 def _configure(parser: argparse.ArgumentParser) -> None:
@@ -38,14 +41,20 @@ def _state(item: DestinationStatus) -> str:
 
 
 def _what(item: DestinationStatus) -> str:
-    """`config channel, tags rollout, fix; not ci; schedule '0 9 * * mon-fri' Asia/Shanghai`"""
-    kind = "chat subscription" if item.origin == "chat" else "config channel"
-    parts = [f"tags {', '.join(item.tags)}" if item.tags else "all tags"]
+    """`config channel, tags rollout, fix; not ci; schedule '0 9 * * mon-fri' Asia/Shanghai`,
+    `chat subscription 2 (personal: U123), query 'tag:breaking'; schedule 'now' UTC`"""
+    kind = f"chat subscription {item.number}" if item.origin == "chat" else "config channel"
+    if item.owner:
+        kind += f" (personal: {item.owner})"
+    parts = [f"tags {', '.join(item.tags)}"] if item.tags else []
     if item.exclude_tags:
         parts.append(f"not {', '.join(item.exclude_tags)}")
     if item.repos:
         parts.append(f"repos {', '.join(item.repos)}")
-    return f"{kind}, {'; '.join(parts)}; schedule '{item.schedule}' {item.timezone}"
+    if item.query:
+        parts.append(f"query {item.query!r}")
+    what = "; ".join(parts) or "all tags"
+    return f"{kind}, {what}; schedule '{item.cadence}' {item.timezone}"
 
 
 def _text(item: DestinationStatus) -> str:
@@ -68,14 +77,23 @@ async def _handle(args: argparse.Namespace) -> int:
     if args.probe:
         print("\n".join(await platform_lines(env)), file=out)
     async with open_context(env, create=False) as ctx:
-        await SubscriptionStore(ctx.engine).sync_config(ctx.config)
+        subscriptions = SubscriptionStore(ctx.engine)
+        await subscriptions.sync_config(ctx.config)
         items = await collect(ctx.engine)
+        changes = await subscriptions.changes(CHANGES_SHOWN)
     if args.fmt == "json":
         print(json.dumps([asdict(i) for i in items], ensure_ascii=False, indent=2))
     elif not items:
         print("no destinations: add channels to the config or subscribe a chat")
     else:
         print("\n".join(_text(i) for i in items))
+    if changes and args.fmt != "json":
+        print("\nlast changes from chats:")
+        for change in changes:
+            when = human_time(change.at)
+            print(
+                f"  {when}  {change.destination}  {change.actor}: {change.action} {change.detail}"
+            )
     return 0
 
 

@@ -13,7 +13,7 @@ from bot.core.models import Platform
 from bot.core.query import unparse
 from bot.core.select import DigestFilter
 from bot.core.store.db import create_engine, migrate
-from bot.core.store.destinations import DestinationStore, filter_to_json
+from bot.core.store.subscriptions import SubscriptionStore, filter_to_json
 from bot.settings import ConfigError, load_config
 from tests.kits.paths import ROOT
 
@@ -117,9 +117,9 @@ async def test_the_destination_keeps_the_query_and_a_filter_without_one_stores_n
     engine = create_engine(f"sqlite:///{tmp_path / 'bot.db'}")
     try:
         await migrate(engine)
-        store = DestinationStore(engine)
+        store = SubscriptionStore(engine)
         await store.sync_config(config)
-        dest = await store.find(Platform.CONSOLE, "stdout")
+        dest = (await store.of(Platform.CONSOLE, "stdout"))[0]
         assert dest is not None
         assert dest.filter == DigestFilter(tags=("rollout",), query="权重 -tag:ci")
     finally:

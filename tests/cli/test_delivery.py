@@ -62,12 +62,14 @@ def test_a_deactivated_destination_is_explained_and_can_be_reactivated(
 
     from bot.context import open_context
     from bot.core.store.destinations import DestinationStore
+    from bot.core.store.subscriptions import SubscriptionStore
 
     async def deactivate() -> None:
         async with open_context() as ctx:
-            store = DestinationStore(ctx.engine)
-            [dest] = await store.sync_config(ctx.config)
-            await store.set_active(dest.id, False, "channel_not_found")
+            [dest] = await SubscriptionStore(ctx.engine).sync_config(ctx.config)
+            await DestinationStore(ctx.engine).set_active(
+                dest.destination_id, False, "channel_not_found"
+            )
 
     asyncio.run(deactivate())
     assert main(["status"]) == 0

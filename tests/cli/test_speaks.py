@@ -20,6 +20,7 @@ from bot.core.reports.parser import parse_file
 from bot.core.select import DigestFilter
 from bot.core.store.destinations import DestinationStore
 from bot.core.store.status import UNSUBSCRIBED
+from tests.kits.delivery import save_chat
 from tests.kits.paths import ROOT, SEED
 
 REPORTS = ROOT / "examples" / "reports"
@@ -112,30 +113,31 @@ def test_status_lists_chat_subscriptions_and_an_unsubscribed_chat_is_no_failure(
 
     async def subscribe() -> None:
         async with open_context() as ctx:
-            store = DestinationStore(ctx.engine)
             kept = DigestFilter(tags=("rollout", "fix"), exclude_tags=("ci",))
-            await store.save_chat(
-                Platform.TELEGRAM, "-1001", kept, timezone="Asia/Shanghai", locale=Locale.ZH
+            await save_chat(
+                ctx.engine,
+                Platform.TELEGRAM,
+                "-1001",
+                kept,
+                timezone="Asia/Shanghai",
+                locale=Locale.ZH,
             )
-            gone = await store.save_chat(
-                Platform.SLACK,
-                "C0GONE",
-                DigestFilter(tags=("perf",)),
-                timezone="UTC",
-                locale=Locale.EN,
+            gone = DigestFilter(tags=("perf",))
+            gone_sub = await save_chat(ctx.engine, Platform.SLACK, "C0GONE", gone)
+            await DestinationStore(ctx.engine).set_active(
+                gone_sub.destination_id, False, UNSUBSCRIBED
             )
-            await store.set_active(gone.id, False, UNSUBSCRIBED)
 
     asyncio.run(subscribe())
     assert main(["status"]) == 0
     out = capsys.readouterr().out
     assert (
-        "telegram:-1001           telegram:-1001  active\n"
-        "    chat subscription, tags rollout, fix; not ci; schedule '0 9 * * mon-fri' "
+        "rollout fix              telegram:-1001  active\n"
+        "    chat subscription 1, tags rollout, fix; not ci; schedule '0 9 * * mon-fri' "
         "Asia/Shanghai\n"
     ) in out
     assert (
-        "slack:C0GONE             slack:C0GONE  unsubscribed (the chat stopped its digests; "
+        "perf                     slack:C0GONE  unsubscribed (the chat stopped its digests; "
         "subscribing there again resumes them)\n"
     ) in out
     assert "team                     console:" in out
@@ -143,8 +145,8 @@ def test_status_lists_chat_subscriptions_and_an_unsubscribed_chat_is_no_failure(
     assert "DEACTIVATED" not in out and "reactivate" not in out
     assert main(["status", "--format", "json"]) == 0
     states = {s["destination"]: s for s in json.loads(capsys.readouterr().out)}
-    assert states["slack:C0GONE"]["unsubscribed"] is True
-    assert states["telegram:-1001"]["tags"] == ["rollout", "fix"]
+    assert states["perf"]["unsubscribed"] is True
+    assert states["rollout fix"]["tags"] == ["rollout", "fix"]
 
 
 def test_a_restart_with_nothing_new_says_when_the_next_digest_comes(
@@ -157,7 +159,7 @@ def test_a_restart_with_nothing_new_says_when_the_next_digest_comes(
         async with open_context() as ctx:
             await ctx.reports.upsert(parse_file(SEED).report, source="test")
             first = Service(ctx, clock=lambda: AT_NINE.replace(minute=5))
-            await first.destinations.sync_config(ctx.config)
+            await first.subscriptions.sync_config(ctx.config)
             await first.ticker.tick()  # the 09:00 digest is planned: nothing left to catch up
             notes = []
             for _ in range(2):  # a restart, then one more after a new report came in

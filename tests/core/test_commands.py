@@ -14,6 +14,7 @@ from bot.core.reports.parser import parse_file
 from bot.core.reports.refs import PRRef
 from bot.core.store.destinations import DestinationStore
 from bot.core.store.reports import ReportStore
+from bot.core.store.subscriptions import SubscriptionStore
 from bot.settings import BotConfig
 from tests.kits.delivery import FakeClock, add_reports
 from tests.kits.paths import SEED
@@ -60,12 +61,16 @@ def test_empty_pr_text_is_help() -> None:
 
 
 def test_slack_subcommands_and_telegram_commands_parse_the_same() -> None:
-    slack = parse_pr_text("subscribe rollout -ci repo:verl-project/verl")
-    telegram = parse("subscribe", "rollout -ci repo:verl-project/verl")
+    slack = parse_pr_text(
+        "subscribe tag:rollout -tag:ci repo:verl-project/verl at weekly fri 17:00"
+    )
+    telegram = parse("subscribe", "tag:rollout -tag:ci repo:verl-project/verl at weekly fri 17:00")
     assert slack == telegram
-    assert slack.add_tags == ("rollout",)
-    assert slack.exclude_tags == ("ci",)
-    assert slack.repos == ("verl-project/verl",)
+    assert slack.query_text == "tag:rollout -tag:ci repo:verl-project/verl"
+    assert slack.cadence == "weekly fri 17:00" and not slack.replay
+    assert parse("unsubscribe", "2 3 2").numbers == (2, 3)
+    assert parse("unsubscribe", "all").everything
+    assert parse("subscribe", "").picker
 
 
 def test_risks_shortcut_is_pr_risks() -> None:
@@ -152,28 +157,32 @@ async def test_pr_answers_from_the_store(store: ReportStore) -> None:
 
 async def test_only_admins_change_subscriptions(store: ReportStore) -> None:
     answerer = await _answerer(store)
-    refused = await answerer.answer(parse("subscribe", "rollout"), _chat(admin=False))
+    refused = await answerer.answer(parse("subscribe", "tag:rollout"), _chat(admin=False))
     assert refused.reply == Notice("not_admin")
-    assert await DestinationStore(store.engine).all() == []
-    done = await answerer.answer(parse("subscribe", "rollout -ci"), _chat(admin=True))
-    assert done.reply == Notice("subscribed", {"tags": "rollout -ci"})
+    assert await SubscriptionStore(store.engine).all() == []
+    done = await answerer.answer(parse("subscribe", "tag:rollout -tag:ci"), _chat(admin=True))
+    assert isinstance(done.reply, Notice) and done.reply.key == "subscribed"
+    assert done.reply.params["number"] == "1"
     assert done.announce is not None and done.announce.params["user"] == "ada"
-    [dest] = await DestinationStore(store.engine).all()
-    assert (dest.filter.tags, dest.filter.exclude_tags) == (("rollout",), ("ci",))
+    [sub] = await SubscriptionStore(store.engine).all()
+    assert (sub.filter.query, sub.owner) == ("tag:rollout -tag:ci", None)
 
 
-async def test_unsubscribe_all_stops_and_subscribe_resumes(store: ReportStore) -> None:
+async def test_unsubscribe_by_number_and_all(store: ReportStore) -> None:
     answerer = await _answerer(store)
-    await answerer.answer(parse("subscribe", "rollout sglang"), _chat())
-    partly = await answerer.answer(parse("unsubscribe", "sglang"), _chat())
-    assert partly.reply == Notice("unsubscribed", {"tags": "rollout"})
+    await answerer.answer(parse("subscribe", "rollout"), _chat())
+    await answerer.answer(parse("subscribe", "sglang at now"), _chat())
+    one = await answerer.answer(parse("unsubscribe", "1"), _chat())
+    assert one.reply == Notice("unsubscribed", {"items": "1. rollout"})
+    [left] = await SubscriptionStore(store.engine).all()
+    assert (left.number, left.schedule) == (2, "now")
+    missing = await answerer.answer(parse("unsubscribe", "7"), _chat())
+    assert missing.reply == Notice("unknown_subscription", {"numbers": "7"})
     stopped = await answerer.answer(parse("unsubscribe", "all"), _chat())
-    assert stopped.reply == Notice("all_unsubscribed")
-    [dest] = await DestinationStore(store.engine).all()
-    assert not dest.active
-    await answerer.answer(parse("subscribe", "fix"), _chat())
-    [dest] = await DestinationStore(store.engine).all()
-    assert dest.active and dest.filter.tags == ("fix",)
+    assert stopped.reply == Notice("unsubscribed", {"items": "2. sglang"})
+    assert await SubscriptionStore(store.engine).all() == []
+    again = await answerer.answer(parse("subscribe", "fix"), _chat())
+    assert isinstance(again.reply, Notice) and again.reply.params["number"] == "1"
 
 
 async def test_digest_now_shows_what_the_next_digest_would(store: ReportStore) -> None:
@@ -193,7 +202,7 @@ async def test_schedule_is_validated_and_saved(store: ReportStore) -> None:
     await answerer.answer(parse("subscribe", "rollout"), _chat())
     ok = await answerer.answer(parse("schedule", "08:15 Europe/Berlin"), _chat())
     assert isinstance(ok.reply, Notice) and ok.reply.key == "schedule_set"
-    [dest] = await DestinationStore(store.engine).all()
+    [dest] = await SubscriptionStore(store.engine).all()
     assert (dest.schedule, dest.timezone) == ("15 8 * * *", "Europe/Berlin")
     bad = await answerer.answer(parse("schedule", "0 25 * * *"), _chat())
     assert isinstance(bad.reply, Notice) and bad.reply.key == "bad_schedule"
@@ -217,10 +226,28 @@ async def test_config_channels_are_changed_in_the_config_not_the_chat(store: Rep
     config = BotConfig.model_validate(
         {"channels": [{"name": "team", "platform": "telegram", "target": "-100"}]}
     )
-    await DestinationStore(store.engine).sync_config(config)
+    await SubscriptionStore(store.engine).sync_config(config)
     answerer = Answerer(store, DestinationStore(store.engine), config, clock=utc_clock)
-    answer = await answerer.answer(parse("subscribe", "x"), _chat())
+    answer = await answerer.answer(parse("unsubscribe", "1"), _chat())
     assert answer.reply == Notice("config_managed", {"name": "team"})
+    added = await answerer.answer(parse("subscribe", "tag:breaking at now"), _chat())
+    assert isinstance(added.reply, Notice) and added.reply.params["number"] == "2"
+    everything = await answerer.answer(parse("unsubscribe", "all"), _chat())
+    assert everything.reply == Notice("unsubscribed", {"items": "2. tag:breaking"})
+    assert [s.name for s in await SubscriptionStore(store.engine).all()] == ["team"]
+
+
+async def test_a_locked_config_channel_refuses_every_change_from_the_chat(
+    store: ReportStore,
+) -> None:
+    config = BotConfig.model_validate(
+        {"channels": [{"name": "team", "platform": "telegram", "target": "-100", "locked": True}]}
+    )
+    await SubscriptionStore(store.engine).sync_config(config)
+    answerer = Answerer(store, DestinationStore(store.engine), config, clock=utc_clock)
+    for verb, text in (("subscribe", "x"), ("unsubscribe", "all"), ("schedule", "08:00")):
+        answer = await answerer.answer(parse(verb, text), _chat())
+        assert answer.reply == Notice("locked", {"name": "team"}), verb
 
 
 async def test_search_and_tags(store: ReportStore) -> None:

@@ -51,4 +51,6 @@ def private_chat() -> Chat:
     async def is_admin() -> bool:
         return True
 
-    return Chat(Platform.TELEGRAM, "4242", "4242", is_admin, Locale.EN, user_name="mallory")
+    return Chat(
+        Platform.TELEGRAM, "4242", "4242", is_admin, Locale.EN, user_name="mallory", private=True
+    )

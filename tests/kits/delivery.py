@@ -8,11 +8,18 @@ from datetime import UTC, datetime, timedelta
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from bot.core.clock import Clock, utc_clock
 from bot.core.delivery.deliverer import Deliverer, Outcome, Sent, Turn, Withheld
-from bot.core.models import Platform
+from bot.core.models import Locale, Platform
 from bot.core.reports.model import Report
-from bot.core.store.subscriptions import Subscription, SubscriptionStore
+from bot.core.select import DigestFilter
 from bot.core.store.reports import ReportStore
+from bot.core.store.subscriptions import (
+    DEFAULT_CHAT_SCHEDULE,
+    NewSubscription,
+    Subscription,
+    SubscriptionStore,
+)
 from bot.settings import BotConfig, Channel
 
 
@@ -116,3 +123,28 @@ async def run_until_idle(
     for _ in range(int(seconds / step)):
         await deliverer.run_once()
         clock.advance(step)
+
+
+async def save_chat(
+    engine: AsyncEngine,
+    platform: Platform,
+    target: str,
+    flt: DigestFilter,
+    *,
+    schedule: str = DEFAULT_CHAT_SCHEDULE,
+    timezone: str = "UTC",
+    locale: Locale = Locale.EN,
+    clock: Clock = utc_clock,
+) -> Subscription:
+    """A chat's own subscription, as `subscribe` makes it (straight into the store)."""
+    new = NewSubscription(
+        name=flt.query or " ".join(flt.tags) or "all",
+        filter=flt,
+        schedule=schedule,
+        cadence=schedule,
+        timezone=timezone,
+        locale=locale,
+        owner=None,
+        actor="test",
+    )
+    return await SubscriptionStore(engine, clock).add(platform, target, new)

@@ -5,11 +5,11 @@ every minute add 10k rows in 4 minutes) and `processed_events` by one row per in
 
 | rows                        | kept for                 | but always kept                       |
 |-----------------------------|--------------------------|---------------------------------------|
-| digest_runs (+ their outbox) | RUN_RETENTION (30 days) | each destination's latest run; a run  |
+| digest_runs (+ their outbox) | RUN_RETENTION (30 days) | each subscription's latest run; a run |
 |                             |                          | still pending or with a message queued |
 | processed_events            | dedupe.KEEP_FOR (3 days) | -                                     |
 
-The latest run per destination stays because `runs.last_run` (status, the scheduler's "already
+The latest run per subscription stays because `runs.last_run` (status, the scheduler's "already
 ran" check and catch-up) reads it. A pruned run's outbox rows are all sent or failed (history
 of its delivery) and go with it: the outbox references the run. Each batch is its own short
 write transaction, so a prune never holds SQLite's write lock for long; the same statements run
@@ -28,7 +28,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.core.store.db import write_transaction
 from bot.core.store.dedupe import forget_older_than
-from bot.core.store.tables import digest_runs, outbox
+from bot.core.store.tables import digest_runs, outbox, run_members
 
 RUN_RETENTION = timedelta(days=30)
 PRUNE_BATCH = 500  # rows per delete statement (and per transaction)
@@ -43,11 +43,16 @@ class Pruned:
 
 
 def _prunable_runs(cutoff: datetime, after: int, limit: int) -> Select[Any]:
-    later = digest_runs.alias("later")
-    newer_exists = exists().where(
+    member, later = run_members.alias("member"), run_members.alias("later")
+    someones_latest = exists().where(
         and_(
-            later.c.destination_id == digest_runs.c.destination_id,
-            later.c.scheduled_for > digest_runs.c.scheduled_for,
+            member.c.run_id == digest_runs.c.id,
+            ~exists().where(
+                and_(
+                    later.c.subscription_id == member.c.subscription_id,
+                    later.c.scheduled_for > member.c.scheduled_for,
+                )
+            ),
         )
     )
     queued = exists().where(
@@ -59,7 +64,7 @@ def _prunable_runs(cutoff: datetime, after: int, limit: int) -> Select[Any]:
             digest_runs.c.id > after,
             digest_runs.c.scheduled_for < cutoff,
             digest_runs.c.status != _PENDING_RUN,
-            newer_exists,
+            ~someones_latest,
             ~queued,
         )
         .order_by(digest_runs.c.id)

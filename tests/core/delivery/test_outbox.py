@@ -22,6 +22,7 @@ from bot.core.delivery.outbox import plan_digest
 from bot.core.render.renderer import Renderer
 from bot.core.store.destinations import DestinationStore
 from bot.core.store.reports import ReportStore, WindowCache
+from bot.core.store.subscriptions import SubscriptionStore
 from bot.core.store.tables import digest_runs, outbox
 from tests.kits.delivery import (
     FakeClock,
@@ -68,7 +69,7 @@ async def test_every_message_is_delivered_once_and_the_watermark_advances(
     await run_until_idle(_deliverer(store, sender, clock), clock, 10)
     assert len(sender.calls) == run.messages
     assert "one-liner 5" in "".join(str(c.payload["text"]) for c in sender.calls)
-    refreshed = await DestinationStore(store.engine).get(dest.id)
+    refreshed = await SubscriptionStore(store.engine).get(dest.id)
     assert refreshed is not None and refreshed.watermark == await store.max_seq()
     clock.advance(3600)
     later = await plan_digest(store.engine, refreshed, clock(), RENDERER, clock())
@@ -117,7 +118,7 @@ async def test_a_gone_destination_is_deactivated_with_its_reason(store: ReportSt
     await add_reports(store, range(1, 3))
     await plan_digest(store.engine, dest, clock(), RENDERER, clock())
     await run_until_idle(_deliverer(store, sender, clock), clock, 30)
-    refreshed = await DestinationStore(store.engine).get(dest.id)
+    refreshed = await SubscriptionStore(store.engine).get(dest.id)
     assert refreshed is not None
     assert not refreshed.active
     assert refreshed.deactivated_reason == "channel_not_found"
@@ -137,7 +138,7 @@ async def test_blocked_five_times_in_a_row_deactivates(store: ReportStore) -> No
     await plan_digest(store.engine, dest, clock(), RENDERER, clock())
     await run_until_idle(_deliverer(store, sender, clock), clock, 4 * 3600, step=10)
     assert len(sender.to("A")) == 5
-    refreshed = await DestinationStore(store.engine).get(dest.id)
+    refreshed = await SubscriptionStore(store.engine).get(dest.id)
     assert refreshed is not None and not refreshed.active
     assert "blocked" in (refreshed.deactivated_reason or "")
 
@@ -151,7 +152,7 @@ async def test_a_success_resets_the_blocked_count(store: ReportStore) -> None:
     await add_reports(store, [1])
     await plan_digest(store.engine, dest, clock(), RENDERER, clock())
     await run_until_idle(_deliverer(store, sender, clock), clock, 3 * 3600, step=10)
-    refreshed = await DestinationStore(store.engine).get(dest.id)
+    refreshed = await DestinationStore(store.engine).get(dest.destination_id)
     assert refreshed is not None and refreshed.active
     assert refreshed.consecutive_failures == 0
 
@@ -165,7 +166,7 @@ async def test_a_migrated_chat_moves_and_gets_the_message_there(store: ReportSto
     run = await plan_digest(store.engine, dest, clock(), RENDERER, clock())
     await run_until_idle(_deliverer(store, sender, clock), clock, 10)
     assert [c.target for c in sender.calls] == ["-100"] + ["-1009999"] * run.messages
-    refreshed = await DestinationStore(store.engine).get(dest.id)
+    refreshed = await SubscriptionStore(store.engine).get(dest.id)
     assert refreshed is not None and refreshed.target == "-1009999"
 
 
@@ -215,7 +216,7 @@ async def test_a_report_updated_after_a_digest_shows_again(store: ReportStore) -
     await run_until_idle(_deliverer(store, sender, clock), clock, 5)
     await add_reports(store, [2], summary="a corrected one-liner")
     clock.advance(86400)
-    refreshed = await DestinationStore(store.engine).get(dest.id)
+    refreshed = await SubscriptionStore(store.engine).get(dest.id)
     assert refreshed is not None
     run = await plan_digest(store.engine, refreshed, clock(), RENDERER, clock())
     assert run.entries == 1
@@ -265,7 +266,7 @@ async def test_a_huge_backlog_is_capped_to_the_newest_reports(
     text = "".join(str(c.payload["text"]) for c in sender.calls)
     assert "one-liner 5" in text and "one-liner 1" not in text
     assert "digest.window_capped" in caplog.text
-    refreshed = await DestinationStore(store.engine).get(dest.id)
+    refreshed = await SubscriptionStore(store.engine).get(dest.id)
     assert refreshed is not None and refreshed.watermark == await store.max_seq()
 
 
@@ -327,7 +328,7 @@ async def test_destinations_at_different_watermarks_each_get_their_own_window(
     await add_reports(store, [3])
     clock.advance(86400)
     windows = WindowCache()
-    late_now = await DestinationStore(store.engine).get(late.id)
+    late_now = await SubscriptionStore(store.engine).get(late.id)
     assert late_now is not None
     runs = [
         await plan_digest(store.engine, dest, clock(), RENDERER, clock(), windows)

@@ -10,11 +10,11 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.core.render.renderer import Renderer
 from bot.core.store.dedupe import KEEP_FOR, first_time, forget_older_than
-from bot.core.store.destinations import DestinationStore
 from bot.core.store.prune import RUN_RETENTION, Pruned, prune, prune_runs
 from bot.core.store.reports import ReportStore
 from bot.core.store.runs import last_run
-from bot.core.store.tables import digest_runs, outbox, processed_events
+from bot.core.store.subscriptions import Subscription, SubscriptionStore
+from bot.core.store.tables import digest_runs, outbox, processed_events, run_members
 from bot.scheduler import PRUNE_EVERY, DigestTicker
 from tests.kits.delivery import FakeClock, channel, setup_destinations
 
@@ -24,7 +24,7 @@ DAY = timedelta(days=1)
 
 async def _run(
     engine: AsyncEngine,
-    dest_id: int,
+    sub: Subscription,
     age: timedelta,
     status: str = "empty",
     rows: tuple[str, ...] = (),
@@ -36,7 +36,7 @@ async def _run(
             await conn.execute(
                 digest_runs.insert()
                 .values(
-                    destination_id=dest_id,
+                    destination_id=sub.destination_id,
                     scheduled_for=when,
                     created_at=when,
                     from_seq=0,
@@ -49,11 +49,16 @@ async def _run(
                 .returning(digest_runs.c.id)
             )
         ).scalar_one()
+        await conn.execute(
+            run_members.insert().values(
+                run_id=run_id, subscription_id=sub.id, scheduled_for=when, from_seq=0, to_seq=0
+            )
+        )
         for part, row_status in enumerate(rows):
             await conn.execute(
                 outbox.insert().values(
                     run_id=run_id,
-                    destination_id=dest_id,
+                    destination_id=sub.destination_id,
                     part=part,
                     payload={"text": "x"},
                     status=row_status,
@@ -78,12 +83,12 @@ async def _outbox_count(engine: AsyncEngine) -> int:
 async def test_old_runs_go_but_what_is_still_needed_stays(store: ReportStore) -> None:
     engine = store.engine
     a, b = await setup_destinations(engine, channel("a", "A"), channel("b", "B"))
-    old_empty = await _run(engine, a.id, 40 * DAY)
-    old_sent = await _run(engine, a.id, 35 * DAY, "partial", ("sent", "failed"))
-    still_queued = await _run(engine, a.id, 33 * DAY, "pending", ("sent", "pending"))
-    still_sending = await _run(engine, a.id, 32 * DAY, "delivered", ("sending",))
-    recent = await _run(engine, a.id, RUN_RETENTION - DAY)
-    only_one = await _run(engine, b.id, 60 * DAY, "delivered", ("sent",))
+    old_empty = await _run(engine, a, 40 * DAY)
+    old_sent = await _run(engine, a, 35 * DAY, "partial", ("sent", "failed"))
+    still_queued = await _run(engine, a, 33 * DAY, "pending", ("sent", "pending"))
+    still_sending = await _run(engine, a, 32 * DAY, "delivered", ("sending",))
+    recent = await _run(engine, a, RUN_RETENTION - DAY)
+    only_one = await _run(engine, b, 60 * DAY, "delivered", ("sent",))
     pruned = await prune(engine, NOW)
     assert pruned.runs == 2
     assert await _run_ids(engine) == {still_queued, still_sending, recent, only_one}
@@ -98,8 +103,8 @@ async def test_runs_are_pruned_in_batches(store: ReportStore) -> None:
     engine = store.engine
     [a] = await setup_destinations(engine, channel("a", "A"))
     for index in range(25):
-        await _run(engine, a.id, RUN_RETENTION + (index + 2) * timedelta(hours=1))
-    latest = await _run(engine, a.id, RUN_RETENTION + timedelta(hours=1))
+        await _run(engine, a, RUN_RETENTION + (index + 2) * timedelta(hours=1))
+    latest = await _run(engine, a, RUN_RETENTION + timedelta(hours=1))
     assert await prune_runs(engine, NOW, batch=4) == 25
     assert await _run_ids(engine) == {latest}
 
@@ -122,12 +127,12 @@ async def test_the_ticker_prunes_once_an_hour_on_the_service_clock(store: Report
     engine = store.engine
     [a] = await setup_destinations(engine, channel("a", "A", schedule="0 3 * * *"))
     clock = FakeClock(NOW)
-    ticker = DigestTicker(engine, DestinationStore(engine, clock), Renderer(), clock)
-    await _run(engine, a.id, 40 * DAY)
+    ticker = DigestTicker(engine, SubscriptionStore(engine, clock), Renderer(), clock)
+    await _run(engine, a, 40 * DAY)
     await ticker.tick()  # plans today's 03:00 run and prunes the old one
     kept = await _run_ids(engine)
     assert len(kept) == 1
-    await _run(engine, a.id, 41 * DAY)
+    await _run(engine, a, 41 * DAY)
     clock.advance(15)
     await ticker.tick()
     assert len(await _run_ids(engine)) == 2  # not an hour yet

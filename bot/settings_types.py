@@ -1,0 +1,118 @@
+"""The config's value types: each checks what it reads and says what is wrong."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Annotated, Any
+from urllib.parse import urlsplit
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from pydantic import AfterValidator, BeforeValidator, Field
+
+from bot.core.query import QueryError, parse
+from bot.core.schedules import schedule_cron
+
+TELEGRAM_WEBHOOK_PORTS = (443, 80, 88, 8443)
+
+
+def _valid_timezone(name: str) -> str:
+    try:
+        ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError) as exc:
+        raise ValueError(
+            f"unknown time zone {name!r} (use an IANA name like Asia/Shanghai)"
+        ) from exc
+    return name
+
+
+def _valid_cron(expr: str) -> str:
+    """A 5-field cron that fires within a year (bot.cron refuses the rest, as the chat does).
+    UTC here; `prdigest check-config` checks again in the channel's own zone. Imported here,
+    not at the top: the core imports these models and must not pull in a scheduler library."""
+    from bot.cron import CronError, next_fire
+
+    if expr == NOW_SCHEDULE:
+        return expr
+    try:
+        next_fire(expr, "UTC", datetime.now(UTC))
+    except CronError as exc:
+        raise ValueError(str(exc)) from exc
+    return expr
+
+
+NOW_SCHEDULE = "now"  # a `now` cadence: each matching PR is posted as it arrives
+
+
+def _clock_schedule(value: object) -> object:
+    """`09:00` and `09:00 mon-fri` are read as `/schedule` reads them."""
+    return schedule_cron(value) if isinstance(value, str) else value
+
+
+def _id_text(value: object) -> object:
+    """An unquoted chat id (`target: -1001234567890`) is a YAML int: the id is its text."""
+    return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+
+
+def _valid_webhook_url(url: str) -> str:
+    try:
+        parsed = urlsplit(url)
+        port = parsed.port or 443
+    except ValueError:
+        raise ValueError(f"{url!r} is not a URL") from None
+    if parsed.scheme != "https" or not parsed.hostname:
+        raise ValueError(
+            f"{url!r} must be an https:// URL (Telegram sends webhooks over HTTPS only)"
+        )
+    if port not in TELEGRAM_WEBHOOK_PORTS:
+        ports = ", ".join(str(p) for p in TELEGRAM_WEBHOOK_PORTS)
+        raise ValueError(f"port {port} is not one Telegram sends webhooks to ({ports})")
+    return url
+
+
+def _lower_tag(tag: str) -> str:
+    cleaned = tag.strip().lower()
+    if not cleaned:
+        raise ValueError("empty tag")
+    return cleaned
+
+
+def _repo_name(repo: str) -> str:
+    cleaned = repo.strip()
+    if not cleaned:
+        raise ValueError("empty repo (use owner/name, or a name: verl-project/verl, verl)")
+    return cleaned
+
+
+def _valid_query(text: str) -> str:
+    """A channel's `query:`, checked when the config is loaded (its QueryError line)."""
+    try:
+        parse(text)
+    except QueryError as exc:
+        raise ValueError(str(exc)) from None
+    return text.strip()
+
+
+Timezone = Annotated[str, AfterValidator(_valid_timezone)]
+Cron = Annotated[str, BeforeValidator(_clock_schedule), AfterValidator(_valid_cron)]
+ChatId = Annotated[str, BeforeValidator(_id_text), Field(min_length=1)]
+WebhookURL = Annotated[str, AfterValidator(_valid_webhook_url)]
+Tag = Annotated[str, AfterValidator(_lower_tag)]
+Repo = Annotated[str, AfterValidator(_repo_name)]
+ChannelQuery = Annotated[str, AfterValidator(_valid_query)]
+
+
+def read_cadence(data: Any) -> Any:
+    """A channel's `cadence:` (or `schedule:`, not both), read into `schedule` (a cron, or
+    "now") and kept as written."""
+    if not isinstance(data, dict) or data.get("cadence") is None:
+        return data
+    if data.get("schedule") is not None:
+        raise ValueError("give `cadence:` or `schedule:`, not both")
+    from bot.core.cadence import CadenceError, parse_cadence  # see _valid_cron
+    from bot.cron import next_fire
+
+    try:
+        cadence = parse_cadence(str(data["cadence"]), next_fire=next_fire, now=datetime.now(UTC))
+    except CadenceError as exc:
+        raise ValueError(str(exc)) from None
+    return {**data, "cadence": cadence.text, "schedule": cadence.cron or NOW_SCHEDULE}
