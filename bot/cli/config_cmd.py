@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from datetime import datetime
 from pathlib import Path
 
 from bot.cli.common import CliError, Command
@@ -23,6 +24,7 @@ from bot.core.store.search import rebuild_index
 from bot.cron import CronError, next_fire
 from bot.env_checks import ingest_problems, slack_problems, telegram_problems
 from bot.settings import BotConfig, Env
+from bot.settings_types import NOW_SCHEDULE
 
 
 def _no_args(parser: argparse.ArgumentParser) -> None:
@@ -35,7 +37,8 @@ def _channel_problems(env: Env, config: BotConfig) -> list[str]:
         where = f"channels.{channel.name}"
         tz = config.channel_timezone(channel)
         try:
-            next_fire(channel.schedule, tz, utc_clock())
+            if channel.schedule != NOW_SCHEDULE:
+                next_fire(channel.schedule, tz, utc_clock())
         except CronError as exc:
             found.append(f"{where}.schedule: {exc}")
         if channel.platform is Platform.SLACK and not env.slack_enabled:
@@ -107,15 +110,32 @@ def describe(env: Env, config: BotConfig) -> list[str]:
             where = "" if source.dir.is_absolute() else f", relative to {Path.cwd()}"
             line += f" (warning: no such directory{where})"
         lines.append(line)
+    lines += _subscription_lines(config, now)
+    return lines
+
+
+def _subscription_lines(config: BotConfig, now: datetime) -> list[str]:
+    """Each config channel (a subscription of its target's destination) with its next fire;
+    channels that share a target say so."""
+    lines: list[str] = []
+    places: dict[tuple[Platform, str], list[str]] = {}
+    for channel in config.channels:
+        places.setdefault((channel.platform, channel.target), []).append(channel.name)
     for channel in config.channels:
         tz = config.channel_timezone(channel)
         try:
-            upcoming = f"next {next_fire(channel.schedule, tz, now).isoformat()}"
+            if channel.schedule == NOW_SCHEDULE:
+                upcoming = "posts each matching PR as it arrives"
+            else:
+                upcoming = f"next {next_fire(channel.schedule, tz, now).isoformat()}"
         except CronError:
             upcoming = "never fires (see the errors below)"
+        cadence = channel.cadence or channel.schedule
+        others = [n for n in places[(channel.platform, channel.target)] if n != channel.name]
+        shared = f" (one destination with {', '.join(others)})" if others else ""
         lines.append(
-            f"channel:   {channel.name} → {channel.platform.value}:{channel.target} "
-            f"'{channel.schedule}' {tz}, {upcoming}"
+            f"channel:   {channel.name} → {channel.platform.value}:{channel.target}{shared} "
+            f"'{cadence}' {tz}, {upcoming}"
         )
         query = DigestFilter.from_channel(channel).query_ast
         if query is not None:  # repos, tags, exclude_tags and query: as the digest reads them
