@@ -7,14 +7,14 @@ import itertools
 import os
 import time
 from collections import Counter
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
 from sqlalchemy import select
 
 from bot.core.store.db import create_engine
-from bot.core.store.tables import destinations, digest_runs
+from bot.core.store.tables import destinations, digest_runs, run_members, subscriptions
 from tests.fakes.slack.api import FakeSlack
 from tests.kits.paths import TESTS
 from tests.kits.proc import BotProcess, dry_run_texts, write_json_reports
@@ -36,6 +36,11 @@ def _config(tmp_path: Path) -> Path:
             f"  - {{name: team{index}, platform: slack, target: {target}, post_empty: true,"
             " schedule: '* * * * *', timezone: UTC, locale: en}"
         )
+        # a second subscription of the same destination, due every other run of the first
+        lines.append(
+            f"  - {{name: pairs{index}, platform: slack, target: {target}, post_empty: true,"
+            " schedule: '*/2 * * * *', timezone: UTC, locale: en}"
+        )
     path = tmp_path / "bot.yaml"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
@@ -52,6 +57,22 @@ async def _runs(url: str) -> dict[str, list[object]]:
         found: dict[str, list[object]] = {}
         for row in rows:
             found.setdefault(row.target, []).append(row)
+    await engine.dispose()
+    return found
+
+
+async def _member_times(url: str) -> dict[str, list[datetime]]:
+    """Each subscription's fire times, as its runs recorded them."""
+    engine = create_engine(url)
+    async with engine.connect() as conn:
+        rows = await conn.execute(
+            select(subscriptions.c.name, run_members.c.scheduled_for)
+            .join(subscriptions, subscriptions.c.id == run_members.c.subscription_id)
+            .order_by(run_members.c.scheduled_for)
+        )
+        found: dict[str, list[datetime]] = {}
+        for name, at in rows:
+            found.setdefault(name, []).append(at)
     await engine.dispose()
     return found
 
@@ -91,6 +112,14 @@ async def test_three_replicas_deliver_each_scheduled_digest_exactly_once(
         delivered = [r for r in runs[target] if r.status == "delivered"]  # type: ignore[attr-defined]
         assert posted[target] == len(delivered), f"{target}: posts ≠ delivered digests"
         assert len(delivered) >= len(times) - 2, "at most the last runs still in flight at stop"
+    members = await _member_times(postgres_database_url)
+    for index in range(len(CHANNELS)):
+        every, pairs = members[f"team{index}"], members[f"pairs{index}"]
+        assert len(set(every)) == len(every) and len(set(pairs)) == len(pairs)
+        # planned with the minute's run, not apart (the first may be a catch-up of the minute
+        # before the replicas started)
+        assert set(pairs[1:]) <= set(every)
+        assert {b - a for a, b in itertools.pairwise(pairs)} == {timedelta(minutes=2)}
 
 
 async def test_killing_the_sending_replica_hands_its_digest_to_another(

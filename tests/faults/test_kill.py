@@ -64,6 +64,12 @@ def write_config(path: Path) -> None:
             f"  - {{name: team{n}, platform: slack, target: {channel}, max_items: 500,"
             f" schedule: '* * * * *', locale: {locale}}}"
         )
+        # A second subscription of the destination, planned in the same runs: it matches
+        # nothing here, so the digests stay what `digest team{n} --dry-run` says.
+        lines.append(
+            f"  - {{name: watch{n}, platform: slack, target: {channel}, query: 'tag:no-such',"
+            f" schedule: '* * * * *', locale: {locale}}}"
+        )
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 

@@ -34,7 +34,14 @@ from bot.core.delivery.ledger import RowStatus, RunStatus, advance_members, adva
 from bot.core.models import Format, Platform
 from bot.core.render.flow import RenderedMessage
 from bot.core.render.renderer import Renderer
-from bot.core.select import DigestFilter, StoredReport, build_digest, default_title, select_new
+from bot.core.select import (
+    Digest,
+    DigestFilter,
+    StoredReport,
+    build_digest,
+    default_title,
+    select_new,
+)
 from bot.core.store.db import write_transaction
 from bot.core.store.reports import WINDOW_LIMIT, WindowCache, count_after, reports_after
 from bot.core.store.subscriptions import Subscription
@@ -236,19 +243,22 @@ async def _posted_before(
 
 
 def _combined(parts: Sequence[_Part]) -> tuple[DigestFilter, str]:
-    """The filter the merged digest is grouped and capped by, and its title."""
-    if len(parts) == 1:
-        sub = parts[0].sub
+    """The filter the merged digest is grouped and capped by, and its title: those of the
+    subscriptions that picked something (all of them for an empty digest)."""
+    shown = [part for part in parts if part.picked] or list(parts)
+    if len(shown) == 1:
+        sub = shown[0].sub
         return sub.filter, default_title(sub.filter, sub.label)
-    tags = dict.fromkeys(tag for part in parts for tag in part.sub.filter.tags)
-    flt = DigestFilter(tags=tuple(tags), max_items=max(part.sub.filter.max_items for part in parts))
-    return flt, " · ".join(part.sub.label for part in parts)
+    tags = dict.fromkeys(tag for part in shown for tag in part.sub.filter.tags)
+    flt = DigestFilter(tags=tuple(tags), max_items=max(part.sub.filter.max_items for part in shown))
+    return flt, " · ".join(part.sub.label for part in shown)
 
 
 async def _build(
-    conn: AsyncConnection, destination_id: int, parts: Sequence[_Part], now: datetime
-) -> tuple[Any, list[int]]:
-    """The merged digest (each PR once) and the seqs the run's `now` subscriptions post."""
+    conn: AsyncConnection, destination_id: int, parts: Sequence[_Part]
+) -> tuple[Digest, list[int]]:
+    """The merged digest (each PR once, saying which subscriptions matched it when several
+    picked something) and the seqs the run's `now` subscriptions post."""
     chosen: dict[int, StoredReport] = {}
     matched: dict[int, list[str]] = {}
     for part in parts:
@@ -259,7 +269,7 @@ async def _build(
     posted = await _posted_before(
         conn, destination_id, sorted(set(chosen) - set(instant)), parts[0].sub.timezone
     )
-    several = len(parts) > 1
+    several = sum(1 for part in parts if part.picked) > 1
     notes = {
         seq: (tuple(names) if several else (), posted.get(seq, ""))
         for seq, names in matched.items()
@@ -312,7 +322,7 @@ async def _finish_plan(
     now: datetime,
 ) -> PlannedRun:
     """Render the merged digest, queue its messages, record the run and its members."""
-    digest, instant = await _build(conn, destination_id, parts, now)
+    digest, instant = await _build(conn, destination_id, parts)
     lead = parts[0].sub
     messages = []
     if not digest.is_empty or any(part.sub.post_empty for part in parts):
