@@ -14,6 +14,7 @@ down_revision = "0007"
 branch_labels = None
 depends_on = None
 
+_UNSUBSCRIBED = "unsubscribed from the chat"  # the reason `unsubscribe all` used to record
 # Moved to subscriptions. SQLite drops them natively (3.35 and later).
 _MOVED = ("name", "origin", "filters", "schedule", "timezone", "locale", "post_empty", "watermark")
 
@@ -98,6 +99,15 @@ def upgrade() -> None:
             d.timezone, d.locale, 'flat', NULL, d.post_empty, FALSE, d.watermark,
             d.created_at, d.updated_at
         FROM destinations d
+        WHERE d.deactivated_reason IS NULL OR d.deactivated_reason <> '{_UNSUBSCRIBED}'
+        """
+    )
+    # A chat that had stopped its own digests (`unsubscribe all`) now simply has none: its
+    # destination is on again, and a new `subscribe` there starts from nothing.
+    op.execute(
+        f"""
+        UPDATE destinations SET active = TRUE, deactivated_reason = NULL
+        WHERE deactivated_reason = '{_UNSUBSCRIBED}'
         """
     )
     op.execute(

@@ -15,6 +15,7 @@ from bot.core.delivery.deliverer import Deliverer
 from bot.core.delivery.ledger import unfinished_count
 from bot.core.models import Locale, Platform
 from bot.core.store.db import MIGRATIONS_DIR, create_engine, migrate, write_transaction
+from bot.core.store.destinations import DestinationStore
 from bot.core.store.subscriptions import SubscriptionStore
 from bot.core.store.tables import digest_runs, run_members
 from tests.kits.delivery import FakeClock, ScriptedSender, run_until_idle
@@ -95,6 +96,26 @@ async def test_each_destination_becomes_one_subscription_and_a_run_in_flight_fin
                     "watermark": 5,
                 },
             )
+            await conn.execute(
+                OLD_DESTINATION,
+                {
+                    **common,
+                    "id": 3,
+                    "platform": "slack",
+                    "target": "C0STOPPED",
+                    "name": None,
+                    "origin": "chat",
+                    "schedule": "0 9 * * *",
+                    "tz": "UTC",
+                    "locale": "en",
+                    "watermark": 5,
+                    "active": False,
+                },
+            )
+            await conn.execute(
+                text("UPDATE destinations SET deactivated_reason = :why WHERE id = 3"),
+                {"why": "unsubscribed from the chat"},
+            )
             await conn.execute(OLD_RUN, {"at": NOW})
             for part, status in enumerate(("sent", "pending")):
                 payload = f'{{"text": "part {part}"}}'
@@ -103,7 +124,9 @@ async def test_each_destination_becomes_one_subscription_and_a_run_in_flight_fin
                 )
         await migrate(engine)
 
-        team, chat = await SubscriptionStore(engine).all()
+        team, chat = await SubscriptionStore(engine).all()  # the stopped chat has none
+        stopped = await DestinationStore(engine).find(Platform.SLACK, "C0STOPPED")
+        assert stopped is not None and stopped.active and stopped.deactivated_reason is None
         assert (team.name, team.origin, team.number, team.platform) == (
             "team",
             "config",
