@@ -6,6 +6,8 @@ Revision ID: 0009
 Revises: 0007
 """
 
+import sqlite3
+
 import sqlalchemy as sa
 from alembic import op
 
@@ -88,6 +90,11 @@ def _tables() -> None:
 
 
 def upgrade() -> None:
+    if op.get_bind().dialect.name == "sqlite" and sqlite3.sqlite_version_info < (3, 35):
+        raise RuntimeError(
+            f"migration 0009 needs SQLite 3.35 or later (this Python has {sqlite3.sqlite_version}):"
+            " use a newer Python build, or PostgreSQL"
+        )
     _tables()
     label = "d.platform || ':' || d.target"
     op.execute(
