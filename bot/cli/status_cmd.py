@@ -32,8 +32,6 @@ def _configure(parser: argparse.ArgumentParser) -> None:
 def _state(item: DestinationStatus) -> str:
     if item.active:
         return "active"
-    if item.unsubscribed:
-        return "unsubscribed (the chat stopped its digests; subscribing there again resumes them)"
     return (
         f"DEACTIVATED ({item.deactivated_reason}); after fixing it: "
         f"prdigest reactivate {item.destination}"

@@ -18,8 +18,7 @@ from bot.context import open_context
 from bot.core.models import Locale, Platform
 from bot.core.reports.parser import parse_file
 from bot.core.select import DigestFilter
-from bot.core.store.destinations import DestinationStore
-from bot.core.store.status import UNSUBSCRIBED
+from bot.core.store.subscriptions import SubscriptionStore
 from tests.kits.delivery import save_chat
 from tests.kits.paths import ROOT, SEED
 
@@ -106,7 +105,7 @@ def test_a_channel_that_never_had_a_digest_says_so(
     )
 
 
-def test_status_lists_chat_subscriptions_and_an_unsubscribed_chat_is_no_failure(
+def test_status_lists_chat_subscriptions_and_the_last_changes_from_chats(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     _config(tmp_path, monkeypatch, _console(tmp_path))
@@ -122,11 +121,8 @@ def test_status_lists_chat_subscriptions_and_an_unsubscribed_chat_is_no_failure(
                 timezone="Asia/Shanghai",
                 locale=Locale.ZH,
             )
-            gone = DigestFilter(tags=("perf",))
-            gone_sub = await save_chat(ctx.engine, Platform.SLACK, "C0GONE", gone)
-            await DestinationStore(ctx.engine).set_active(
-                gone_sub.destination_id, False, UNSUBSCRIBED
-            )
+            gone = await save_chat(ctx.engine, Platform.SLACK, "C0GONE", DigestFilter(query="x"))
+            await SubscriptionStore(ctx.engine).remove(gone.destination_id, None, "ada")
 
     asyncio.run(subscribe())
     assert main(["status"]) == 0
@@ -136,17 +132,21 @@ def test_status_lists_chat_subscriptions_and_an_unsubscribed_chat_is_no_failure(
         "    chat subscription 1, tags rollout, fix; not ci; schedule '0 9 * * mon-fri' "
         "Asia/Shanghai\n"
     ) in out
-    assert (
-        "perf                     slack:C0GONE  unsubscribed (the chat stopped its digests; "
-        "subscribing there again resumes them)\n"
-    ) in out
+    listed, changes_part = out.split("last changes from chats:\n")
+    assert "slack:C0GONE" not in listed  # no subscription left: nothing to list
     assert "team                     console:" in out
     assert "    config channel, tags rollout; schedule '0 9 * * *' UTC\n" in out
     assert "DEACTIVATED" not in out and "reactivate" not in out
+    changes = changes_part.splitlines()
+    assert [line.split("  ", 3)[-1] for line in changes] == [
+        "ada: unsubscribe 1: x",
+        "test: subscribe 1: x",
+        "test: subscribe 1: rollout fix",
+    ]
     assert main(["status", "--format", "json"]) == 0
     states = {s["destination"]: s for s in json.loads(capsys.readouterr().out)}
-    assert states["perf"]["unsubscribed"] is True
     assert states["rollout fix"]["tags"] == ["rollout", "fix"]
+    assert states["rollout fix"]["number"] == 1 and states["rollout fix"]["owner"] is None
 
 
 def test_a_restart_with_nothing_new_says_when_the_next_digest_comes(

@@ -2,8 +2,7 @@
 
 One rule for every platform, an allow-list: a destination resumes only when the reason it was
 turned off says the bot could not reach the chat (removed, blocked, the channel archived or not
-found). Anything else stays off, above all a chat's own `/unsubscribe all`: re-adding the bot
-must never undo what the chat chose.
+found). Anything else stays off: an operator's decision is not undone by re-adding the bot.
 """
 
 from __future__ import annotations

@@ -12,9 +12,6 @@ from bot.core.store.runs import last_run
 from bot.core.store.subscriptions import Subscription, SubscriptionStore
 from bot.core.store.tables import outbox
 
-# The reason a chat's own `/unsubscribe all` records: the chat chose it, nothing failed.
-UNSUBSCRIBED = "unsubscribed from the chat"
-
 
 @dataclass
 class DestinationStatus:
@@ -32,7 +29,6 @@ class DestinationStatus:
     schedule: str
     timezone: str
     active: bool
-    unsubscribed: bool
     deactivated_reason: str | None
     last_digest: str | None
     last_digest_status: str | None
@@ -88,7 +84,6 @@ async def collect(
                 schedule=dest.schedule,
                 timezone=dest.timezone,
                 active=dest.active,
-                unsubscribed=not dest.active and dest.deactivated_reason == UNSUBSCRIBED,
                 deactivated_reason=dest.deactivated_reason,
                 last_digest=last.scheduled_for.isoformat() if last else None,
                 last_digest_status=last.status if last else None,
