@@ -84,7 +84,8 @@ async def chat_at(
 
 def is_private(platform: Platform, chat_id: str, user_id: str) -> bool:
     """A Slack DM (its channel id starts with D) or a Telegram private chat (its id is the
-    user's): the person owns the subscriptions made there."""
+    user's, and positive: an anonymous admin speaks as the group, whose negative id is then
+    both): the person owns the subscriptions made there."""
     if platform is Platform.SLACK:
         return chat_id.startswith("D")
-    return platform is Platform.TELEGRAM and chat_id == user_id
+    return platform is Platform.TELEGRAM and chat_id == user_id and not chat_id.startswith("-")
