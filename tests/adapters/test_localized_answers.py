@@ -1,6 +1,6 @@
 """Chat answers are localized through and through (issue 15): `/pr help` in a zh channel is
 Chinese, descriptions included; Telegram's command menu is registered in English and Chinese;
-Slack's hints name Slack's syntax (`/pr subscribe TAG`) and Slack's words (channel, 频道)."""
+Slack's hints name Slack's syntax (`/pr subscribe QUERY`) and Slack's words (channel, 频道)."""
 
 from __future__ import annotations
 
@@ -48,25 +48,32 @@ async def test_help_in_a_zh_channel_is_chinese_with_slack_syntax(bot: SlackBot) 
         "/pr find 查询 — 查找报告：关键词、tag:、risk:、file:、impact:…",
     ]
     subscribe = (
-        "/pr subscribe 标签… [-标签…] [repo:owner/name] | test 查询 [at 频率] — "
-        "订阅这些标签的摘要；test：回放查询最近 30 天的结果"
+        "/pr subscribe 查询 [at 频率] | test 查询 [at 频率] — "
+        "添加一个查询的摘要订阅；test：回放查询最近 30 天的结果"
     )
     assert subscribe in lines
+    assert "/pr unsubscribe 编号…|all — 按编号取消订阅，或全部取消" in lines
     assert "Show a PR" not in text
 
 
 async def test_slack_hints_name_slacks_syntax_and_words(bot: SlackBot) -> None:
     assert await _text(bot, "subscribe", user=ADMIN) == (
-        "Usage: /pr subscribe TAG… [-TAG…] [repo:owner/name]"
+        "Usage: /pr subscribe QUERY [at CADENCE], e.g. /pr subscribe tag:breaking at now, "
+        "/pr subscribe rollout at weekly fri 17:00"
     )
     assert await _text(bot, "unsubscribe all", user=ADMIN) == (
-        "This channel has no subscription yet: send /pr subscribe TAG to start."
+        "This channel has no subscription yet: send /pr subscribe QUERY [at CADENCE], "
+        "e.g. /pr subscribe tag:rollout at daily 09:00."
     )
     assert await _text(bot, "subscribe rollout", user=USER, channel=ZH_CHANNEL) == (
         "只有本频道管理员可以修改订阅。"
     )
     assert await _text(bot, "subscribe", user=ADMIN, channel=ZH_CHANNEL) == (
-        "用法：/pr subscribe 标签… [-排除标签…] [repo:owner/name]"
+        "用法：/pr subscribe 查询 [at 频率]，例如 /pr subscribe tag:breaking at now、"
+        "/pr subscribe rollout at weekly fri 17:00"
+    )
+    assert await _text(bot, "unsubscribe 3", user=ADMIN, channel=ZH_CHANNEL) == (
+        "这里没有编号为 3 的订阅。发送 /pr subscriptions 查看。"
     )
     assert await _text(bot, "nonsense-verb 1", user=ADMIN) == (
         "Cannot read nonsense-verb as a PR: write 7422, owner/repo#7422 or a PR link."
@@ -83,4 +90,5 @@ async def test_telegram_registers_its_menu_in_english_and_chinese(tmp_path: Path
     assert list(english) == list(chinese) == [entry.name for entry in COMMAND_MENU]
     assert english["pr"] == "Show a PR's report: summary, risks, files…"
     assert chinese["pr"] == "查看 PR 报告：摘要、风险、文件…"
-    assert chinese["subscribe"] == "订阅这些标签的摘要；test：回放查询最近 30 天的结果"
+    assert chinese["subscribe"] == "添加一个查询的摘要订阅；test：回放查询最近 30 天的结果"
+    assert chinese["unsubscribe"] == "按编号取消订阅，或全部取消"

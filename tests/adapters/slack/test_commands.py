@@ -15,6 +15,7 @@ import pytest
 
 from bot.core.models import Platform
 from bot.core.store.destinations import DestinationStore
+from bot.core.store.subscriptions import Subscription, SubscriptionStore
 from tests.fakes.slack.api import Fault, PostedMessage
 from tests.kits.slack import (
     ADMIN,
@@ -34,6 +35,8 @@ from tests.kits.slack import (
 )
 
 ZH_CHANNEL = "C0TEST2"
+LOCKED_CHANNEL = "C0TEST4"
+DM = "D0TEST1"  # a direct message with the bot: its id starts with D
 
 
 @pytest.fixture
@@ -41,6 +44,7 @@ async def bot(tmp_path: Path) -> AsyncIterator[SlackBot]:
     config = bot_config(
         channels=[
             {"name": "zh-team", "platform": "slack", "target": ZH_CHANNEL, "locale": "zh"},
+            {"name": "ops", "platform": "slack", "target": LOCKED_CHANNEL, "locked": True},
         ]
     )
     async with slack_bot(tmp_path, config) as running:
@@ -106,7 +110,14 @@ async def test_search_tags_and_help_answer_from_the_store(bot: SlackBot) -> None
     tags = _only(await bot.command("tags"))
     assert "rollout (1)" in all_text(tags)
     helped = _only(await bot.command("help"))
-    for line in ("/pr 7422 [section]", "/pr subscribe TAG", "/pr schedule", "/pr status"):
+    for line in (
+        "/pr 7422 [section]",
+        "/pr subscribe QUERY [at CADENCE]",
+        "/pr unsubscribe N...|all",
+        "/pr subscriptions",
+        "/pr schedule",
+        "/pr status",
+    ):
         assert line in all_text(helped)
 
 
@@ -130,6 +141,10 @@ async def _destination(bot: SlackBot, channel: str = CHANNEL) -> object:
     return await store.find(Platform.SLACK, channel)
 
 
+async def _subscriptions(bot: SlackBot, channel: str = CHANNEL) -> list[Subscription]:
+    return await SubscriptionStore(bot.service.ctx.engine).of(Platform.SLACK, channel)
+
+
 async def test_a_non_admin_cannot_subscribe_the_channel(bot: SlackBot) -> None:
     answer = _only(await bot.command("subscribe rollout"))
     assert "Only admins" in all_text(answer)
@@ -139,12 +154,16 @@ async def test_a_non_admin_cannot_subscribe_the_channel(bot: SlackBot) -> None:
 
 async def test_an_admin_subscribes_and_the_channel_is_told_who_did_it(bot: SlackBot) -> None:
     answer = _only(await bot.command("subscribe rollout -ci repo:verl-project/verl", user=ADMIN))
-    assert "Subscribed: rollout -ci repo:verl-project/verl" in all_text(answer)
+    assert "Added subscription 1: rollout -ci repo:verl-project/verl" in all_text(answer)
     announcement = _only(await wait_for(lambda: channel_posts(bot.fake, CHANNEL)))
-    assert "alice" in all_text(announcement)
-    assert "rollout" in all_text(announcement)
+    assert "alice added subscription 1: rollout -ci repo:verl-project/verl" in all_text(
+        announcement
+    )
     listed = _only(await bot.command("subscriptions"))
-    assert "rollout -ci repo:verl-project/verl" in all_text(listed)
+    assert "1. rollout -ci repo:verl-project/verl" in all_text(listed)
+    assert "the chat" in all_text(listed), "a channel's subscription is the channel's"
+    (sub,) = await _subscriptions(bot)
+    assert (sub.filter.query, sub.owner) == ("rollout -ci repo:verl-project/verl", None)
 
 
 async def test_a_workspace_admin_from_users_info_may_change_subscriptions(bot: SlackBot) -> None:
@@ -152,16 +171,30 @@ async def test_a_workspace_admin_from_users_info_may_change_subscriptions(bot: S
     _only(await bot.command("subscribe sglang", user="U0WSADMIN"))
     await wait_for(lambda: channel_posts(bot.fake, CHANNEL))
     stopped = _only(await bot.command("unsubscribe all", user="U0WSADMIN"))
-    assert "All digests for this channel are stopped" in all_text(stopped)
+    assert "Removed: 1. sglang" in all_text(stopped)
     told = await wait_for(lambda: channel_posts(bot.fake, CHANNEL), count=2)
-    assert "alice" in all_text(told[1])
+    assert "alice removed: 1. sglang" in all_text(told[1])
+    assert await _subscriptions(bot) == []
     assert len(bot.fake.calls("users.info")) == 1, "the admin answer is cached"
 
 
-async def test_a_config_managed_channel_is_not_changed_from_chat(bot: SlackBot) -> None:
-    answer = _only(await bot.command("subscribe ci", channel=ZH_CHANNEL, user=ADMIN))
-    assert "zh-team" in all_text(answer)
-    assert channel_posts(bot.fake, ZH_CHANNEL) == []
+async def test_a_config_subscription_is_changed_in_the_config_not_the_chat(bot: SlackBot) -> None:
+    refused = _only(await bot.command("unsubscribe 1", channel=ZH_CHANNEL, user=ADMIN))
+    assert "订阅 zh-team 来自配置文件" in all_text(refused)
+    added = _only(await bot.command("subscribe ci", channel=ZH_CHANNEL, user=ADMIN))
+    assert "已添加订阅 2：ci" in all_text(added), "the chat may add its own beside the config's"
+    removed = _only(await bot.command("unsubscribe all", channel=ZH_CHANNEL, user=ADMIN))
+    assert "已取消订阅：2. ci" in all_text(removed)
+    assert [s.name for s in await _subscriptions(bot, ZH_CHANNEL)] == ["zh-team"]
+
+
+async def test_a_locked_config_channel_refuses_every_change_from_chat(bot: SlackBot) -> None:
+    for text in ("subscribe ci", "unsubscribe all", "schedule 10:00"):
+        answer = _only(await bot.command(text, channel=LOCKED_CHANNEL, user=ADMIN))
+        assert "locked in the config (channel ops)" in all_text(answer), text
+    assert channel_posts(bot.fake, LOCKED_CHANNEL) == []
+    (sub,) = await _subscriptions(bot, LOCKED_CHANNEL)
+    assert (sub.name, sub.schedule) == ("ops", "0 9 * * mon-fri"), "the config's default"
 
 
 async def test_a_schedule_with_curly_quotes_from_the_slack_client_is_understood(
@@ -170,9 +203,24 @@ async def test_a_schedule_with_curly_quotes_from_the_slack_client_is_understood(
     _only(await bot.command("subscribe rollout", user=ADMIN))
     answer = _only(await bot.command("schedule “0 9 * * mon-fri” Europe/Berlin", user=ADMIN))
     assert "0 9 * * mon-fri" in all_text(answer)
-    dest = await DestinationStore(bot.service.ctx.engine).find(Platform.SLACK, CHANNEL)
-    assert dest is not None
-    assert (dest.schedule, dest.timezone) == ("0 9 * * mon-fri", "Europe/Berlin")
+    (sub,) = await _subscriptions(bot)
+    assert (sub.schedule, sub.timezone) == ("0 9 * * mon-fri", "Europe/Berlin")
+
+
+async def test_anyone_subscribes_in_a_dm_and_owns_it_but_not_in_a_channel(bot: SlackBot) -> None:
+    added = _only(await bot.command("subscribe tag:rollout at daily 09:00", channel=DM))
+    assert "Added subscription 1: tag:rollout (daily 09:00)" in all_text(added)
+    assert added.response_type == "ephemeral"
+    listed = _only(await bot.command("subscriptions", channel=DM))
+    assert "1. tag:rollout · daily 09:00" in all_text(listed)
+    assert f"personal ({USER})" in all_text(listed)
+    (sub,) = await _subscriptions(bot, DM)
+    assert (sub.owner, sub.schedule) == (USER, "0 9 * * *")
+    assert channel_posts(bot.fake, DM) == [], "a DM has nobody else to tell"
+    refused = _only(await bot.command("subscribe tag:rollout at daily 09:00"))
+    assert "Only admins of this channel" in all_text(refused)
+    assert await _subscriptions(bot) == []
+    assert bot.fake.calls("users.info"), "the channel asked Slack whether the user is an admin"
 
 
 # -- mentions ------------------------------------------------------------------------------------
@@ -224,9 +272,9 @@ async def test_an_admins_mention_can_subscribe_and_the_channel_learns_their_name
     await bot.mention("subscribe rollout", ts="1700000999.000500", event_id="Ev0SUB", user=ADMIN)
     reply, announcement = await wait_for(lambda: channel_posts(bot.fake, CHANNEL), count=2)
     assert reply.thread_ts == "1700000999.000500"
-    assert "Subscribed: rollout" in all_text(reply)
+    assert "Added subscription 1: rollout" in all_text(reply)
     assert announcement.thread_ts is None
-    assert "root changed this channel's subscription" in all_text(announcement)
+    assert "root added subscription 1: rollout" in all_text(announcement)
 
 
 async def test_a_mention_after_the_bot_was_invited_back_resumes_the_digests(
@@ -243,16 +291,30 @@ async def test_a_mention_after_the_bot_was_invited_back_resumes_the_digests(
     assert (resumed.active, resumed.deactivated_reason) == (True, None)
 
 
-async def test_a_mention_does_not_resume_digests_the_channel_stopped_itself(
+async def test_a_mention_does_not_bring_back_subscriptions_the_channel_removed(
     bot: SlackBot,
 ) -> None:
     _only(await bot.command("subscribe rollout", user=ADMIN))
     _only(await bot.command("unsubscribe all", user=ADMIN))
     await bot.mention("7422", ts="1700000999.000700", event_id="Ev0STOPPED")
     await wait_for(lambda: channel_posts(bot.fake, CHANNEL), count=3)
-    dest = await DestinationStore(bot.service.ctx.engine).find(Platform.SLACK, CHANNEL)
+    assert await _subscriptions(bot) == []
+    listed = _only(await bot.command("subscriptions"))
+    assert "This channel has no subscription yet" in all_text(listed)
+
+
+async def test_a_mention_does_not_resume_a_channel_stopped_for_another_reason(
+    bot: SlackBot,
+) -> None:
+    store = DestinationStore(bot.service.ctx.engine)
+    dest = await store.find(Platform.SLACK, ZH_CHANNEL)
     assert dest is not None
-    assert not dest.active
+    await store.set_active(dest.id, False, "token_revoked")
+    await bot.mention("7422", ts="1700000999.000800", event_id="Ev0REVOKED", channel=ZH_CHANNEL)
+    await wait_for(lambda: channel_posts(bot.fake, ZH_CHANNEL))
+    still = await store.find(Platform.SLACK, ZH_CHANNEL)
+    assert still is not None
+    assert (still.active, still.deactivated_reason) == (False, "token_revoked")
 
 
 # -- buttons -------------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ from bot.adapters.telegram.sender import TelegramSender
 from bot.core.models import Locale, Platform
 from bot.core.reports.parser import parse_file
 from bot.core.store.destinations import Destination
+from bot.core.store.subscriptions import DEFAULT_CHAT_SCHEDULE, Subscription
 from tests.fakes.telegram.api import FakeTelegram
 from tests.fakes.telegram.state import user_object
 from tests.fakes.telegram.updates import message_update
@@ -63,17 +64,28 @@ async def destination(bot: TelegramBot, chat_id: int) -> Destination | None:
     return await bot.service.destinations.find(Platform.TELEGRAM, str(chat_id))
 
 
+async def subscriptions(bot: TelegramBot, chat_id: int) -> list[Subscription]:
+    return await bot.service.subscriptions.of(Platform.TELEGRAM, str(chat_id))
+
+
+def added(user: str, number: int, query: str) -> str:
+    """What the chat reads when someone adds a subscription at the default schedule."""
+    cadence = DEFAULT_CHAT_SCHEDULE
+    return notice("subscription_added", user=user, number=str(number), query=query, cadence=cadence)
+
+
 async def test_a_group_admin_subscribes_and_the_group_reads_who_changed_what(
     fake: FakeTelegram, bot: TelegramBot
 ) -> None:
     fake.push_message(GROUP, "/subscribe rollout -ci", user_id=ADMIN)
 
     await until(lambda: fake.sent_to(GROUP))
-    announced = notice("subscription_changed", user=f"User {ADMIN}", summary="rollout -ci")
-    assert texts(fake, GROUP) == [announced]
+    assert texts(fake, GROUP) == [added(f"User {ADMIN}", 1, "rollout -ci")]
     dest = await destination(bot, GROUP)
     assert dest is not None and dest.active
-    assert (dest.filter.tags, dest.filter.exclude_tags) == (("rollout",), ("ci",))
+    [sub] = await subscriptions(bot, GROUP)
+    assert (sub.destination_id, sub.number, sub.filter.query) == (dest.id, 1, "rollout -ci")
+    assert sub.owner is None, "a group's subscription is the group's"
 
 
 async def test_a_plain_member_cannot_change_the_groups_subscription(
@@ -104,10 +116,10 @@ async def test_the_creator_and_an_anonymous_admin_may_subscribe_a_linked_channel
     await until(lambda: len(fake.sent_to(GROUP)) == 3, timeout=8)
     shown = texts(fake, GROUP)
     assert shown[0] == notice("not_admin")
-    assert shown[1] == notice("subscription_changed", user="PR readers", summary="sglang")
-    assert shown[2] == notice(
-        "subscription_changed", user=f"User {OWNER}", summary="sglang rollout"
-    )
+    assert shown[1] == added("PR readers", 1, "sglang")
+    assert shown[2] == added(f"User {OWNER}", 2, "rollout")
+    subs = await subscriptions(bot, GROUP)
+    assert [(s.name, s.owner) for s in subs] == [("sglang", None), ("rollout", None)]
 
 
 async def test_risks_answers_with_the_reports_four_risk_flags(
@@ -180,7 +192,9 @@ async def test_a_chinese_speaking_user_reads_chinese_labels(
     push_from_zh_user(fake, "/subscribe rollout")
 
     await until(lambda: fake.sent_to(ZH_USER))
-    assert texts(fake, ZH_USER) == [notice("subscribed", Locale.ZH, tags="rollout")]
+    [shown] = texts(fake, ZH_USER)
+    params = {"number": "1", "query": "rollout", "cadence": DEFAULT_CHAT_SCHEDULE, "next": ""}
+    assert shown.startswith(notice("subscribed", Locale.ZH, **params))  # then the next time
 
 
 async def test_a_digest_button_answers_with_that_prs_risks(
@@ -237,18 +251,18 @@ async def test_removing_the_bot_stops_the_groups_digest_and_adding_it_back_resum
     await _until_active(bot, GROUP, True)
 
 
-async def test_a_chat_that_stopped_its_digest_stays_stopped_when_the_bot_comes_back(
+async def test_a_chat_that_unsubscribed_gets_nothing_back_when_the_bot_comes_back(
     fake: FakeTelegram, bot: TelegramBot
 ) -> None:
     fake.push_message(USER, "/subscribe rollout")
     fake.push_message(USER, "/unsubscribe all")
     await until(lambda: len(fake.sent_to(USER)) == 2, timeout=8)
+    assert texts(fake, USER)[1] == notice("unsubscribed", items="1. rollout")
 
     fake.push_update(my_chat_member(fake, USER, "kicked", "member"))
     fake.push_message(USER, "/start")
     await until(lambda: len(fake.sent_to(USER)) == 3, timeout=8)
-    dest = await destination(bot, USER)
-    assert dest is not None and not dest.active
+    assert await subscriptions(bot, USER) == []
 
 
 async def test_a_user_who_blocked_the_bot_gets_digests_again_after_start(

@@ -24,11 +24,19 @@ from bot.core.delivery.outbox import plan_digest
 from bot.core.models import Locale, Platform
 from bot.core.render.renderer import Renderer
 from bot.core.select import DigestFilter
-from bot.core.store.destinations import Destination, DestinationStore
+from bot.core.store.destinations import DestinationStore
 from bot.core.store.reports import ReportStore
 from bot.core.store.status import collect
+from bot.core.store.subscriptions import Subscription, SubscriptionStore
 from tests.fakes.telegram.api import FakeTelegram, Fault
-from tests.kits.delivery import FakeClock, add_reports, report, right_away, run_until_idle
+from tests.kits.delivery import (
+    FakeClock,
+    add_reports,
+    report,
+    right_away,
+    run_until_idle,
+    save_chat,
+)
 
 RENDERER = Renderer()
 FIRE = datetime(2026, 9, 1, 1, 0, tzinfo=UTC)
@@ -50,9 +58,10 @@ async def sender(fake: FakeTelegram) -> AsyncIterator[TelegramSender]:
 
 async def subscribe(
     store: ReportStore, fake: FakeTelegram, chat_id: int, *tags: str
-) -> Destination:
+) -> Subscription:
     fake.add_chat(chat_id, "private" if chat_id > 0 else "group")
-    return await DestinationStore(store.engine).save_chat(
+    return await save_chat(
+        store.engine,
         Platform.TELEGRAM,
         str(chat_id),
         DigestFilter(tags=tags),
@@ -126,7 +135,7 @@ async def test_a_blocked_chat_gets_at_most_five_attempts_then_nothing(
     assert 1 <= len(attempts) <= 5
     assert all(call.status == 403 for call in attempts)
     assert len(fake.sent_to(4343)) == 1
-    refreshed = await DestinationStore(store.engine).get(blocked.id)
+    refreshed = await SubscriptionStore(store.engine).get(blocked.id)
     assert refreshed is not None and not refreshed.active
     assert "blocked" in (refreshed.deactivated_reason or "")
     await add_reports(store, [2], tags=["rollout"])
@@ -148,7 +157,7 @@ async def test_a_group_upgraded_to_a_supergroup_gets_the_digest_there_once(
     await deliver_all(store, sender, timeout=20)
 
     assert len(fake.sent_to(-1003001)) == run.messages and fake.sent_to(-3001) == []
-    moved = await DestinationStore(store.engine).get(dest.id)
+    moved = await DestinationStore(store.engine).get(dest.destination_id)
     assert moved is not None and moved.target == "-1003001" and moved.active
 
 

@@ -26,8 +26,9 @@ from tests.kits.telegram import buttons
 pytestmark = pytest.mark.slow
 
 INGEST_TOKEN = "ingest-token-for-telegram-e2e"
-ROLLOUT_GROUP = -1001  # subscribes to rollout, not ci
+ROLLOUT_GROUP = -1001  # subscribes to the tag rollout, not the tag ci
 MEGATRON_GROUP = -1002  # subscribes to a tag no report has
+ROLLOUT_QUERY = "tag:rollout -tag:ci"
 READER = 4242  # a private chat that only asks
 ADMIN, MEMBER, OTHER_ADMIN = 11, 13, 21
 TICK_SECONDS = 1.0  # the scheduler looks for due digests every second (15 s by default)
@@ -106,9 +107,9 @@ async def test_admins_subscribe_members_cannot_and_the_digest_reaches_only_match
         try:
             await bot.wait_ready()
             await until(lambda: fake.poll_in_flight, 10, bot, fake)
-            fake.push_message(ROLLOUT_GROUP, "/subscribe rollout -ci", user_id=ADMIN)
-            fake.push_message(ROLLOUT_GROUP, "/subscribe docs", user_id=MEMBER)
-            fake.push_message(MEGATRON_GROUP, "/subscribe megatron", user_id=OTHER_ADMIN)
+            fake.push_message(ROLLOUT_GROUP, f"/subscribe {ROLLOUT_QUERY}", user_id=ADMIN)
+            fake.push_message(ROLLOUT_GROUP, "/subscribe tag:docs", user_id=MEMBER)
+            fake.push_message(MEGATRON_GROUP, "/subscribe tag:megatron", user_id=OTHER_ADMIN)
             fake.push_message(READER, "/risks 7422")
             await until(lambda: len(fake.sent) == 4, 15, bot, fake)
 
@@ -140,7 +141,8 @@ async def test_admins_subscribe_members_cannot_and_the_digest_reaches_only_match
 
     assert code == 0, bot.stderr.decode()[-3000:]
     rollout = texts(fake, ROLLOUT_GROUP)
-    assert rollout[0] == notice("subscription_changed", user=f"User {ADMIN}", summary="rollout -ci")
+    added = {"number": "1", "query": ROLLOUT_QUERY, "cadence": "0 9 * * mon-fri"}
+    assert rollout[0] == notice("subscription_added", user=f"User {ADMIN}", **added)
     assert rollout[1] == notice("not_admin")
     digests = [t for t in rollout if "#9001" in t and "Risks and impact" not in t]
     assert len(digests) == 1, "the digest arrives once"

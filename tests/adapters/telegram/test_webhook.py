@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from bot.core.models import Platform
 from tests.fakes.telegram.api import FakeTelegram
 from tests.fakes.telegram.updates import message_update
 from tests.kits.telegram import (
@@ -92,8 +93,13 @@ async def test_an_edited_command_does_not_run_again(fake: FakeTelegram, bot: Tel
     await until(lambda: len(fake.sent_to(USER)) >= 2)
     shown = texts(fake, USER)
     assert len(shown) == 2
-    assert shown[0] == notice("subscribed", tags="rollout")
-    assert "rollout" in shown[1] and "0 9 * * mon-fri" in shown[1]  # /subscriptions
+    assert shown[0].startswith(
+        notice("subscribed", number="1", query="rollout", cadence="0 9 * * mon-fri", next="")
+    )
+    assert "1. rollout · 0 9 * * mon-fri" in shown[1]  # /subscriptions
+    assert "2. " not in shown[1], "the edit did not add a second subscription"
+    subs = await bot.service.subscriptions.of(Platform.TELEGRAM, str(USER))
+    assert [s.name for s in subs] == ["rollout"]
 
 
 async def test_a_body_that_is_not_an_update_is_not_an_error_telegram_would_retry(

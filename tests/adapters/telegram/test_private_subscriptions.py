@@ -1,0 +1,62 @@
+"""A person's own subscriptions in a Telegram private chat: anyone may subscribe there (the
+person owns what they add), the numbers stay put when one is removed, and nobody else is told.
+"""
+
+from __future__ import annotations
+
+from bot.core.models import Platform
+from tests.fakes.telegram.api import FakeTelegram
+from tests.kits.telegram import USER, TelegramBot, notice, texts, until
+
+PERSONAL = f"personal ({USER})"
+
+
+async def test_a_private_chat_subscribes_twice_lists_removes_one_and_lists_again(
+    fake: FakeTelegram, bot: TelegramBot
+) -> None:
+    fake.push_message(USER, "/subscribe tag:rollout at daily 09:00")
+    fake.push_message(USER, "/subscribe repo:verl-project/verl -tag:ci at weekly fri 17:00")
+    fake.push_message(USER, "/subscriptions")
+    fake.push_message(USER, "/unsubscribe 1")
+    fake.push_message(USER, "/subscriptions")
+
+    await until(lambda: len(fake.sent_to(USER)) == 5, timeout=8)
+    first, second, listed, removed, relisted = texts(fake, USER)
+    assert first.startswith(
+        notice("subscribed", number="1", query="tag:rollout", cadence="daily 09:00", next="")
+    )
+    assert second.startswith("Added subscription 2: repo:verl-project/verl -tag:ci (weekly")
+    lines = listed.split("\n")
+    assert lines[0] == "Subscriptions of this chat:"
+    assert lines[1].startswith("1. tag:rollout · daily 09:00 · next ")
+    assert lines[2].startswith("2. repo:verl-project/verl -tag:ci · weekly")
+    assert all(line.endswith(f"last - · {PERSONAL}") for line in lines[1:]), lines
+    assert removed == notice("unsubscribed", items="1. tag:rollout")
+    relines = relisted.split("\n")
+    assert len(relines) == 2, "one subscription is left"
+    assert relines[1].startswith("2. repo:verl-project/verl -tag:ci"), "it keeps its number"
+
+    subs = await bot.service.subscriptions.of(Platform.TELEGRAM, str(USER))
+    assert [(s.number, s.owner, s.filter.query) for s in subs] == [
+        (2, str(USER), "repo:verl-project/verl -tag:ci")
+    ]
+    assert fake.calls("getChatMember") == [], "a private chat asks nobody whether they're admin"
+
+
+async def test_unsubscribe_all_in_a_private_chat_removes_them_and_the_chat_stays_reachable(
+    fake: FakeTelegram, bot: TelegramBot
+) -> None:
+    fake.push_message(USER, "/subscribe tag:rollout")
+    fake.push_message(USER, "/subscribe tag:ci at now")
+    fake.push_message(USER, "/unsubscribe 7")
+    fake.push_message(USER, "/unsubscribe all")
+    fake.push_message(USER, "/subscriptions")
+
+    await until(lambda: len(fake.sent_to(USER)) == 5, timeout=8)
+    shown = texts(fake, USER)
+    assert shown[2] == notice("unknown_subscription", cmd="/", numbers="7")
+    assert shown[3] == notice("unsubscribed", items="1. tag:rollout, 2. tag:ci")
+    assert shown[4] == notice("no_subscriptions", cmd="/")
+    assert await bot.service.subscriptions.of(Platform.TELEGRAM, str(USER)) == []
+    dest = await bot.service.destinations.find(Platform.TELEGRAM, str(USER))
+    assert dest is not None and dest.active, "removing subscriptions does not switch it off"
