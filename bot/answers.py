@@ -11,7 +11,6 @@ from collections.abc import Awaitable, Callable
 from datetime import timedelta
 
 from bot.chat_subscriptions import SubscriptionVerbs
-from bot.core.cadence import CadenceError, parse_cadence
 from bot.core.clock import Clock
 from bot.core.commands import SPECS, Invocation, UsageError, Verb, command_prefix
 from bot.core.models import Format, Locale, Platform
@@ -30,8 +29,7 @@ from bot.core.store.destinations import DestinationStore
 from bot.core.store.lookup import AmbiguousRefError, ReportNotFoundError, find_report
 from bot.core.store.reports import ReportStore
 from bot.core.store.status import collect
-from bot.core.store.subscriptions import DEFAULT_CHAT_SCHEDULE, SubscriptionStore
-from bot.cron import next_fire
+from bot.core.store.subscriptions import SubscriptionStore
 from bot.messages import Answer, Chat, DigestAnswer, Notice, Reply, SectionAnswer
 from bot.settings import BotConfig
 
@@ -198,15 +196,11 @@ class Answerer:
         the last REPLAY_DAYS days; at the default chat schedule when no cadence is given."""
         if inv.query is None:
             return Answer(Notice("bad_query", {"error": inv.query_error}))
-        subs = await self.verbs.mine(chat)
         now = self.clock()
-        try:
-            cadence = parse_cadence(
-                inv.cadence or DEFAULT_CHAT_SCHEDULE, next_fire=next_fire, now=now
-            )
-        except CadenceError as error:
-            return Answer(Notice("bad_cadence", {"error": str(error)}))
-        tz = subs[0].timezone if subs else self.config.timezone
+        typed = self.verbs.cadence(inv, await self.verbs.mine(chat), now)
+        if isinstance(typed, Answer):
+            return typed
+        cadence, tz = typed
         result = await replay(
             self.reports,
             inv.query,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from bot.core.cadence import CadenceError, parse_cadence
+from bot.core.cadence import Cadence, CadenceError, parse_cadence
 from bot.core.clock import Clock, human_time
 from bot.core.commands import Invocation
 from bot.core.models import Locale
@@ -53,6 +53,19 @@ class SubscriptionVerbs:
         self.config = config
         self.clock = clock
 
+    def cadence(
+        self, inv: Invocation, subs: list[Subscription], now: datetime
+    ) -> tuple[Cadence, str] | Answer:
+        """The cadence typed after `at` (the default chat schedule if none) and the zone it
+        runs in (the chat's, else the config's); a bad cadence is the answer."""
+        try:
+            cadence = parse_cadence(
+                inv.cadence or DEFAULT_CHAT_SCHEDULE, next_fire=next_fire, now=now
+            )
+        except CadenceError as error:
+            return Answer(Notice("bad_cadence", {"error": str(error)}))
+        return cadence, subs[0].timezone if subs else self.config.timezone
+
     async def mine(self, chat: Chat) -> list[Subscription]:
         """The chat's subscriptions; in a private chat, its owner's and the chat's own."""
         return await self.store.of(chat.platform, chat.chat_id)
@@ -72,13 +85,10 @@ class SubscriptionVerbs:
         if (refused := self._locked(subs)) is not None:
             return refused
         now = self.clock()
-        try:
-            cadence = parse_cadence(
-                inv.cadence or DEFAULT_CHAT_SCHEDULE, next_fire=next_fire, now=now
-            )
-        except CadenceError as error:
-            return Answer(Notice("bad_cadence", {"error": str(error)}))
-        tz = subs[0].timezone if subs else self.config.timezone
+        typed = self.cadence(inv, subs, now)
+        if isinstance(typed, Answer):
+            return typed
+        cadence, tz = typed
         new = NewSubscription(
             name=inv.query_text[:NAME_CHARS],
             filter=DigestFilter(query=inv.query_text),
