@@ -21,6 +21,7 @@ from bot.cli import (
     run_cmd,
     search_cmd,
     status_cmd,
+    subscriptions_cmd,
     tags_cmd,
 )
 from bot.cli.common import CliError, Command
@@ -42,6 +43,7 @@ COMMANDS: tuple[Command, ...] = (
     run_cmd.COMMAND,
     status_cmd.COMMAND,
     reactivate_cmd.COMMAND,
+    subscriptions_cmd.COMMAND,
     config_cmd.CHECK_CONFIG,
     config_cmd.SCHEMA,
     config_cmd.MIGRATE,
