@@ -95,7 +95,8 @@ class Answerer:
         self.config = config
         self.clock = clock
         self.renderer = renderer or Renderer()  # a replay renders what it counts
-        self.verbs = SubscriptionVerbs(SubscriptionStore(destinations.engine, clock), config, clock)
+        subscriptions = SubscriptionStore(destinations.engine, clock)
+        self.verbs = SubscriptionVerbs(subscriptions, config, clock, reports)
         # Spelled out, not looked up by name, so grep and mypy see every handler; a test checks
         # that every Verb has one.
         self.handlers: dict[Verb, Handler] = {

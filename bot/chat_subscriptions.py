@@ -15,8 +15,12 @@ from bot.core.cadence import Cadence, CadenceError, parse_cadence
 from bot.core.clock import Clock, human_time
 from bot.core.commands import Invocation
 from bot.core.models import Locale
+from bot.core.query import parse as parse_query
 from bot.core.render.labels import notice_text
+from bot.core.replay import REPLAY_DAYS
+from bot.core.search import search
 from bot.core.select import DigestFilter
+from bot.core.store.reports import ReportStore
 from bot.core.store.runs import last_scheduled_time
 from bot.core.store.subscriptions import (
     CONFIG,
@@ -31,6 +35,7 @@ from bot.messages import Answer, Chat, Notice
 from bot.settings import BotConfig
 
 NAME_CHARS = 100  # a chat subscription is named by its query, cut to this
+RECENT_DAYS = REPLAY_DAYS  # a new subscription's answer says what it would have matched
 
 
 def actor(chat: Chat) -> str:
@@ -48,10 +53,26 @@ def next_text(schedule: str, tz: str, now: datetime) -> str:
 
 
 class SubscriptionVerbs:
-    def __init__(self, store: SubscriptionStore, config: BotConfig, clock: Clock) -> None:
+    def __init__(
+        self,
+        store: SubscriptionStore,
+        config: BotConfig,
+        clock: Clock,
+        reports: ReportStore | None = None,  # `subscribe` says what it would have matched
+    ) -> None:
         self.store = store
+        self.reports = reports
         self.config = config
         self.clock = clock
+
+    async def recent(self, query_text: str, now: datetime) -> str:
+        """How many stored PRs of the last RECENT_DAYS days the query matches ("1000+" past
+        the search window): a subscription that would match nothing is seen at once."""
+        if self.reports is None:
+            return "-"
+        query = parse_query(f"({query_text}) since:{RECENT_DAYS}d")
+        result = await search(self.reports, query, limit=0, now=now)
+        return f"{result.total}+" if result.capped else str(result.total)
 
     def cadence(
         self, inv: Invocation, subs: list[Subscription], now: datetime
@@ -106,7 +127,9 @@ class SubscriptionVerbs:
             "cadence": sub.cadence,
             "next": next_text(sub.schedule, tz, now),
         }
-        return Answer(Notice("subscribed", params), announce=_announce(chat, "added", params))
+        announce = _announce(chat, "added", params)
+        recent = {"days": str(RECENT_DAYS), "recent": await self.recent(inv.query_text, now)}
+        return Answer(Notice("subscribed", {**params, **recent}), announce=announce)
 
     async def unsubscribe(self, inv: Invocation, chat: Chat) -> Answer:
         subs = await self.mine(chat)

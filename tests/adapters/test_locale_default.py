@@ -21,6 +21,7 @@ from tests.kits.telegram import (
     add_group,
     fast_fake,
     notice,
+    subscribed,
     texts,
     until,
 )
@@ -44,8 +45,7 @@ async def _locale_of(store: DestinationStore, platform: Platform, chat_id: str) 
 
 def _subscribed(locale: Locale) -> str:
     """The start of `subscribe rollout`'s answer, up to the next digest's time."""
-    params = {"number": "1", "query": "rollout", "cadence": DEFAULT_CHAT_SCHEDULE, "next": ""}
-    return notice("subscribed", locale, **params)
+    return subscribed(locale, number="1", query="rollout", cadence=DEFAULT_CHAT_SCHEDULE)
 
 
 async def test_a_slack_channel_without_destination_answers_in_the_configs_locale(

@@ -74,6 +74,13 @@ def notice(key: str, locale: Locale = Locale.EN, **params: str) -> str:
     return Renderer().notice(key, Format.TELEGRAM, locale, **params).text
 
 
+def subscribed(locale: Locale = Locale.EN, **params: str) -> str:
+    """The start of a `subscribe` answer, up to the next digest's time (the clock's)."""
+    cut = "\x00"
+    text = notice("subscribed", locale, **params, next=cut, days="30", recent="0")
+    return text.split(cut)[0]
+
+
 def add_group(fake: FakeTelegram, chat_id: int = GROUP) -> None:
     fake.add_chat(chat_id, "group", "PR readers")
     fake.set_member(chat_id, ADMIN, "administrator")

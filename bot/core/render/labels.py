@@ -135,7 +135,8 @@ _NOTICES: dict[Locale, dict[str, str]] = {
         "config_managed": "订阅 {name} 来自配置文件，请在配置里修改。",
         "locked": "本{chat}的订阅已在配置文件中锁定（频道 {name}），请在配置里修改。",
         "unknown_subscription": "这里没有编号为 {numbers} 的订阅。发送 {cmd}subscriptions 查看。",
-        "subscribed": "已添加订阅 {number}：{query}（{cadence}），下一次：{next}",
+        "subscribed": "已添加订阅 {number}：{query}（{cadence}），下一次：{next}。"
+        "最近 {days} 天它会匹配 {recent} 个 PR。",
         "unsubscribed": "已取消订阅：{items}",
         "subscription_added": "{user} 添加了订阅 {number}：{query}（{cadence}）",
         "subscription_removed": "{user} 取消了订阅：{items}",
@@ -201,7 +202,8 @@ _NOTICES: dict[Locale, dict[str, str]] = {
         "change them there.",
         "unknown_subscription": "No subscription {numbers} here: send {cmd}subscriptions to "
         "see them.",
-        "subscribed": "Added subscription {number}: {query} ({cadence}); next: {next}",
+        "subscribed": "Added subscription {number}: {query} ({cadence}); next: {next}. "
+        "Over the last {days} days it would have matched {recent} PRs.",
         "unsubscribed": "Removed: {items}",
         "subscription_added": "{user} added subscription {number}: {query} ({cadence})",
         "subscription_removed": "{user} removed: {items}",

@@ -38,6 +38,7 @@ from tests.kits.telegram import (
     fast_fake,
     notice,
     push_from_zh_user,
+    subscribed,
     texts,
     until,
 )
@@ -193,8 +194,8 @@ async def test_a_chinese_speaking_user_reads_chinese_labels(
 
     await until(lambda: fake.sent_to(ZH_USER))
     [shown] = texts(fake, ZH_USER)
-    params = {"number": "1", "query": "rollout", "cadence": DEFAULT_CHAT_SCHEDULE, "next": ""}
-    assert shown.startswith(notice("subscribed", Locale.ZH, **params))  # then the next time
+    params = {"number": "1", "query": "rollout", "cadence": DEFAULT_CHAT_SCHEDULE}
+    assert shown.startswith(subscribed(Locale.ZH, **params))  # then the next time
 
 
 async def test_a_digest_button_answers_with_that_prs_risks(

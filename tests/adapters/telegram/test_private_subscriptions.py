@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from bot.core.models import Platform
 from tests.fakes.telegram.api import FakeTelegram
-from tests.kits.telegram import USER, TelegramBot, notice, texts, until
+from tests.kits.telegram import USER, TelegramBot, notice, subscribed, texts, until
 
 PERSONAL = f"personal ({USER})"
 
@@ -22,9 +22,7 @@ async def test_a_private_chat_subscribes_twice_lists_removes_one_and_lists_again
 
     await until(lambda: len(fake.sent_to(USER)) == 5, timeout=8)
     first, second, listed, removed, relisted = texts(fake, USER)
-    assert first.startswith(
-        notice("subscribed", number="1", query="tag:rollout", cadence="daily 09:00", next="")
-    )
+    assert first.startswith(subscribed(number="1", query="tag:rollout", cadence="daily 09:00"))
     assert second.startswith("Added subscription 2: repo:verl-project/verl -tag:ci (weekly")
     lines = listed.split("\n")
     assert lines[0] == "Subscriptions of this chat:"

@@ -18,6 +18,7 @@ from tests.kits.telegram import (
     TelegramBot,
     fast_fake,
     notice,
+    subscribed,
     texts,
     until,
 )
@@ -93,9 +94,7 @@ async def test_an_edited_command_does_not_run_again(fake: FakeTelegram, bot: Tel
     await until(lambda: len(fake.sent_to(USER)) >= 2)
     shown = texts(fake, USER)
     assert len(shown) == 2
-    assert shown[0].startswith(
-        notice("subscribed", number="1", query="rollout", cadence="0 9 * * mon-fri", next="")
-    )
+    assert shown[0].startswith(subscribed(number="1", query="rollout", cadence="0 9 * * mon-fri"))
     assert "1. rollout · 0 9 * * mon-fri" in shown[1]  # /subscriptions
     assert "2. " not in shown[1], "the edit did not add a second subscription"
     subs = await bot.service.subscriptions.of(Platform.TELEGRAM, str(USER))
