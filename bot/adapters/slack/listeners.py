@@ -19,6 +19,9 @@ from slack_bolt.async_app import AsyncApp
 from bot.adapters.answering import UNAVAILABLE, answer_messages
 from bot.adapters.base import AdapterDeps, chat_at, nobody_is_admin
 from bot.adapters.slack.ack_gate import AckGate
+from bot.adapters.slack.home import SlackHome
+from bot.adapters.slack.host import Answering
+from bot.adapters.slack.modal import SlackPicker
 from bot.adapters.slack.replies import Respond, clean_text, post_all, respond_all
 from bot.adapters.slack.users import SlackUsers
 from bot.answers import Answer, Chat, Notice, render_notice
@@ -40,7 +43,6 @@ MAX_REF_SHOWN = 80
 ONCE_KEYS = "prdigest_once_keys"  # dedupe keys an answer records first (signature, event id)
 
 ChatReady = Callable[[Chat], Awaitable[None]]
-Answering = Callable[[bool], Coroutine[Any, Any, None]]  # given: is the store down?
 
 
 def _button_invocation(value: str, section: Section) -> Invocation:
@@ -62,6 +64,8 @@ class SlackListeners:
         self.engine = deps.engine
         self.clock = deps.clock
         self._tasks: set[asyncio.Task[None]] = set()
+        self.picker = SlackPicker(self)  # `/pr subscribe` alone: the modal
+        self.home = SlackHome(self, self.picker)
 
     def register(self, app: AsyncApp) -> None:
         app.middleware(self.note_event_id)
@@ -69,6 +73,8 @@ class SlackListeners:
         app.event("app_mention")(self.on_mention)
         for action_id in BUTTON_SECTIONS:
             app.action(action_id)(self.on_button)
+        self.picker.register(app)
+        self.home.register(app)
 
     # -- middleware ------------------------------------------------------------------------
 
@@ -95,11 +101,11 @@ class SlackListeners:
         context: dict[str, Any],
     ) -> None:
         await ack()
-        self._spawn(context, partial(self._answer_command, command, respond))
+        self.spawn(context, partial(self._answer_command, command, respond))
 
     async def on_mention(self, event: dict[str, Any], context: dict[str, Any]) -> None:
         # bolt acknowledges events itself
-        self._spawn(context, partial(self._answer_mention, event))
+        self.spawn(context, partial(self._answer_mention, event))
 
     async def on_button(
         self,
@@ -110,9 +116,9 @@ class SlackListeners:
         context: dict[str, Any],
     ) -> None:
         await ack()
-        self._spawn(context, partial(self._answer_button, body, action, respond))
+        self.spawn(context, partial(self._answer_button, body, action, respond))
 
-    def _spawn(self, context: dict[str, Any], answer: Answering) -> None:
+    def spawn(self, context: dict[str, Any], answer: Answering) -> None:
         work = self._once(list(context.get(ONCE_KEYS, ())), answer)
         task = asyncio.create_task(_logged(work, self.gate))
         self._tasks.add(task)  # a reference, or the loop may drop the task mid-answer
@@ -144,23 +150,26 @@ class SlackListeners:
         self, command: dict[str, Any], respond: Respond, store_down: bool
     ) -> None:
         text = clean_text(str(command.get("text", "")))
+        if _wants_picker(text):
+            await self.picker.open_from_command(command, respond, store_down)
+            return
         user_name = str(command.get("user_name", ""))
-        answer, chat = await self._answer(
+        answer, chat = await self.answer(
             command, user_name, partial(parse_pr_text, text), store_down
         )
         messages = await answer_messages(self.renderer, answer.reply, Format.SLACK, chat.locale)
         await respond_all(respond, messages, answer.public, where=SLASH_COMMAND)
-        await self._announce(answer, chat)
+        await self.announce(answer, chat)
 
     async def _answer_mention(self, event: dict[str, Any], store_down: bool) -> None:
         found = parse_mention(clean_text(str(event.get("text", ""))))
-        answer, chat = await self._answer(
+        answer, chat = await self.answer(
             event, "", partial(_known, found), store_down, ready=self._bot_is_back
         )
         thread = str(event.get("thread_ts") or event.get("ts") or "") or None
         messages = await answer_messages(self.renderer, answer.reply, Format.SLACK, chat.locale)
         await post_all(self.users.client, chat.chat_id, messages, thread)
-        await self._announce(answer, chat)
+        await self.announce(answer, chat)
 
     async def _bot_is_back(self, chat: Chat) -> None:
         """Slack delivers `app_mention` only from channels the bot is a member of."""
@@ -172,13 +181,13 @@ class SlackListeners:
         section = BUTTON_SECTIONS[str(action.get("action_id"))]
         value = str(action.get("value", ""))
         parse = partial(_button_invocation, value, section)
-        answer, chat = await self._answer(body, "", parse, store_down)
+        answer, chat = await self.answer(body, "", parse, store_down)
         messages = await answer_messages(self.renderer, answer.reply, Format.SLACK, chat.locale)
         await respond_all(respond, messages, public=False, where="button")
 
     # -- shared steps ----------------------------------------------------------------------
 
-    async def _chat(self, payload: dict[str, Any], user_name: str) -> Chat:
+    async def chat(self, payload: dict[str, Any], user_name: str) -> Chat:
         channel_id, user_id = _where_and_who(payload)
         is_admin = partial(self.users.is_admin, user_id)
         return await chat_at(
@@ -191,7 +200,7 @@ class SlackListeners:
             user_name=user_name,
         )
 
-    async def _answer(
+    async def answer(
         self,
         payload: dict[str, Any],
         user_name: str,
@@ -209,7 +218,7 @@ class SlackListeners:
         if store_down:
             return Answer(UNAVAILABLE), asked
         try:
-            chat = await self._chat(payload, user_name)
+            chat = await self.chat(payload, user_name)
             if ready is not None:
                 await ready(chat)
             return await self.answerer.answer_text(parse, chat), chat
@@ -218,7 +227,7 @@ class SlackListeners:
             _log_failure("slack.answer_failed", exc, chat=channel_id, unavailable=str(unavailable))
             return Answer(UNAVAILABLE if unavailable else Notice("error")), asked
 
-    async def _announce(self, answer: Answer, chat: Chat) -> None:
+    async def announce(self, answer: Answer, chat: Chat) -> None:
         """Tell the whole channel that its subscription changed, and who changed it."""
         if answer.announce is None:
             return
@@ -248,6 +257,14 @@ async def _logged(work: Coroutine[Any, Any, None], gate: AckGate) -> None:
     finally:
         if not started:
             work.close()  # cancelled (shutdown) before its turn: nothing to await
+
+
+def _wants_picker(text: str) -> bool:
+    """`/pr subscribe` with nothing after it."""
+    try:
+        return parse_pr_text(text).picker
+    except UsageError:
+        return False
 
 
 def _known(found: Invocation | None) -> Invocation:

@@ -28,6 +28,7 @@ from telegram.ext import (
 
 from bot.adapters.answering import UNAVAILABLE, answer_messages
 from bot.adapters.base import AdapterDeps, chat_at, nobody_is_admin
+from bot.adapters.telegram.keyboard import TelegramKeyboard
 from bot.adapters.telegram.members import (
     GONE_STATUSES,
     Membership,
@@ -38,7 +39,7 @@ from bot.adapters.telegram.members import (
 from bot.adapters.telegram.reply import Replier
 from bot.adapters.telegram.updates import TelegramApp
 from bot.answers import Answer, Chat, Notice, Reply
-from bot.core.commands import COMMAND_MENU, VERB_ALIASES, parse, parse_mention
+from bot.core.commands import COMMAND_MENU, VERB_ALIASES, UsageError, parse, parse_mention
 from bot.core.models import Format, Locale, Platform
 from bot.core.render.telegram import parse_callback_data
 from bot.core.store.dedupe import first_time_unless_down
@@ -61,6 +62,7 @@ class TelegramHandlers:
         self.default_locale = deps.default_locale
         self.membership = Membership(deps.destinations)
         self.replier = replier
+        self.keyboard = TelegramKeyboard(deps, replier, self._chat)  # `/subscribe` alone
 
     def register(self, app: TelegramApp) -> None:
         new_messages = filters.UpdateType.MESSAGE
@@ -72,6 +74,7 @@ class TelegramHandlers:
         text = filters.TEXT & ~filters.COMMAND & new_messages
         app.add_handler(MessageHandler(text, self.on_text))
         app.add_handler(MessageHandler(filters.StatusUpdate.MIGRATE, self.on_migration))
+        self.keyboard.register(app)
         app.add_handler(CallbackQueryHandler(self.on_button))
         app.add_handler(ChatMemberHandler(self.on_membership, ChatMemberHandler.MY_CHAT_MEMBER))
         app.add_error_handler(self.on_error)
@@ -127,6 +130,11 @@ class TelegramHandlers:
         chat = await self._message_chat(message, context)
         if verb == "start":
             await self.membership.returned(chat.chat_id)
+        if _wants_picker(verb, args):
+            refused = await self.keyboard.open(message, chat)
+            if refused is not None:
+                await self._reply(message, _visible_reply(message, refused), chat.locale)
+            return
         answer = await self.answerer.answer_text(lambda: parse(verb, args), chat)
         log(logger, "telegram.command", command=verb, chat=chat.chat_id, reply=_kind(answer))
         await self._reply(message, _visible_reply(message, answer), chat.locale)
@@ -227,6 +235,14 @@ class TelegramHandlers:
             locale = user_locale(message.from_user) or self.default_locale
             reply = UNAVAILABLE if unavailable else Notice("error")
             await self._reply(message, reply, locale)
+
+
+def _wants_picker(verb: str, args: str) -> bool:
+    """`/subscribe` with nothing after it."""
+    try:
+        return parse(verb, args).picker
+    except UsageError:
+        return False
 
 
 def _addressed(text: str, username: str) -> str | None:

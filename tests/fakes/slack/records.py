@@ -52,6 +52,7 @@ class FakeChannel:
     archived: bool = False
     bot_member: bool = True
     is_private: bool = False
+    members: set[str] = field(default_factory=set)  # user ids (conversations.members)
 
 
 @dataclass(frozen=True)

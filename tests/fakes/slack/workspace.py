@@ -6,6 +6,7 @@ Each method takes the call's validated params and returns the JSON answer, or ra
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
@@ -18,6 +19,8 @@ FIRST_TS_SECONDS = 1_700_000_000
 TS_STEP_MICROS = 100
 DEFAULT_CHANNELS = ("C0TEST1", "C0TEST2", "C0TEST3")
 DEFAULT_USER = "U0TEST1"
+MEMBERS_DEFAULT_LIMIT = 100
+MEMBERS_MAX_LIMIT = 1000
 MethodHandler = Callable[[dict[str, Any]], dict[str, Any]]
 
 
@@ -85,6 +88,7 @@ class Workspace:
             "conversations.info": self.conversations_info,
             "conversations.join": self.conversations_join,
             "conversations.history": self.conversations_history,
+            "conversations.members": self.conversations_members,
         }
 
     # -- answers -----------------------------------------------------------------------------
@@ -219,6 +223,25 @@ class Workspace:
         channel.bot_member = True
         return {"ok": True, "channel": self.channel_json(channel)}
 
+    def conversations_members(self, params: dict[str, Any]) -> dict[str, Any]:
+        """A channel's member ids, a page at a time (`limit`, default 100, and `cursor`); a
+        private channel the bot is not in is `channel_not_found`, as in Slack."""
+        channel = self.known_channel(params.get("channel"))
+        if channel.is_private and not channel.bot_member:
+            raise SlackRefusal("channel_not_found")
+        limit = int(_number(params, "limit", MEMBERS_DEFAULT_LIMIT, "invalid_limit"))
+        if limit < 1 or limit > MEMBERS_MAX_LIMIT:
+            raise SlackRefusal("invalid_limit")
+        start = _page_start(params.get("cursor"))
+        members = sorted(channel.members)
+        end = start + limit
+        cursor = base64.b64encode(f"member:{end}".encode()).decode() if end < len(members) else ""
+        return {
+            "ok": True,
+            "members": members[start:end],
+            "response_metadata": {"next_cursor": cursor},
+        }
+
     def conversations_history(self, params: dict[str, Any]) -> dict[str, Any]:
         channel = self.known_channel(params.get("channel"))
         if not channel.bot_member:
@@ -241,6 +264,19 @@ class Workspace:
             "pin_count": 0,
             "response_metadata": {"next_cursor": ""},
         }
+
+
+def _page_start(cursor: object) -> int:
+    """Where a `next_cursor` this fake gave out starts; Slack's `invalid_cursor` otherwise."""
+    if not cursor:
+        return 0
+    try:
+        kind, _, index = base64.b64decode(str(cursor), validate=True).decode().partition(":")
+    except (ValueError, UnicodeDecodeError):
+        raise SlackRefusal("invalid_cursor") from None
+    if kind != "member" or not index.isdigit():
+        raise SlackRefusal("invalid_cursor")
+    return int(index)
 
 
 def _number(params: Mapping[str, Any], name: str, default: float, error: str) -> float:

@@ -1,0 +1,37 @@
+"""What the modal and the Home tab use of the listeners (`SlackListeners` has all of it):
+named here, so those modules need not import the listeners that register them."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any, Protocol
+
+from bot.adapters.slack.users import SlackUsers
+from bot.answers import Answer, Answerer, Chat
+from bot.core.commands import Invocation
+from bot.core.render.renderer import Renderer
+
+Answering = Callable[[bool], Coroutine[Any, Any, None]]  # given: is the store down?
+Ack = Callable[..., Awaitable[Any]]
+
+
+class ListenerHost(Protocol):
+    answerer: Answerer
+    renderer: Renderer
+    users: SlackUsers
+
+    def spawn(self, context: dict[str, Any], answer: Answering) -> None:
+        """Run `answer` after the ack, once per request (see listeners._once)."""
+        ...
+
+    async def chat(self, payload: dict[str, Any], user_name: str) -> Chat: ...
+
+    async def answer(
+        self,
+        payload: dict[str, Any],
+        user_name: str,
+        parse: Callable[[], Invocation],
+        store_down: bool,
+    ) -> tuple[Answer, Chat]: ...
+
+    async def announce(self, answer: Answer, chat: Chat) -> None: ...
