@@ -34,6 +34,7 @@ from bot.cron import CronError, next_fire
 from bot.messages import Answer, Chat, Notice
 from bot.settings import BotConfig
 
+PICKER = "picker"  # the answer to `subscribe` alone, for whoever may subscribe here
 NAME_CHARS = 100  # a chat subscription is named by its query, cut to this
 RECENT_DAYS = REPLAY_DAYS  # a new subscription's answer says what it would have matched
 
@@ -98,13 +99,13 @@ class SubscriptionVerbs:
         return Answer(Notice("locked", {"name": locked.name}))
 
     async def subscribe(self, inv: Invocation, chat: Chat) -> Answer:
-        if inv.picker:
-            return Answer(Notice("usage_subscribe"))
-        if inv.query is None:
-            return Answer(Notice("bad_query", {"error": inv.query_error}))
         subs = await self.mine(chat)
         if (refused := self._locked(subs)) is not None:
             return refused
+        if inv.picker:  # `subscribe` alone: the platform's picker opens (a typed hint elsewhere)
+            return Answer(Notice(PICKER))
+        if inv.query is None:
+            return Answer(Notice("bad_query", {"error": inv.query_error}))
         now = self.clock()
         typed = self.cadence(inv, subs, now)
         if isinstance(typed, Answer):

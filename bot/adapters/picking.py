@@ -15,11 +15,12 @@ from collections.abc import Callable
 from functools import partial
 
 from bot.answers import Answer, Answerer, Chat, Notice
+from bot.chat_subscriptions import PICKER
 from bot.core.commands import Invocation, Verb, parse
 from bot.core.picker import Choices, Pick, known_choices
 
-# What the Answerer answers `subscribe` alone with, once the admin rule let it through.
-PICKER_ALLOWED = "usage_subscribe"
+# What the Answerer answers `subscribe` alone with, once the admin and locked rules let it through.
+PICKER_ALLOWED = PICKER
 
 
 async def picker_refusal(answerer: Answerer, chat: Chat) -> Answer | None:

@@ -25,6 +25,7 @@ from bot.adapters.slack import errors
 from bot.adapters.slack.host import Ack, ListenerHost
 from bot.adapters.slack.replies import Respond, post_all, respond_all
 from bot.answers import Answer, Chat, Notice
+from bot.chat_subscriptions import PICKER
 from bot.core.models import Format, Locale, Platform
 from bot.core.picker import CADENCES, IMPACTS, Choices, EmptyPickError, Pick
 from bot.core.render.picker_labels import picker_label
@@ -165,7 +166,7 @@ class SlackPicker:
             await self.host.users.client.views_open(trigger_id=trigger_id, view=view)
         except SlackApiError as exc:  # e.g. expired_trigger_id: Slack was slow to reach us
             log(logger, "slack.modal_failed", logging.WARNING, reason=errors.reason(exc))
-            return Answer(Notice("error"))
+            return Answer(Notice(PICKER))  # typing is still the fast path: say how
         return None
 
     async def open_from_command(

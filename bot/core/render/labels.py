@@ -158,6 +158,7 @@ _NOTICES: dict[Locale, dict[str, str]] = {
         "还有 {more} 个未列出。加上条件可以缩小范围，例如 {example}",
         "bad_query": "查询写法有误：{error}",
         "bad_cadence": "推送频率写法有误：{error}",
+        "picker": "用法：{cmd}subscribe 查询 [at 频率]，例如 {cmd}subscribe tag:breaking at now",
         "usage_subscribe_test": "用法：{cmd}subscribe test 查询 [at 频率]，例如 "
         "{cmd}subscribe test tag:breaking at daily 09:00",
         "replay": "回放「{query}」按 {cadence} 推送的最近 {days} 天（未做任何修改）："
@@ -224,6 +225,8 @@ _NOTICES: dict[Locale, dict[str, str]] = {
         "+{more} more. Add terms to narrow it, e.g. {example}",
         "bad_query": "{error}",
         "bad_cadence": "{error}",
+        "picker": "Usage: {cmd}subscribe QUERY [at CADENCE], e.g. "
+        "{cmd}subscribe tag:breaking at now",
         "usage_subscribe_test": "Usage: {cmd}subscribe test QUERY [at CADENCE], e.g. "
         "{cmd}subscribe test tag:breaking at daily 09:00",
         "replay": "Replay of {query} at {cadence} over the last {days} days (nothing changed): "

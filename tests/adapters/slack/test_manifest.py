@@ -15,7 +15,14 @@ from tests.kits.paths import ROOT
 
 MANIFEST = ROOT / "deploy" / "slack-app-manifest.yaml"
 GUIDE = ROOT / "docs" / "slack.md"
-SCOPES = {"commands", "chat:write", "app_mentions:read", "users:read"}
+SCOPES = {
+    "commands",
+    "chat:write",
+    "app_mentions:read",
+    "users:read",
+    "channels:read",
+    "groups:read",
+}
 
 
 def _manifest() -> dict[str, Any]:
@@ -42,7 +49,12 @@ def test_every_request_url_is_the_events_endpoint() -> None:
 def test_the_manifest_declares_the_command_and_event_the_bot_handles() -> None:
     manifest = _manifest()
     assert [c["command"] for c in manifest["features"]["slash_commands"]] == [SLASH_COMMAND]
-    assert manifest["settings"]["event_subscriptions"]["bot_events"] == ["app_mention"]
+    assert manifest["settings"]["event_subscriptions"]["bot_events"] == [
+        "app_mention",
+        "app_home_opened",
+    ]
+    home = manifest["features"]["app_home"]
+    assert home["home_tab_enabled"] and home["messages_tab_enabled"]
 
 
 def test_the_app_asks_for_the_fewest_scopes_and_the_guide_explains_each() -> None:
