@@ -27,12 +27,13 @@ from typing import Any, Final
 from sqlalchemy import (
     ColumnElement,
     Connection,
+    FromClause,
     Select,
     Text,
+    and_,
     bindparam,
     column,
     delete,
-    exists,
     func,
     insert,
     intersect,
@@ -276,9 +277,18 @@ def _postgres_rows(long: list[str], short: list[str]) -> Any:
 def _postgres_per_row(words: list[str]) -> ColumnElement[bool]:
     """The words checked in each row's own text (no index): cheaper than the GIN indexes when
     only a few thousand rows are asked about and the words are common. The fields are joined
-    by SEP, which no word holds, so a word is still found within one field."""
-    found = [func.strpos(_search.c.body, word) > 0 for word in words]
-    return exists().where(_search.c.report_id == report_facets.c.report_id, *found)
+    by SEP, which no word holds, so a word is still found within one field. The text is
+    joined to the facets row (`searched`), not asked for in a subquery: under OR, PostgreSQL
+    may answer a correlated subquery by checking every report's text once, in any range."""
+    return and_(*(func.strpos(_search.c.body, word) > 0 for word in words))
+
+
+def searched(dialect: str, *, per_row: bool = False) -> FromClause:
+    """What a condition from `holding` reads: the facets rows, joined to their text where
+    PostgreSQL checks words row by row."""
+    if dialect == "sqlite" or not per_row:
+        return report_facets
+    return report_facets.join(_search, _search.c.report_id == report_facets.c.report_id)
 
 
 def holding(
@@ -287,7 +297,7 @@ def holding(
     """A condition on `report_facets`: the report's text holds every word (normalized, none
     empty, none holding NUL or SEP), each within one field. `seqs`: only rows whose seq is in
     this range are asked about (SQLite reads only their postings); `per_row` (PostgreSQL): check
-    each row's text instead of the indexes."""
+    each row's text instead of the indexes, in a statement that reads `searched(per_row=True)`."""
     long = [w for w in words if len(w) > GRAM_LIMIT]
     short = [w for w in words if len(w) <= GRAM_LIMIT]
     if dialect == "sqlite":
