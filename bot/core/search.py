@@ -23,6 +23,7 @@ heap), so a query that matches a large store costs memory for `limit` reports, n
 from __future__ import annotations
 
 import heapq
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -52,8 +53,9 @@ CHUNK: Final = 500  # reports read per statement on the checked path
 # them: past that it says "1000+", and a query that matches most of a large store costs no more
 # than one that matches a thousand reports. A PR number the query names is found at any age.
 WINDOW: Final = 1000
-FIRST_CHUNK: Final = 2048  # seqs in the first range of the walk back (then doubling)
+FIRST_CHUNK: Final = 2048  # seqs in the first range of the walk back
 RANGES: Final = 4  # ranges walked before the rest is asked for at once
+MARGIN: Final = 1.5  # the next range: the seqs the window still needs at the density so far, × this
 SPARSE: Final = 64  # fewer than one match in this many rows of a range: ask for the rest at once
 PER_ROW_ROWS: Final = 8192  # PostgreSQL checks words row by row in ranges up to this size
 _EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
@@ -237,20 +239,25 @@ async def _window(
 ) -> _Window | None:
     """The newest WINDOW matches by seq, and the best `limit` of them (None: no match).
 
-    The walk goes back from the newest seq in up to RANGES ranges that double (FIRST_CHUNK,
-    then twice as many, …), then asks for the rest at once: a query most reports match stops
-    after a range or two, reading only those ranges' postings, and one few reports match (a
-    range came back SPARSE) is answered through the indexes. Each range is read once: it
-    answers with how many match (no more than the window still needs), the oldest of them,
-    and their best few."""
+    The walk goes back from the newest seq in up to RANGES ranges, then asks for the rest at
+    once: a query most reports match stops after a range or two, reading only those ranges'
+    postings, and one few reports match (a range came back SPARSE) is answered through the
+    indexes. The first range holds FIRST_CHUNK seqs, each next one as many as the matches so
+    far say the window still needs (MARGIN more): the walk reads about the rows it needs
+    whatever plan the database picks for a range. Each range is read once: it answers with
+    how many match (no more than the window still needs), the oldest of them, and their best
+    few."""
     dialect = conn.dialect.name
-    newest = (await conn.execute(select(func.max(facets.c.seq)))).scalar()
-    oldest = (await conn.execute(select(func.min(facets.c.seq)))).scalar()  # two: each O(log n)
+    ends = select(
+        select(func.min(facets.c.seq)).scalar_subquery(),  # each its own O(log n) lookup
+        select(func.max(facets.c.seq)).scalar_subquery(),
+    )
+    oldest, newest = (await conn.execute(ends)).one()
     if newest is None or oldest is None:
         return None
     low, high = int(oldest), int(newest)
     best: list[_Ranked] = []
-    found, size, walked = 0, FIRST_CHUNK, 0
+    found, scanned, size, walked = 0, 0, FIRST_CHUNK, 0
     while high >= low and found < WINDOW:
         # The last step takes all the rest at once: what is left is found through the indexes
         # (the number, the full-text lists), not range by range.
@@ -269,9 +276,11 @@ async def _window(
         ][:limit]
         if over:
             return _Window(WINDOW, heapq.nlargest(limit, best), True)
-        found += count
+        found, scanned = found + count, scanned + high - start + 1
         sparse = count * SPARSE < high - start + 1
-        high, size, walked = start - 1, size * 2, RANGES if sparse else walked + 1
+        if not sparse:  # then found > 0
+            size = math.ceil((WINDOW - found) * scanned / found * MARGIN)
+        high, walked = start - 1, RANGES if sparse else walked + 1
     if not found:
         return None
     more = found >= WINDOW and await _any_in(conn, query, now, low, high)

@@ -13,8 +13,9 @@ with no stemming and no dictionary, so a two-character Chinese word such as æƒé
   (`report_facets.seq`) says which one is current. A replaced version's postings stay until
   `prdigest migrate` rebuilds the index; they match no facets row, so never a report.
 - PostgreSQL: `report_search` holds the fields joined by a separator that normalized text
-  never contains (`body`, a pg_trgm GIN index answers LIKE) and the same characters and pairs
-  (`grams`, a GIN-indexed array), one row per report, replaced on update.
+  never contains (`body`, a pg_trgm GIN index on it with spaces as letters answers LIKE, see
+  PHRASE_JOIN) and the same characters and pairs (`grams`, a GIN-indexed array), one row per
+  report, replaced on update.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from sqlalchemy import (
     func,
     insert,
     intersect,
+    literal_column,
     select,
     table,
     text,
@@ -73,6 +75,15 @@ _fts = table("report_fts", column("rowid"), *(column(name) for name in TEXT_FIEL
 _grams = table("report_grams", column("rowid"), column("grams"))
 _search = table(
     "report_search", column("report_id"), column("body", Text), column("grams", ARRAY(Text))
+)
+# PostgreSQL's trigram index (migration 0008) reads the text with each space as PHRASE_JOIN:
+# pg_trgm splits its trigrams at anything but letters and digits, so on the text itself a
+# phrase's trigrams are its words', found in any order anywhere; as one word they span the
+# space. A needle without a space or an x is found in that text exactly where in the text;
+# one with either is checked in the text too. The query must spell the index's expression.
+PHRASE_JOIN: Final = "x"
+_PHRASE_TEXT = func.translate(
+    _search.c.body, literal_column("' '"), literal_column(f"'{PHRASE_JOIN}'")
 )
 REBUILD_LOCK = text("SELECT pg_advisory_xact_lock(:key)")
 # Unique parameters: a compiled query may ask the index several times in one statement.
@@ -267,8 +278,11 @@ def _in_range(query: Select[Any], rowid: Any, seqs: Seqs | None) -> Select[Any]:
 def _postgres_rows(long: list[str], short: list[str]) -> Any:
     query = select(_search.c.report_id)
     for needle in long:
-        escaped = needle.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-        query = query.where(_search.c.body.like(f"%{escaped}%", escape="\\"))
+        joined = needle.replace(" ", PHRASE_JOIN)
+        escaped = joined.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        query = query.where(_PHRASE_TEXT.like(f"%{escaped}%", escape="\\"))
+        if joined != needle or PHRASE_JOIN in needle:  # the text itself decides
+            query = query.where(func.strpos(_search.c.body, needle) > 0)
     if short:
         query = query.where(_search.c.grams.contains(short))
     return query
