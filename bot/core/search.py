@@ -29,7 +29,17 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Final
 
-from sqlalchemy import ColumnElement, Select, and_, func, literal, select
+from sqlalchemy import (
+    BigInteger,
+    ColumnElement,
+    Integer,
+    Select,
+    and_,
+    bindparam,
+    func,
+    literal,
+    select,
+)
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bot.core.query import And, Field, Or, Query, Text, matches, normalize_text, text_needles
@@ -199,38 +209,44 @@ class _Window:
     more: bool  # older ones match too
 
 
-def _per_row(seqs: Seqs) -> bool:
-    return seqs[1] - seqs[0] < PER_ROW_ROWS
+def _per_row(low: int, high: int) -> bool:
+    return high - low < PER_ROW_ROWS
 
 
-def _matching(query: Query, dialect: str, now: datetime, seqs: Seqs) -> Select[Any]:
+def _matching(query: Query, dialect: str, now: datetime, seqs: Seqs, per_row: bool) -> Select[Any]:
     """The facets rows whose seq is in `seqs` that match (no columns yet)."""
-    per_row = _per_row(seqs)
     compiled = compile_query(query, dialect=dialect, now=now, seqs=seqs, per_row=per_row)
     in_range = facets.c.seq.between(*seqs)
     where = in_range if compiled.where is None else and_(in_range, compiled.where)
     return select().select_from(searched(dialect, per_row=per_row)).where(where)
 
 
+# What a range of the walk is run with: its seqs, and how many rows it answers (`_ranked`).
+_LOW, _HIGH = bindparam("low", type_=BigInteger), bindparam("high", type_=BigInteger)
+_NEED, _LIMIT = bindparam("need", type_=Integer), bindparam("limit", type_=Integer)
+
+
 def _ranked(
-    query: Query, terms: RankTerms, dialect: str, now: datetime, seqs: Seqs, need: int, limit: int
+    query: Query, terms: RankTerms, dialect: str, now: datetime, per_row: bool
 ) -> Select[Any]:
-    """Of the newest `need` matches in `seqs`, the best `limit` by the database's form of the
-    rank, each row with how many there are and the oldest one's seq."""
+    """Of the newest `need` matches with seqs in [low, high], the best `limit` by the
+    database's form of the rank, each row with how many there are and the oldest one's seq.
+    Built once for every range of a walk (twice on PostgreSQL: row by row and not)."""
+    seqs = (_LOW, _HIGH)
     rank: ColumnElement[Any] = literal(0)
     if terms.scored:  # else every match scores 0: the newest first
-        rank = score(terms, dialect=dialect, seqs=seqs, per_row=_per_row(seqs))
+        rank = score(terms, dialect=dialect, seqs=seqs, per_row=per_row)
     newest = (
-        _matching(query, dialect, now, seqs)
+        _matching(query, dialect, now, seqs, per_row)
         .add_columns(rank.label("score"), facets.c.at, facets.c.seq, facets.c.report_id)
         .order_by(facets.c.seq.desc())
-        .limit(need)
+        .limit(_NEED)
         .subquery()
     )
     return (
         select(*newest.c, func.count().over(), func.min(newest.c.seq).over())
         .order_by(newest.c.score.desc(), newest.c.at.desc(), newest.c.seq.desc())
-        .limit(limit)
+        .limit(_LIMIT)
     )
 
 
@@ -258,6 +274,7 @@ async def _window(
     low, high = int(oldest), int(newest)
     best: list[_Ranked] = []
     found, scanned, size, walked = 0, 0, FIRST_CHUNK, 0
+    statements: dict[bool, Select[Any]] = {}
     while high >= low and found < WINDOW:
         # The last step takes all the rest at once: what is left is found through the indexes
         # (the number, the full-text lists), not range by range.
@@ -265,8 +282,11 @@ async def _window(
         need = WINDOW - found
         # One more than needed says whether older ones match; one more than the limit, so
         # that the limit is left once that one is set aside.
-        statement = _ranked(query, terms, dialect, now, (start, high), need + 1, limit + 1)
-        rows = list(await conn.execute(statement))
+        per_row = _per_row(start, high)
+        if per_row not in statements:
+            statements[per_row] = _ranked(query, terms, dialect, now, per_row)
+        bounds = {"low": start, "high": high, "need": need + 1, "limit": limit + 1}
+        rows = list(await conn.execute(statements[per_row], bounds))
         count, oldest_seq = (int(rows[0][4]), int(rows[0][5])) if rows else (0, 0)
         over = count > need  # the window ends inside this range, and older ones match
         best += [
@@ -293,7 +313,9 @@ async def _any_in(conn: AsyncConnection, query: Query, now: datetime, low: int, 
     split = max(low, high - FIRST_CHUNK + 1)
     for seqs in ((split, high), (low, split - 1)):
         if seqs[0] <= seqs[1]:
-            probe = _matching(query, conn.dialect.name, now, seqs).add_columns(facets.c.seq)
+            per_row = _per_row(*seqs)
+            probe = _matching(query, conn.dialect.name, now, seqs, per_row)
+            probe = probe.add_columns(facets.c.seq)
             if (await conn.execute(probe.limit(1))).first() is not None:
                 return True
     return False

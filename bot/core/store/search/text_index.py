@@ -91,7 +91,8 @@ _FTS_MATCH = text("report_fts MATCH :long")
 _GRAMS_MATCH = text("report_grams MATCH :short")
 
 
-Seqs = tuple[int, int]  # an inclusive range of report seqs
+# An inclusive range of report seqs: numbers, or parameters a statement is run with.
+Seqs = tuple[int | ColumnElement[int], int | ColumnElement[int]]
 
 # One report to index: its reports.id, seq, when the store first saw it, and the report.
 IndexRow = tuple[int, int, datetime, Report]
