@@ -3,9 +3,10 @@ and Telegram's `/find` answer.
 
 The query is compiled to SQL over the store's facets and full-text index (store/search).
 When SQL asks exactly what the query asks (always, but for a word or value holding NUL), a
-search reads the newest WINDOW (1,000) matches, walking back from the newest report in doubling
-ranges of seqs; the database counts them and orders them by the rank below (with any PR the
-query names, however old), and only the best `limit` reports are read. Past the window the
+search reads the newest WINDOW (1,000) matches, walking back from the newest report in ranges
+of seqs sized by how dense the matches are; each range is read once, the database counting its
+matches and ordering them by the rank below, so only the best `limit` reports of the window
+(and any PR the query names, however old) are read. Past the window the
 answer says "1000+". Otherwise SQL narrows to a superset and each candidate is checked with the
 query language's own `matches`, which stays the truth either way.
 
@@ -63,9 +64,9 @@ CHUNK: Final = 500  # reports read per statement on the checked path
 # them: past that it says "1000+", and a query that matches most of a large store costs no more
 # than one that matches a thousand reports. A PR number the query names is found at any age.
 WINDOW: Final = 1000
-FIRST_CHUNK: Final = 2048  # seqs in the first range of the walk back
+FIRST_CHUNK: Final = 1024  # seqs in the first range of the walk back
 RANGES: Final = 4  # ranges walked before the rest is asked for at once
-MARGIN: Final = 1.5  # the next range: the seqs the window still needs at the density so far, × this
+MARGIN: Final = 1.2  # the next range: the seqs the window still needs at the density so far, × this
 SPARSE: Final = 64  # fewer than one match in this many rows of a range: ask for the rest at once
 PER_ROW_ROWS: Final = 8192  # PostgreSQL checks words row by row in ranges up to this size
 _EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
@@ -259,7 +260,7 @@ async def _window(
     once: a query most reports match stops after a range or two, reading only those ranges'
     postings, and one few reports match (a range came back SPARSE) is answered through the
     indexes. The first range holds FIRST_CHUNK seqs, each next one as many as the matches so
-    far say the window still needs (MARGIN more): the walk reads about the rows it needs
+    far say the window still needs, times MARGIN: the walk reads about the rows it needs
     whatever plan the database picks for a range. Each range is read once: it answers with
     how many match (no more than the window still needs), the oldest of them, and their best
     few."""
