@@ -3,9 +3,10 @@ and Telegram's `/find` answer.
 
 The query is compiled to SQL over the store's facets and full-text index (store/search).
 When SQL asks exactly what the query asks (always, but for a word or value holding NUL), a
-search reads the newest WINDOW (1,000) matches, walking back from the newest report in doubling
-ranges of seqs; the database counts them and orders them by the rank below (with any PR the
-query names, however old), and only the best `limit` reports are read. Past the window the
+search reads the newest WINDOW (1,000) matches, walking back from the newest report in ranges
+of seqs sized by how dense the matches are; each range is read once, the database counting its
+matches and ordering them by the rank below, so only the best `limit` reports of the window
+(and any PR the query names, however old) are read. Past the window the
 answer says "1000+". Otherwise SQL narrows to a superset and each candidate is checked with the
 query language's own `matches`, which stays the truth either way.
 
@@ -23,12 +24,23 @@ heap), so a query that matches a large store costs memory for `limit` reports, n
 from __future__ import annotations
 
 import heapq
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Final
 
-from sqlalchemy import ColumnElement, and_, func, or_, select
+from sqlalchemy import (
+    BigInteger,
+    ColumnElement,
+    Integer,
+    Select,
+    and_,
+    bindparam,
+    func,
+    literal,
+    select,
+)
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bot.core.query import And, Field, Or, Query, Text, matches, normalize_text, text_needles
@@ -43,7 +55,7 @@ from bot.core.store.search.compile import (
     SUMMARY_WEIGHT,
     TITLE_WEIGHT,
 )
-from bot.core.store.search.text_index import Seqs
+from bot.core.store.search.text_index import Seqs, searched
 from bot.core.store.tables import report_facets as facets
 from bot.core.store.tables import reports
 
@@ -52,8 +64,9 @@ CHUNK: Final = 500  # reports read per statement on the checked path
 # them: past that it says "1000+", and a query that matches most of a large store costs no more
 # than one that matches a thousand reports. A PR number the query names is found at any age.
 WINDOW: Final = 1000
-FIRST_CHUNK: Final = 2048  # seqs in the first range of the walk back (then doubling)
+FIRST_CHUNK: Final = 1024  # seqs in the first range of the walk back
 RANGES: Final = 4  # ranges walked before the rest is asked for at once
+MARGIN: Final = 1.2  # the next range: the seqs the window still needs at the density so far, × this
 SPARSE: Final = 64  # fewer than one match in this many rows of a range: ask for the rest at once
 PER_ROW_ROWS: Final = 8192  # PostgreSQL checks words row by row in ranges up to this size
 _EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
@@ -173,71 +186,126 @@ async def search(store: ReportStore, query: Query, *, limit: int, now: datetime)
         compiled = compile_query(query, dialect=conn.dialect.name, now=now)
         if not compiled.exact:
             return await _checked(conn, query, compiled, ranker, limit, now)
-        window = await _window(conn, query, now)
+        window = await _window(conn, query, now, ranker.terms, max(limit, 0))
         if window is None:
             return SearchResult([], 0)
-        # A PR the query names is found however old it is.
-        named = await _named(conn, query, ranker, now) if window.more else {}
-        rows = await _rows(conn, await _best(conn, query, now, ranker, window, named, limit))
+        rows = await _rows(conn, [best[-1] for best in window.best])
         hits = [ranker.rank(_report(row), int(row.seq), row.ingested_at) for row in rows]
-        ranked = sorted(hits, key=_sort_key, reverse=True)
+        if window.more:  # a PR the query names is found however old it is
+            hits += await _named(conn, query, ranker, now, {hit.seq for hit in hits})
+        ranked = sorted(hits, key=_sort_key, reverse=True)[: max(limit, 0)]
         return SearchResult(ranked, window.count, window.more)
+
+
+# A match as the database ranks it: (score, when, seq), then its report's id.
+_Ranked = tuple[float, datetime, int, int]
 
 
 @dataclass(frozen=True, slots=True)
 class _Window:
-    """The newest matches: every match whose seq lies in [low, high]."""
+    """The newest matches: how many (at most WINDOW), and the best `limit` of them."""
 
-    low: int
-    high: int
-    count: int  # at most WINDOW
+    count: int
+    best: list[_Ranked]
     more: bool  # older ones match too
 
 
-def _matching(query: Query, dialect: str, now: datetime, seqs: Seqs) -> ColumnElement[bool]:
-    """The query's SQL form for the facets rows whose seq is in `seqs`."""
-    per_row = seqs[1] - seqs[0] < PER_ROW_ROWS
+def _per_row(low: int, high: int) -> bool:
+    return high - low < PER_ROW_ROWS
+
+
+def _matching(query: Query, dialect: str, now: datetime, seqs: Seqs, per_row: bool) -> Select[Any]:
+    """The facets rows whose seq is in `seqs` that match (no columns yet)."""
     compiled = compile_query(query, dialect=dialect, now=now, seqs=seqs, per_row=per_row)
     in_range = facets.c.seq.between(*seqs)
-    return in_range if compiled.where is None else and_(in_range, compiled.where)
+    where = in_range if compiled.where is None else and_(in_range, compiled.where)
+    return select().select_from(searched(dialect, per_row=per_row)).where(where)
 
 
-async def _window(conn: AsyncConnection, query: Query, now: datetime) -> _Window | None:
-    """The newest WINDOW matches by seq (None: no match).
+# What a range of the walk is run with: its seqs, and how many rows it answers (`_ranked`).
+_LOW, _HIGH = bindparam("low", type_=BigInteger), bindparam("high", type_=BigInteger)
+_NEED, _LIMIT = bindparam("need", type_=Integer), bindparam("limit", type_=Integer)
 
-    The walk goes back from the newest seq in up to RANGES ranges that double (FIRST_CHUNK,
-    then twice as many, …), then asks for the rest at once: a query most reports match stops
-    after a range or two, reading only those ranges' postings, and one few reports match (a
-    range came back SPARSE) is answered through the indexes. Each range answers with a count
-    and its oldest match, not with rows."""
+
+def _ranked(
+    query: Query, terms: RankTerms, dialect: str, now: datetime, per_row: bool
+) -> Select[Any]:
+    """Of the newest `need` matches with seqs in [low, high], the best `limit` by the
+    database's form of the rank, each row with how many there are and the oldest one's seq.
+    Built once for every range of a walk (twice on PostgreSQL: row by row and not)."""
+    seqs = (_LOW, _HIGH)
+    rank: ColumnElement[Any] = literal(0)
+    if terms.scored:  # else every match scores 0: the newest first
+        rank = score(terms, dialect=dialect, seqs=seqs, per_row=per_row)
+    newest = (
+        _matching(query, dialect, now, seqs, per_row)
+        .add_columns(rank.label("score"), facets.c.at, facets.c.seq, facets.c.report_id)
+        .order_by(facets.c.seq.desc())
+        .limit(_NEED)
+        .subquery()
+    )
+    return (
+        select(*newest.c, func.count().over(), func.min(newest.c.seq).over())
+        .order_by(newest.c.score.desc(), newest.c.at.desc(), newest.c.seq.desc())
+        .limit(_LIMIT)
+    )
+
+
+async def _window(
+    conn: AsyncConnection, query: Query, now: datetime, terms: RankTerms, limit: int
+) -> _Window | None:
+    """The newest WINDOW matches by seq, and the best `limit` of them (None: no match).
+
+    The walk goes back from the newest seq in up to RANGES ranges, then asks for the rest at
+    once: a query most reports match stops after a range or two, reading only those ranges'
+    postings, and one few reports match (a range came back SPARSE) is answered through the
+    indexes. The first range holds FIRST_CHUNK seqs, each next one as many as the matches so
+    far say the window still needs, times MARGIN: the walk reads about the rows it needs
+    whatever plan the database picks for a range. Each range is read once: it answers with
+    how many match (no more than the window still needs), the oldest of them, and their best
+    few."""
     dialect = conn.dialect.name
-    newest = (await conn.execute(select(func.max(facets.c.seq)))).scalar()
-    oldest = (await conn.execute(select(func.min(facets.c.seq)))).scalar()  # two: each O(log n)
+    ends = select(
+        select(func.min(facets.c.seq)).scalar_subquery(),  # each its own O(log n) lookup
+        select(func.max(facets.c.seq)).scalar_subquery(),
+    )
+    oldest, newest = (await conn.execute(ends)).one()
     if newest is None or oldest is None:
         return None
     low, high = int(oldest), int(newest)
-    found, window_low, size, walked = 0, high, FIRST_CHUNK, 0
+    best: list[_Ranked] = []
+    found, scanned, size, walked = 0, 0, FIRST_CHUNK, 0
+    statements: dict[bool, Select[Any]] = {}
     while high >= low and found < WINDOW:
         # The last step takes all the rest at once: what is left is found through the indexes
         # (the number, the full-text lists), not range by range.
         start = low if walked >= RANGES else max(low, high - size + 1)
-        matching = _matching(query, dialect, now, (start, high))
         need = WINDOW - found
-        newest_first = select(facets.c.seq).where(matching).order_by(facets.c.seq.desc())
-        taken = newest_first.limit(need + 1).subquery()
-        counted = select(func.count(), func.min(taken.c.seq))
-        count, oldest_taken = (await conn.execute(counted)).one()
-        if count > need:  # the window ends inside this range, and older ones match
-            last = (await conn.execute(newest_first.offset(need - 1).limit(1))).scalar_one()
-            return _Window(int(last), int(newest), WINDOW, True)
-        if count:
-            found, window_low = found + int(count), int(oldest_taken)
-        sparse = int(count) * SPARSE < high - start + 1
-        high, size, walked = start - 1, size * 2, RANGES if sparse else walked + 1
+        # One more than needed says whether older ones match; one more than the limit, so
+        # that the limit is left once that one is set aside.
+        per_row = _per_row(start, high)
+        if per_row not in statements:
+            statements[per_row] = _ranked(query, terms, dialect, now, per_row)
+        bounds = {"low": start, "high": high, "need": need + 1, "limit": limit + 1}
+        rows = list(await conn.execute(statements[per_row], bounds))
+        count, oldest_seq = (int(rows[0][4]), int(rows[0][5])) if rows else (0, 0)
+        over = count > need  # the window ends inside this range, and older ones match
+        best += [
+            (float(row[0]), row[1], int(row[2]), int(row[3]))
+            for row in rows
+            if not (over and int(row[2]) == oldest_seq)
+        ][:limit]
+        if over:
+            return _Window(WINDOW, heapq.nlargest(limit, best), True)
+        found, scanned = found + count, scanned + high - start + 1
+        sparse = count * SPARSE < high - start + 1
+        if not sparse:  # then found > 0
+            size = math.ceil((WINDOW - found) * scanned / found * MARGIN)
+        high, walked = start - 1, RANGES if sparse else walked + 1
     if not found:
         return None
     more = found >= WINDOW and await _any_in(conn, query, now, low, high)
-    return _Window(window_low, int(newest), found, more)
+    return _Window(found, heapq.nlargest(limit, best), more)
 
 
 async def _any_in(conn: AsyncConnection, query: Query, now: datetime, low: int, high: int) -> bool:
@@ -246,51 +314,28 @@ async def _any_in(conn: AsyncConnection, query: Query, now: datetime, low: int, 
     split = max(low, high - FIRST_CHUNK + 1)
     for seqs in ((split, high), (low, split - 1)):
         if seqs[0] <= seqs[1]:
-            probe = select(facets.c.seq).where(_matching(query, conn.dialect.name, now, seqs))
+            per_row = _per_row(*seqs)
+            probe = _matching(query, conn.dialect.name, now, seqs, per_row)
+            probe = probe.add_columns(facets.c.seq)
             if (await conn.execute(probe.limit(1))).first() is not None:
                 return True
     return False
 
 
 async def _named(
-    conn: AsyncConnection, query: Query, ranker: _Ranker, now: datetime
-) -> dict[int, int]:
-    """The matching reports whose number the query names, {report id: seq}."""
+    conn: AsyncConnection, query: Query, ranker: _Ranker, now: datetime, seen: set[int]
+) -> list[Hit]:
+    """The matching reports whose number the query names, but for those of seq in `seen`."""
     if not ranker.terms.numbers:
-        return {}
+        return []
     statement = select(facets.c.report_id).where(facets.c.number.in_(ranker.terms.numbers))
     ids = [int(row[0]) for row in await conn.execute(statement)]
-    return {
-        int(row.id): int(row.seq)
-        for row in await _rows(conn, ids)
-        if matches(query, _report(row), seen_at=row.ingested_at, now=now)
-    }
-
-
-async def _best(
-    conn: AsyncConnection,
-    query: Query,
-    now: datetime,
-    ranker: _Ranker,
-    window: _Window,
-    named: dict[int, int],
-    limit: int,
-) -> list[int]:
-    """The ids of the best `limit` of the window and the named PRs, by the database's form of
-    the rank."""
-    if limit <= 0:
-        return []
-    dialect = conn.dialect.name
-    condition = _matching(query, dialect, now, (window.low, window.high))
-    if named:
-        condition = or_(condition, facets.c.report_id.in_(list(named)))
-    order: list[Any] = [facets.c.at.desc(), facets.c.seq.desc()]
-    if ranker.terms.scored:  # else every match scores 0: the newest first
-        seqs = (min([window.low, *named.values()]), window.high)
-        per_row = seqs[1] - seqs[0] < PER_ROW_ROWS
-        order.insert(0, score(ranker.terms, dialect=dialect, seqs=seqs, per_row=per_row).desc())
-    statement = select(facets.c.report_id).where(condition).order_by(*order).limit(limit)
-    return [int(row[0]) for row in await conn.execute(statement)]
+    hits: list[Hit] = []
+    for row in await _rows(conn, ids):
+        report = _report(row)
+        if int(row.seq) not in seen and matches(query, report, seen_at=row.ingested_at, now=now):
+            hits.append(ranker.rank(report, int(row.seq), row.ingested_at))
+    return hits
 
 
 async def _checked(

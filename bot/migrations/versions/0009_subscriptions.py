@@ -3,7 +3,7 @@ destination with one subscription (its filter, schedule, locale and watermark), 
 subscription's runs (a run in flight keeps its rows and finishes as before)
 
 Revision ID: 0009
-Revises: 0007
+Revises: 0008
 """
 
 import sqlite3
@@ -12,7 +12,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0009"
-down_revision = "0007"
+down_revision = "0008"
 branch_labels = None
 depends_on = None
 

@@ -13,8 +13,9 @@ with no stemming and no dictionary, so a two-character Chinese word such as æƒé
   (`report_facets.seq`) says which one is current. A replaced version's postings stay until
   `prdigest migrate` rebuilds the index; they match no facets row, so never a report.
 - PostgreSQL: `report_search` holds the fields joined by a separator that normalized text
-  never contains (`body`, a pg_trgm GIN index answers LIKE) and the same characters and pairs
-  (`grams`, a GIN-indexed array), one row per report, replaced on update.
+  never contains (`body`, a pg_trgm GIN index on it with spaces as letters answers LIKE, see
+  PHRASE_JOIN) and the same characters and pairs (`grams`, a GIN-indexed array), one row per
+  report, replaced on update.
 """
 
 from __future__ import annotations
@@ -27,15 +28,17 @@ from typing import Any, Final
 from sqlalchemy import (
     ColumnElement,
     Connection,
+    FromClause,
     Select,
     Text,
+    and_,
     bindparam,
     column,
     delete,
-    exists,
     func,
     insert,
     intersect,
+    literal_column,
     select,
     table,
     text,
@@ -73,13 +76,23 @@ _grams = table("report_grams", column("rowid"), column("grams"))
 _search = table(
     "report_search", column("report_id"), column("body", Text), column("grams", ARRAY(Text))
 )
+# PostgreSQL's trigram index (migration 0008) reads the text with each space as PHRASE_JOIN:
+# pg_trgm splits its trigrams at anything but letters and digits, so on the text itself a
+# phrase's trigrams are its words', found in any order anywhere; as one word they span the
+# space. A needle without a space or an x is found in that text exactly where in the text;
+# one with either is checked in the text too. The query must spell the index's expression.
+PHRASE_JOIN: Final = "x"
+_PHRASE_TEXT = func.translate(
+    _search.c.body, literal_column("' '"), literal_column(f"'{PHRASE_JOIN}'")
+)
 REBUILD_LOCK = text("SELECT pg_advisory_xact_lock(:key)")
 # Unique parameters: a compiled query may ask the index several times in one statement.
 _FTS_MATCH = text("report_fts MATCH :long")
 _GRAMS_MATCH = text("report_grams MATCH :short")
 
 
-Seqs = tuple[int, int]  # an inclusive range of report seqs
+# An inclusive range of report seqs: numbers, or parameters a statement is run with.
+Seqs = tuple[int | ColumnElement[int], int | ColumnElement[int]]
 
 # One report to index: its reports.id, seq, when the store first saw it, and the report.
 IndexRow = tuple[int, int, datetime, Report]
@@ -266,8 +279,11 @@ def _in_range(query: Select[Any], rowid: Any, seqs: Seqs | None) -> Select[Any]:
 def _postgres_rows(long: list[str], short: list[str]) -> Any:
     query = select(_search.c.report_id)
     for needle in long:
-        escaped = needle.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-        query = query.where(_search.c.body.like(f"%{escaped}%", escape="\\"))
+        joined = needle.replace(" ", PHRASE_JOIN)
+        escaped = joined.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        query = query.where(_PHRASE_TEXT.like(f"%{escaped}%", escape="\\"))
+        if joined != needle or PHRASE_JOIN in needle:  # the text itself decides
+            query = query.where(func.strpos(_search.c.body, needle) > 0)
     if short:
         query = query.where(_search.c.grams.contains(short))
     return query
@@ -276,9 +292,18 @@ def _postgres_rows(long: list[str], short: list[str]) -> Any:
 def _postgres_per_row(words: list[str]) -> ColumnElement[bool]:
     """The words checked in each row's own text (no index): cheaper than the GIN indexes when
     only a few thousand rows are asked about and the words are common. The fields are joined
-    by SEP, which no word holds, so a word is still found within one field."""
-    found = [func.strpos(_search.c.body, word) > 0 for word in words]
-    return exists().where(_search.c.report_id == report_facets.c.report_id, *found)
+    by SEP, which no word holds, so a word is still found within one field. The text is
+    joined to the facets row (`searched`), not asked for in a subquery: under OR, PostgreSQL
+    may answer a correlated subquery by checking every report's text once, in any range."""
+    return and_(*(func.strpos(_search.c.body, word) > 0 for word in words))
+
+
+def searched(dialect: str, *, per_row: bool = False) -> FromClause:
+    """What a condition from `holding` reads: the facets rows, joined to their text where
+    PostgreSQL checks words row by row."""
+    if dialect == "sqlite" or not per_row:
+        return report_facets
+    return report_facets.join(_search, _search.c.report_id == report_facets.c.report_id)
 
 
 def holding(
@@ -287,7 +312,7 @@ def holding(
     """A condition on `report_facets`: the report's text holds every word (normalized, none
     empty, none holding NUL or SEP), each within one field. `seqs`: only rows whose seq is in
     this range are asked about (SQLite reads only their postings); `per_row` (PostgreSQL): check
-    each row's text instead of the indexes."""
+    each row's text instead of the indexes, in a statement that reads `searched(per_row=True)`."""
     long = [w for w in words if len(w) > GRAM_LIMIT]
     short = [w for w in words if len(w) <= GRAM_LIMIT]
     if dialect == "sqlite":
