@@ -33,8 +33,8 @@ from bot.core.delivery.ledger import unfinished_count
 from bot.core.delivery.outbox import plan_digest
 from bot.core.models import Platform
 from bot.core.render.renderer import Renderer
-from bot.core.store.destinations import Destination
 from bot.core.store.reports import ReportStore
+from bot.core.store.subscriptions import Subscription
 from bot.core.store.tables import destinations, outbox
 from tests.fakes.slack import api as slack_api
 from tests.fakes.slack.api import FakeSlack
@@ -77,7 +77,7 @@ def telegram_faults(rng: random.Random) -> tuple[list[telegram_api.Fault], int]:
     return [make() for make, _ in picked], sum(accepted for _, accepted in picked)
 
 
-async def plan_all(engine: AsyncEngine, dests: list[Destination], clock: FakeClock) -> None:
+async def plan_all(engine: AsyncEngine, dests: list[Subscription], clock: FakeClock) -> None:
     renderer = Renderer()
     for dest in dests:
         run = await plan_digest(engine, dest, clock(), renderer, clock())

@@ -162,8 +162,8 @@ async def test_each_destination_becomes_one_subscription_and_a_run_in_flight_fin
         assert [call.payload["text"] for call in sender.calls] == ["part 1"]  # resumed, not redone
         assert await unfinished_count(engine) == 0
         async with engine.connect() as conn:
-            status = (await conn.execute(select(digest_runs.c.status))).scalar()
-        assert status == "delivered"
+            run_status = (await conn.execute(select(digest_runs.c.status))).scalar()
+        assert run_status == "delivered"
         team_now = await SubscriptionStore(engine).get(team.id)
         assert team_now is not None and team_now.watermark == 9
     finally:
