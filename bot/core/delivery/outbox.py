@@ -22,12 +22,9 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
 from zoneinfo import ZoneInfo
 
 from sqlalchemy import delete, func, select, update
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from bot.core.delivery.ledger import RowStatus, RunStatus, advance_members, advance_watermark
@@ -42,7 +39,7 @@ from bot.core.select import (
     default_title,
     select_new,
 )
-from bot.core.store.db import write_transaction
+from bot.core.store.db import insert_ignore, write_transaction
 from bot.core.store.reports import WINDOW_LIMIT, WindowCache, count_after, reports_after
 from bot.core.store.subscriptions import Subscription
 from bot.core.store.tables import (
@@ -91,15 +88,6 @@ class _Part:
     picked: list[StoredReport] = field(default_factory=list)
 
 
-async def _insert_ignore(conn: AsyncConnection, table: Any, values: dict[str, Any]) -> bool:
-    """Insert unless a unique key exists; True when inserted (RETURNING, not rowcount: that
-    is not reliable for ON CONFLICT DO NOTHING across drivers)."""
-    insert = pg_insert if conn.dialect.name == "postgresql" else sqlite_insert
-    first = table.c[next(iter(values))]
-    statement = insert(table).values(**values).on_conflict_do_nothing().returning(first)
-    return (await conn.execute(statement)).first() is not None
-
-
 async def _new_run(
     conn: AsyncConnection, destination_id: int, at: datetime, now: datetime
 ) -> int | None:
@@ -114,14 +102,8 @@ async def _new_run(
         "messages": 0,
         "status": RunStatus.PENDING.value,
     }
-    if not await _insert_ignore(conn, digest_runs, values):
-        return None
-    found = await conn.execute(
-        select(digest_runs.c.id).where(
-            digest_runs.c.destination_id == destination_id, digest_runs.c.scheduled_for == at
-        )
-    )
-    return int(found.scalar_one())
+    inserted = await insert_ignore(conn, digest_runs, values, digest_runs.c.id)
+    return None if inserted is None else int(inserted)
 
 
 async def _start(conn: AsyncConnection, subscription_id: int) -> int:
@@ -155,7 +137,7 @@ async def _claim_parts(conn: AsyncConnection, run_id: int, due: Sequence[Due]) -
             "from_seq": 0,
             "to_seq": 0,
         }
-        if await _insert_ignore(conn, run_members, values):
+        if await insert_ignore(conn, run_members, values, run_members.c.run_id) is not None:
             parts.append(
                 _Part(item.subscription, item.fire, await _start(conn, item.subscription.id))
             )
@@ -332,7 +314,7 @@ async def _finish_plan(
     await _queue(conn, run_id, destination_id, messages, now)
     for seq in instant:
         values = {"destination_id": destination_id, "seq": seq, "run_id": run_id, "posted_at": now}
-        await _insert_ignore(conn, instant_posts, values)
+        await insert_ignore(conn, instant_posts, values, instant_posts.c.seq)
     for part in parts:
         await conn.execute(
             update(run_members)

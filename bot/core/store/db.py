@@ -18,7 +18,9 @@ from typing import Any
 
 from alembic import command
 from alembic.config import Config as AlembicConfig
-from sqlalchemy import Connection, event, text
+from sqlalchemy import Column, Connection, Table, event, text
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
@@ -122,6 +124,16 @@ def create_engine(url: str) -> AsyncEngine:
 
 
 _sqlite_writers: weakref.WeakKeyDictionary[AsyncEngine, asyncio.Lock] = weakref.WeakKeyDictionary()
+
+
+async def insert_ignore(
+    conn: AsyncConnection, table: Table, values: dict[str, Any], returning: Column[Any]
+) -> Any | None:
+    """Insert unless a unique key is taken; `returning` of the new row, or None. (RETURNING,
+    not rowcount: that is not reliable for ON CONFLICT DO NOTHING across drivers.)"""
+    insert = pg_insert if conn.dialect.name == "postgresql" else sqlite_insert
+    statement = insert(table).values(**values).on_conflict_do_nothing().returning(returning)
+    return (await conn.execute(statement)).scalar()
 
 
 @asynccontextmanager

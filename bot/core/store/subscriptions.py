@@ -14,14 +14,12 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import and_, delete, func, select, update
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from bot.core.clock import Clock, utc_clock
 from bot.core.models import Locale, Platform
 from bot.core.select import DigestFilter
-from bot.core.store.db import write_transaction
+from bot.core.store.db import insert_ignore, write_transaction
 from bot.core.store.destinations import ensure_destination
 from bot.core.store.tables import counters, destinations, subscription_changes, subscriptions
 from bot.settings import BotConfig, Channel
@@ -154,9 +152,7 @@ async def _next_number(conn: AsyncConnection, destination_id: int) -> int:
 
 async def _insert_ignore(conn: AsyncConnection, values: dict[str, Any]) -> int | None:
     """Insert unless the number or the name is taken in the destination; the new id or None."""
-    insert = pg_insert if conn.dialect.name == "postgresql" else sqlite_insert
-    statement = insert(subscriptions).values(**values).on_conflict_do_nothing()
-    inserted = (await conn.execute(statement.returning(subscriptions.c.id))).scalar()
+    inserted = await insert_ignore(conn, subscriptions, values, subscriptions.c.id)
     return None if inserted is None else int(inserted)
 
 
