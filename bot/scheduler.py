@@ -28,20 +28,17 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
-from sqlalchemy import func, select
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.core.clock import Clock, human_time, utc_clock
-from bot.core.delivery.ledger import RunStatus
-from bot.core.delivery.outbox import Due, PlannedRun, plan_run
+from bot.core.delivery.outbox import Due, PlannedRun, covered_seq, plan_run
 from bot.core.render.renderer import Renderer
 from bot.core.select import select_new
 from bot.core.store.prune import prune
 from bot.core.store.reports import ReportStore, WindowCache
 from bot.core.store.runs import last_scheduled_time
 from bot.core.store.subscriptions import Subscription, SubscriptionStore
-from bot.core.store.tables import digest_runs, run_members
 from bot.cron import CronError, next_fire, previous_fire
 from bot.logs import log
 
@@ -188,23 +185,6 @@ class DigestTicker:
             log(logger, "store.pruned", digest_runs=pruned.runs, event_keys=pruned.events)
 
 
-async def _covered_seq(engine: AsyncEngine, dest: Subscription) -> int:
-    """The last report seq the subscription's digests cover: its watermark, or past its runs
-    still being delivered (their entries are queued already)."""
-    async with engine.connect() as conn:
-        queued = (
-            await conn.execute(
-                select(func.max(run_members.c.to_seq))
-                .join(digest_runs, digest_runs.c.id == run_members.c.run_id)
-                .where(
-                    run_members.c.subscription_id == dest.id,
-                    digest_runs.c.status == RunStatus.PENDING.value,
-                )
-            )
-        ).scalar()
-    return max(dest.watermark, int(queued or 0))
-
-
 async def quiet_note(
     reports: ReportStore, dest: Subscription, now: datetime, last: datetime | None
 ) -> str | None:
@@ -217,7 +197,8 @@ async def quiet_note(
         upcoming = next_fire(dest.schedule, dest.timezone, now)
     except CronError:
         return None
-    covered = await _covered_seq(reports.engine, dest)
+    async with reports.engine.connect() as conn:
+        covered = await covered_seq(conn, dest.id)
     new = len(select_new(await reports.since(covered), dest.filter, covered, now))
     waiting = f"{new} new report(s) waiting" if new else "nothing new"
     since = f" since {human_time(last)}" if last is not None else "; no digest sent yet"

@@ -106,8 +106,9 @@ async def _new_run(
     return None if inserted is None else int(inserted)
 
 
-async def _start(conn: AsyncConnection, subscription_id: int) -> int:
-    """The watermark, or past the runs still being delivered (their entries are queued)."""
+async def covered_seq(conn: AsyncConnection, subscription_id: int) -> int:
+    """The last report seq the subscription's digests cover: its watermark, or past its runs
+    still being delivered (their entries are queued already)."""
     watermark = (
         await conn.execute(
             select(subscriptions.c.watermark).where(subscriptions.c.id == subscription_id)
@@ -139,7 +140,7 @@ async def _claim_parts(conn: AsyncConnection, run_id: int, due: Sequence[Due]) -
         }
         if await insert_ignore(conn, run_members, values, run_members.c.run_id) is not None:
             parts.append(
-                _Part(item.subscription, item.fire, await _start(conn, item.subscription.id))
+                _Part(item.subscription, item.fire, await covered_seq(conn, item.subscription.id))
             )
     return parts
 
