@@ -32,3 +32,19 @@ class Format(StrEnum):
     TEXT = "text"
     SLACK = "slack"
     TELEGRAM = "telegram"
+
+
+class Layout(StrEnum):
+    """How a subscription's digest is laid out in the chat."""
+
+    FLAT = "flat"  # every message in the channel, one after another
+    THREADED = "threaded"  # a summary message, then one reply per tag group under it
+    TOPICS = "topics"  # Telegram forum supergroups: one forum topic per tag
+
+
+class Verbosity(StrEnum):
+    """How much of each PR a digest shows."""
+
+    ONELINE = "oneline"  # one line per PR
+    STANDARD = "standard"  # title, summary, the recommendation's lead, impact and flags
+    FULL = "full"  # standard, with the recommendation's numbered points

@@ -152,6 +152,9 @@ class Digest:
     high_impact: int
     top_flags: tuple[tuple[str, int], ...]  # most frequent risk flags: count desc, first seen
     max_seq: int  # highest seq among all selected items (the next watermark); 0 if empty
+    # must-read PRs of earlier digests here that nobody marked read ("Still unread (2)")
+    unread: tuple[DigestEntry, ...] = ()
+    unread_dropped: int = 0  # unread PRs that passed `unread_days` now and leave (noted once)
 
     @property
     def is_empty(self) -> bool:
