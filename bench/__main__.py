@@ -2,8 +2,9 @@
 
 Each figure stands beside its floor or peer measured in the same run. The raw figures also go to
 $BENCH_JSON (default bench/results.json, not committed). `--quick` takes about a minute instead
-of about twenty-five (smaller inputs: a smoke run, not the figures); `--only NAME` runs one
-benchmark (the doc then shows only that one).
+of about forty (smaller inputs: a smoke run, not the figures); `--only NAME` runs one benchmark.
+Only a full run of every benchmark rewrites docs/benchmarks.md: a quick or partial run writes
+$BENCH_JSON and prints its headline table, and leaves the page's figures as they are.
 """
 
 from __future__ import annotations
@@ -153,28 +154,17 @@ SECTIONS: dict[str, Callable[[dict[str, Any]], list[str]]] = {
 }
 
 
-QUICK_NOTE = [
-    f"**A quick run**: smaller inputs ({memory.QUICK_REPORTS:,} reports for `/pr`, "
-    f"{fanout.QUICK_CHATS} chats for the fan-out, whose rate then weighs its tail of paced "
-    "multi-part chats more). A smoke test of the benchmarks; `make bench` gives the figures.",
-    "",
-]
-
-
-def write_doc(
-    results: dict[str, Any], info: dict[str, str], command: str, quick: bool, doc: Path = DOC
-) -> None:
+def write_doc(results: dict[str, Any], info: dict[str, str], doc: Path = DOC) -> None:
     lines = [
         "# Benchmarks",
         "",
         f"Measured {info['date']} on {info['cpus']} CPUs, Python {info['python']}, "
         f"SQLite {info['sqlite']}, PostgreSQL {info['postgresql']} ({info['platform']}).",
         "",
-        f"Reproduce: `{command}` (rewrites this file; raw figures in `$BENCH_JSON`, "
+        "Reproduce: `make bench` (rewrites this file; raw figures in `$BENCH_JSON`, "
         "default `bench/results.json`). Every benchmark runs on this one machine: servers, "
         "clients and the fake Slack/Telegram APIs share its CPUs.",
         "",
-        *(QUICK_NOTE if quick else []),
         *summary_rows(results),
     ]
     for name, section in SECTIONS.items():
@@ -187,6 +177,16 @@ def write_doc(
         lines += section(figures)
     doc.parent.mkdir(exist_ok=True)
     doc.write_text("\n".join(lines), encoding="utf-8")
+
+
+def publish(results: dict[str, Any], info: dict[str, str], full: bool, doc: Path = DOC) -> bool:
+    """A full run's figures become the page; a quick or partial run's headline table is only
+    printed (smoke figures must never stand on the page as the measurements)."""
+    if full:
+        write_doc(results, info, doc)
+        return True
+    print("\n".join(summary_rows(results)))
+    return False
 
 
 def run_all(names: list[str], quick: bool, work: Path) -> dict[str, Any]:
@@ -219,12 +219,11 @@ def main() -> None:
     info = machine()
     out = Path(os.environ.get("BENCH_JSON", ROOT / "bench" / "results.json"))
     out.write_text(json.dumps({"machine": info, **results}, indent=2), encoding="utf-8")
-    command = "make bench QUICK=1" if args.quick else "make bench"
-    if args.only:
-        flags = ["--quick"] if args.quick else []
-        command = " ".join(["python -m bench", *flags, *(f"--only {n}" for n in args.only)])
-    write_doc(results, info, command, args.quick)
-    print(f"wrote {DOC.relative_to(ROOT)} and {out}", file=sys.stderr)
+    if publish(results, info, full=not (args.quick or args.only)):
+        print(f"wrote {DOC.relative_to(ROOT)} and {out}", file=sys.stderr)
+    else:
+        print(f"wrote {out}; {DOC.relative_to(ROOT)} is left as it is: only a full "
+              "`make bench` rewrites it", file=sys.stderr)  # fmt: skip
     if any("error" in figures for figures in results.values()):
         raise SystemExit(1)
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from bench.__main__ import summary_rows, write_doc
+import pytest
+
+from bench.__main__ import publish, summary_rows, write_doc
 
 INFO = {
     "date": "2026-12-03 08:00 UTC",
@@ -88,17 +90,25 @@ def test_the_doc_has_the_machine_the_command_each_section_and_a_failed_benchmark
     tmp_path: Path,
 ) -> None:
     doc = tmp_path / "benchmarks.md"
-    write_doc(results(1.1, 0.98, 0), INFO, "make bench QUICK=1", True, doc)
+    write_doc(results(1.1, 0.98, 0), INFO, doc)
     text = doc.read_text(encoding="utf-8")
     assert "on 2 CPUs, Python 3.11.7, SQLite 3.40.1" in text
-    assert "Reproduce: `make bench QUICK=1`" in text
-    assert "**A quick run**" in text
+    assert "Reproduce: `make bench`" in text
     assert "## Command latency: `/pr 7422`, 100,000 reports, 50 concurrent clients" in text
     assert "## Fan-out: 10,000 Telegram subscriptions, 500 new reports" in text
     assert "## ingest: failed" in text and "Traceback: boom" in text
 
-    write_doc(results(1.1, 0.98, 0), INFO, "make bench", False, doc)
-    assert "**A quick run**" not in doc.read_text(encoding="utf-8")
+
+def test_a_quick_run_prints_its_table_and_leaves_the_page_alone(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    doc = tmp_path / "benchmarks.md"
+    doc.write_text("the last full run's figures", encoding="utf-8")
+    assert not publish(results(1.1, 0.98, 0), INFO, full=False, doc=doc)
+    assert doc.read_text(encoding="utf-8") == "the last full run's figures"
+    assert "| fan-out rate ÷ allowed | 0.980 | ≥ 0.95 | yes |" in capsys.readouterr().out
+    assert publish(results(1.1, 0.98, 0), INFO, full=True, doc=doc)
+    assert doc.read_text(encoding="utf-8").startswith("# Benchmarks")
 
 
 def _search(p99: float, p99_pg: float | None) -> dict[str, Any]:
@@ -127,7 +137,7 @@ def test_search_figures_stand_beside_their_aims(tmp_path: Path) -> None:
     assert "| search p99, SQLite | 80.0 ms | ≤ 50 ms | **no** |" in missed
     assert "| search p99, PostgreSQL | 60.0 ms | ≤ 50 ms | **no** |" in missed
     doc = tmp_path / "benchmarks.md"
-    write_doc(figures, INFO, "make bench", False, doc)
+    write_doc(figures, INFO, doc)
     text = doc.read_text(encoding="utf-8")
     assert "## Search: 10 queries over 100,000 reports" in text
     assert "| `权重` | 1,200 | 4.0 | 12.0 | — | 900 | 225× |" in text
