@@ -18,7 +18,7 @@ from sqlalchemy import text
 from sqlalchemy.exc import SQLAlchemyError
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import BaseRoute, Route
 
@@ -38,6 +38,10 @@ MAX_BODY_BYTES = MAX_REPORT_BYTES
 # A body must have arrived whole this long after the handler starts reading it: a client
 # trickling a byte a second holds a connection for 10 s, not forever (408).
 BODY_DEADLINE_SECONDS = 10.0
+# A body over the limit is still read, and thrown away, up to this much more and within the
+# body deadline, before the 413 goes out: clients that write the whole body before they read
+# (urllib, requests) would otherwise see the connection reset instead of the answer.
+DRAIN_MAX_BYTES = 64 * 1024 * 1024
 # What a client is told to wait when the store is unavailable (outage, SQLite lock past the
 # busy timeout): 503 with this Retry-After.
 RETRY_AFTER_SECONDS = 30
@@ -47,6 +51,26 @@ JSON_TYPES = frozenset({"application/json"})
 
 class BodyTooLargeError(Exception):
     pass
+
+
+def _too_large() -> JSONResponse:
+    response = _error(413, f"report larger than {MAX_BODY_BYTES // (1024 * 1024)} MB")
+    response.headers["Connection"] = "close"  # the rest of an undrained body is not waited for
+    return response
+
+
+async def _drain(request: Request, already: int) -> None:
+    """Read the rest of an oversized body and drop it, up to DRAIN_MAX_BYTES and the body
+    deadline: a client that reads only after it has written all of it then gets its 413."""
+    size = already
+    try:
+        async with asyncio.timeout(BODY_DEADLINE_SECONDS):
+            async for chunk in request.stream():
+                size += len(chunk)
+                if size > DRAIN_MAX_BYTES:
+                    return
+    except (TimeoutError, ClientDisconnect):
+        return
 
 
 class BodyTimeoutError(HTTPException):
@@ -77,6 +101,8 @@ async def read_capped(request: Request, limit: int = MAX_BODY_BYTES) -> bytes:
     has not arrived whole within BODY_DEADLINE_SECONDS (BodyTimeoutError: 408)."""
     declared = request.headers.get("content-length", "")
     if declared.isascii() and declared.isdigit() and len(declared) < 20 and int(declared) > limit:
+        if int(declared) <= DRAIN_MAX_BYTES:
+            await _drain(request, 0)
         raise BodyTooLargeError
     chunks: list[bytes] = []
     size = 0
@@ -85,10 +111,13 @@ async def read_capped(request: Request, limit: int = MAX_BODY_BYTES) -> bytes:
             async for chunk in request.stream():
                 size += len(chunk)
                 if size > limit:
-                    raise BodyTooLargeError
+                    break
                 chunks.append(chunk)
     except TimeoutError:
         raise BodyTimeoutError from None
+    if size > limit:
+        await _drain(request, size)
+        raise BodyTooLargeError
     return b"".join(chunks)
 
 
@@ -119,7 +148,7 @@ def ingest_endpoint(deps: WebDeps) -> Callable[[Request], Any]:
         try:
             body = await read_capped(request)
         except BodyTooLargeError:
-            return _error(413, f"report larger than {MAX_BODY_BYTES // (1024 * 1024)} MB")
+            return _too_large()
         try:
             decoded = body.decode("utf-8")
         except UnicodeDecodeError as exc:

@@ -12,6 +12,8 @@ from __future__ import annotations
 import asyncio
 import json
 import sqlite3
+import urllib.error
+import urllib.request
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -155,3 +157,25 @@ def test_uvicorn_runs_with_connection_and_header_limits() -> None:
     assert config.limit_concurrency == MAX_CONCURRENCY
     assert config.h11_max_incomplete_event_size == MAX_HEADER_BYTES
     assert config.timeout_keep_alive > 0
+
+
+def _post_with_urllib(port: int, body: bytes) -> tuple[int, str]:
+    """What Python's urllib sees: it writes the whole body before it reads the answer."""
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{port}/api/reports", data=body, headers=MARKDOWN_AUTH, method="POST"
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:  # noqa: S310 - loopback
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read().decode()
+
+
+@pytest.mark.parametrize("megabytes", [3, 20])
+async def test_an_oversized_report_is_a_413_that_urllib_reads_not_a_reset(
+    served: int, megabytes: int
+) -> None:
+    body = b"x" * (megabytes * 1024 * 1024)
+    status, text = await asyncio.to_thread(_post_with_urllib, served, body)
+    assert status == 413, text
+    assert "larger than 2 MB" in text
