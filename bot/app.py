@@ -36,6 +36,7 @@ from bot.core.delivery.ledger import Claimed, unfinished_count
 from bot.core.models import Platform
 from bot.core.render.renderer import Renderer
 from bot.core.store.destinations import DestinationStore
+from bot.core.store.errors import is_outage
 from bot.core.store.runs import last_scheduled_time
 from bot.core.store.subscriptions import SubscriptionStore
 from bot.cron import CronError, next_fire
@@ -201,10 +202,21 @@ class Service:
         self.metrics.record_delivery(row, outcome, self.clock().timestamp())
 
     async def _tick(self) -> None:
-        for run in await self.ticker.tick():
+        """Plan what is due. While the store cannot be reached the tick says so in one line
+        and the next tick tries again (missed fires coalesce into one catch-up); any other
+        error is a bug and keeps its traceback."""
+        try:
+            runs = await self.ticker.tick()
+            depth = await unfinished_count(self.ctx.engine)
+        except Exception as error:
+            if not is_outage(error):
+                raise
+            log(logger, "scheduler.store_unavailable", logging.WARNING, error=type(error).__name__)
+            return
+        for run in runs:
             if run.created and run.status is not None:
                 self.metrics.digests_run.labels(run.status.value).inc()
-        self.metrics.outbox_depth.set(await unfinished_count(self.ctx.engine))
+        self.metrics.outbox_depth.set(depth)
 
     async def _poll(self, poller: SourcePoller) -> None:
         try:

@@ -20,7 +20,6 @@ import json
 import random
 import shutil
 import sqlite3
-import sys
 import time
 from collections import Counter
 from dataclasses import dataclass
@@ -30,7 +29,7 @@ import pytest
 
 from bot.core.reports.parser import parse_file
 from tests.fakes.slack.api import FakeSlack
-from tests.kits.faults import counts, report_line
+from tests.kits.faults import counts, report_line, run_cli
 from tests.kits.paths import SEED
 from tests.kits.proc import BotProcess
 
@@ -71,21 +70,6 @@ def write_config(path: Path) -> None:
             f" schedule: '* * * * *', locale: {locale}}}"
         )
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-
-
-async def run_cli(env: dict[str, str], *args: str) -> str:
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "bot",
-        *args,
-        env=env,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await proc.communicate()
-    assert proc.returncode == 0, err.decode()[-2000:]
-    return out.decode()
 
 
 @dataclass
