@@ -165,7 +165,7 @@ def _post_with_urllib(port: int, body: bytes) -> tuple[int, str]:
         f"http://127.0.0.1:{port}/api/reports", data=body, headers=MARKDOWN_AUTH, method="POST"
     )
     try:
-        with urllib.request.urlopen(request, timeout=30) as response:  # noqa: S310 - loopback
+        with urllib.request.urlopen(request, timeout=30) as response:
             return response.status, response.read().decode()
     except urllib.error.HTTPError as error:
         return error.code, error.read().decode()
