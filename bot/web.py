@@ -14,8 +14,6 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import text
-from sqlalchemy.exc import SQLAlchemyError
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect, Request
@@ -26,6 +24,7 @@ from bot.core.ingest import MAX_REPORT_BYTES, off_loop_if_large
 from bot.core.reports.parser import NotAReportError, ParseResult, parse_json, parse_markdown
 from bot.core.reports.tags import TagRule
 from bot.core.store.errors import is_outage
+from bot.core.store.health import store_problem
 from bot.core.store.reports import IngestOutcome, IngestResult, ReportStore, StoreRejection
 from bot.logs import log
 from bot.metrics import Metrics
@@ -121,8 +120,9 @@ async def read_capped(request: Request, limit: int = MAX_BODY_BYTES) -> bytes:
     return b"".join(chunks)
 
 
-def _unavailable(error: BaseException) -> JSONResponse:
-    log(logger, "store.unavailable", logging.WARNING, via="api", error=type(error).__name__)
+def _unavailable(error: BaseException | str) -> JSONResponse:
+    reason = error if isinstance(error, str) else type(error).__name__
+    log(logger, "store.unavailable", logging.WARNING, via="api", error=reason)
     response = _error(503, "the report store is unavailable; try again later")
     response.headers["Retry-After"] = str(RETRY_AFTER_SECONDS)
     return response
@@ -149,6 +149,9 @@ def ingest_endpoint(deps: WebDeps) -> Callable[[Request], Any]:
             body = await read_capped(request)
         except BodyTooLargeError:
             return _too_large()
+        problem = await store_problem(deps.store.engine)
+        if problem is not None:
+            return _unavailable(problem)
         try:
             decoded = body.decode("utf-8")
         except UnicodeDecodeError as exc:
@@ -202,11 +205,9 @@ def build_web(
         return PlainTextResponse("ok")
 
     async def readyz(request: Request) -> Response:
-        try:
-            async with deps.store.engine.connect() as conn:
-                await conn.execute(text("SELECT 1"))
-        except (SQLAlchemyError, OSError) as exc:
-            return _error(503, f"store unreachable: {type(exc).__name__}")
+        problem = await store_problem(deps.store.engine)
+        if problem is not None:
+            return _error(503, f"store {problem}")
         if not deps.is_ready():
             return _error(503, "scheduler not running")
         return PlainTextResponse("ready")

@@ -3,8 +3,9 @@
 `prdigest run` serves Slack (against the fake) on a SQLite store with the seed report. Another
 connection takes the write lock (`BEGIN IMMEDIATE`) and holds it while signed slash commands
 arrive, one read (`/pr 7422`) and one write (`/pr subscribe rollout` by an admin) per second.
-Each must be acknowledged within Slack's 3 s; each answer reaches its response_url once the
-lock is gone; the process never crashes on "database is locked".
+Each must be acknowledged within Slack's 3 s and answered: while the lock has been held past the
+store's 2 s health probe, the answer is "temporarily unavailable" (store/health.py), else the
+real one once the lock is gone; the process never crashes on "database is locked".
 
 Sample: the lock is held 4 s in `make test`; `pytest -m faults`: 10 s.
 """

@@ -34,6 +34,9 @@ logger = logging.getLogger("prdigest.delivery")
 
 LEASE = timedelta(seconds=60)
 CLAIM_BATCH = 50
+# While the store cannot be reached, claims are retried with a doubling pause up to this: a
+# database that comes back is used again within seconds, not after a long backoff.
+OUTAGE_RETRY_MAX_SECONDS = 5.0
 REFILL_AT = CLAIM_BATCH // 2  # claim the next batch once this few rows are still unsent
 IDLE_POLL_SECONDS = 0.5
 SHORT_CLAIM_PAUSE_SECONDS = 0.1  # a claim came back short while sends are still in flight
@@ -185,7 +188,7 @@ class Deliverer:
                 if len(in_flight) <= REFILL_AT:
                     claimed, failures = await self._refill(in_flight, failures)
                     if failures:
-                        pause = min(30.0, 2.0**failures)
+                        pause = min(OUTAGE_RETRY_MAX_SECONDS, 2.0**failures)
                     elif claimed < CLAIM_BATCH:  # nothing more is due yet
                         pause = SHORT_CLAIM_PAUSE_SECONDS if in_flight else IDLE_POLL_SECONDS
                 await self._wait(in_flight, pause)

@@ -18,6 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from bot.core.clock import Clock, utc_clock
 from bot.core.store.db import write_transaction
 from bot.core.store.errors import is_outage
+from bot.core.store.health import store_problem
 from bot.core.store.tables import processed_events
 from bot.logs import log
 
@@ -45,7 +46,13 @@ async def first_time_unless_down(
     engine: AsyncEngine, key: str, clock: Clock = utc_clock
 ) -> bool | None:
     """`first_time`, or None when the store cannot be reached (an outage): the caller tells
-    the chat the bot is unavailable instead of failing. Any other error is raised."""
+    the chat the bot is unavailable instead of failing. Any other error is raised. A store
+    known to be down (store/health.py) is not waited for: a SQLite write lock held by another
+    connection would otherwise cost the whole busy timeout before the answer."""
+    problem = await store_problem(engine)
+    if problem is not None:
+        log(logger, "store.dedupe_unavailable", logging.WARNING, key=key[:40], reason=problem)
+        return None
     try:
         return await first_time(engine, key, clock)
     except Exception as exc:
