@@ -24,6 +24,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.core.clock import Clock, utc_clock
 from bot.core.delivery import ledger
+from bot.core.delivery.heartbeat import Heartbeat
 from bot.core.delivery.ledger import Claimed
 from bot.core.delivery.pacing import make_pace
 from bot.core.models import Platform
@@ -163,6 +164,7 @@ class Deliverer:
         self.paces = {p: make_pace(engine, p, s.max_per_second) for p, s in self.senders.items()}
         self.rng = random.Random()
         self._stopping = asyncio.Event()
+        self.heartbeat = Heartbeat(engine, worker, clock)
 
     def stop(self) -> None:
         """Stop claiming; sends already in flight finish."""
@@ -182,6 +184,7 @@ class Deliverer:
         the loop (nothing would be delivered, silently, until a restart)."""
         in_flight: set[asyncio.Task[None]] = set()
         failures = 0
+        beating = asyncio.create_task(self.heartbeat.run(self._stopping))
         try:
             while not self._stopping.is_set():
                 pause = 0.0
@@ -195,6 +198,9 @@ class Deliverer:
         finally:
             if in_flight:  # claimed rows not yet sent give themselves back (see _deliver)
                 await asyncio.gather(*in_flight, return_exceptions=True)  # logged by _done
+            self._stopping.set()
+            await beating
+            await self.heartbeat.stop()
 
     async def _claim(self, only_destination: int | None = None) -> tuple[list[Claimed], datetime]:
         """Due rows, and the time by which each must have left (half its lease), so a row
