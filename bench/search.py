@@ -26,16 +26,12 @@ import argparse
 import asyncio
 import gc
 import json
-import os
 import random
 import re
 import statistics
 import sys
 import tempfile
 import time
-import uuid
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -44,10 +40,9 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from sqlalchemy import text  # noqa: E402
-from sqlalchemy.exc import OperationalError  # noqa: E402
 
 from bench.ingest import REPOS  # noqa: E402
+from bench.pg import PG_DEFAULT, PG_ENV, postgres_schema  # noqa: E402
 from bot.core.query import matches, parse  # noqa: E402
 from bot.core.reports.model import KeyFile, Report  # noqa: E402
 from bot.core.reports.parser import parse_file  # noqa: E402
@@ -64,8 +59,6 @@ RUNS = 20
 LIMIT = 10
 AIM_P99_MS = 50.0
 AIM_RATIO = 20.0
-PG_ENV = "BOT_BENCH_DATABASE_URL"
-PG_DEFAULT = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
 NOW = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
 QUERIES = (
     "权重",  # a two-character Chinese word
@@ -197,29 +190,6 @@ def _summary(found: dict[str, Any]) -> dict[str, float]:
     return {"p50_ms": statistics.median(every), "p99_ms": _percentile(every, 0.99)}
 
 
-@asynccontextmanager
-async def _postgres_schema() -> AsyncIterator[str | None]:
-    """A private schema on the local PostgreSQL, or None when none answers."""
-    base = os.environ.get(PG_ENV, PG_DEFAULT)
-    schema = f"bench_{uuid.uuid4().hex[:10]}"
-    admin = create_engine(base)
-    try:
-        async with admin.begin() as conn:
-            await conn.execute(text(f'CREATE SCHEMA "{schema}"'))
-    except (OSError, OperationalError) as exc:
-        print(f"bench search: PostgreSQL skipped ({exc.__class__.__name__})", file=sys.stderr)
-        await admin.dispose()
-        yield None
-        return
-    try:
-        sep = "&" if "?" in base else "?"
-        yield f"{base}{sep}options=-csearch_path%3D{schema}"
-    finally:
-        async with admin.begin() as conn:
-            await conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
-        await admin.dispose()
-
-
 async def measure(folder: Path, count: int) -> dict[str, Any]:
     url = f"sqlite:///{folder / 'search.db'}"
     build_s = await fill(url, count)
@@ -242,7 +212,7 @@ async def measure(folder: Path, count: int) -> dict[str, Any]:
         }
         for raw in QUERIES
     }
-    async with _postgres_schema() as pg_url:
+    async with postgres_schema("search") as pg_url:
         if pg_url is None:
             figures["p99_ms_pg"] = None
             figures["pg_skipped"] = f"no PostgreSQL answered at ${PG_ENV} (default {PG_DEFAULT})"
