@@ -1,0 +1,180 @@
+"""Planning: 100,000 subscriptions due at one tick, over 500 new reports.
+
+Each subscription is a chat's (one per Telegram destination, as `/subscribe` leaves them), with
+one of about 300 audiences: a filter (repos, tags, excluded tags, cap) and a locale. At 09:00 the
+scheduler's tick (`DigestTicker.tick`, the code `prdigest run` runs) plans every due digest into
+the outbox. Figures: seconds for the whole tick, per subscription, and the peak RSS of the
+process doing it (a process of its own, so nothing else weighs in), on SQLite and PostgreSQL.
+
+    python -m bench.plan [--quick] [--subs N] [--backend sqlite|postgresql]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import random
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from sqlalchemy import func, select  # noqa: E402
+
+from bench.fanout_setup import chat_ids, random_filter  # noqa: E402
+from bench.pg import postgres_schema  # noqa: E402
+from bench.render import make_reports  # noqa: E402
+from bot.core.models import Locale, Platform  # noqa: E402
+from bot.core.render.renderer import Renderer  # noqa: E402
+from bot.core.store.db import create_engine, migrate, write_transaction  # noqa: E402
+from bot.core.store.reports import ReportStore  # noqa: E402
+from bot.core.store.subscriptions import SubscriptionStore, filter_to_json  # noqa: E402
+from bot.core.store.tables import destinations, outbox, subscriptions  # noqa: E402
+from bot.scheduler import DigestTicker  # noqa: E402
+
+FULL_SUBS = 100_000
+QUICK_SUBS = 2_000
+AUDIENCES = 300
+NEW_REPORTS = 500
+INSERT_BATCH = 5_000
+AIM_SECONDS = 10.0
+AIM_RSS_MB = 250
+FIRE = datetime(2026, 12, 4, 9, 0, tzinfo=UTC)
+
+
+def audiences(rng: random.Random) -> list[tuple[dict[str, Any], str]]:
+    """AUDIENCES distinct (filter as stored, locale) pairs."""
+    found: dict[str, tuple[dict[str, Any], str]] = {}
+    while len(found) < AUDIENCES:
+        stored = filter_to_json(random_filter(rng))
+        locale = rng.choice(list(Locale)).value
+        found.setdefault(json.dumps([stored, locale], sort_keys=True), (stored, locale))
+    return list(found.values())
+
+
+async def subscribe(engine: Any, count: int, rng: random.Random) -> None:
+    pool = audiences(rng)
+    chats = chat_ids(count, rng)
+    now = datetime(2026, 12, 1, tzinfo=UTC)
+    for start in range(0, count, INSERT_BATCH):
+        batch = chats[start : start + INSERT_BATCH]
+        async with write_transaction(engine) as conn:
+            first = (await conn.execute(select(func.max(destinations.c.id)))).scalar() or 0
+            await conn.execute(
+                destinations.insert(),
+                [
+                    {"platform": Platform.TELEGRAM.value, "target": str(chat), "active": True,
+                     "consecutive_failures": 0, "created_at": now, "updated_at": now}
+                    for chat in batch
+                ],
+            )  # fmt: skip
+            rows = []
+            for offset in range(len(batch)):
+                stored, locale = rng.choice(pool)
+                rows.append(
+                    {"destination_id": first + 1 + offset, "number": 1, "name": "chat",
+                     "origin": "chat", "filters": stored, "schedule": "0 9 * * *",
+                     "cadence": "daily 09:00", "timezone": "UTC", "locale": locale,
+                     "layout": "flat", "owner": None, "post_empty": False, "locked": False,
+                     "watermark": 0, "created_at": now, "updated_at": now}
+                )  # fmt: skip
+            await conn.execute(subscriptions.insert(), rows)
+
+
+async def measure(url: str, count: int) -> dict[str, Any]:
+    """Fill the store, then time one tick at 09:00 (in this process: run it in its own)."""
+    rng = random.Random(7422)
+    engine = create_engine(url)
+    await migrate(engine)
+    await subscribe(engine, count, rng)
+    items = make_reports(NEW_REPORTS, rng)
+    await ReportStore(engine).upsert_many([(item.report, "bench") for item in items])
+    ticker = DigestTicker(engine, SubscriptionStore(engine), Renderer(), clock=lambda: FIRE)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    started = time.perf_counter()
+    runs = await ticker.tick()
+    seconds = time.perf_counter() - started
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    async with engine.connect() as conn:
+        queued = (await conn.execute(select(func.count()).select_from(outbox))).scalar_one()
+    await engine.dispose()
+    return {
+        "subscriptions": count,
+        "runs": len(runs),
+        "messages": int(queued),
+        "seconds": round(seconds, 2),
+        "per_sub_ms": round(seconds * 1000 / count, 3),
+        "rss_mb": round(peak / 1024),
+        "rss_before_tick_mb": round(before / 1024),
+    }
+
+
+def _child(backend: str, count: int) -> dict[str, Any]:
+    """`measure` in a process of its own (its peak RSS is the planning's alone)."""
+    argv = [
+        sys.executable,
+        "-m",
+        "bench.plan",
+        "--child",
+        "--backend",
+        backend,
+        "--subs",
+        str(count),
+    ]
+    done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"bench.plan {backend} failed:\n{done.stderr[-3000:]}")
+    return dict(json.loads(done.stdout.splitlines()[-1]))
+
+
+def run(quick: bool = False, count: int | None = None) -> dict[str, Any]:
+    count = count or (QUICK_SUBS if quick else FULL_SUBS)
+    figures: dict[str, Any] = {"sqlite": _child("sqlite", count)}
+    figures["postgresql"] = _child("postgresql", count)
+    sqlite, pg = figures["sqlite"], figures["postgresql"]
+    figures["per_sub_ms"] = sqlite["per_sub_ms"]
+    figures[f"seconds_{count // 1000}k_sqlite"] = sqlite["seconds"]
+    if "skipped" not in pg:
+        figures[f"seconds_{count // 1000}k_pg"] = pg["seconds"]
+    figures["rss_mb"] = max(sqlite["rss_mb"], pg.get("rss_mb", 0))
+    figures["subscriptions"] = count
+    return figures
+
+
+async def _child_main(backend: str, count: int) -> dict[str, Any]:
+    if backend == "sqlite":
+        with tempfile.TemporaryDirectory(prefix="prdigest-plan-") as folder:
+            return await measure(f"sqlite:///{Path(folder) / 'plan.db'}", count)
+    async with postgres_schema("plan") as url:
+        if url is None:
+            return {"skipped": "no PostgreSQL answered"}
+        return await measure(url, count)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench.plan", description=__doc__)
+    parser.add_argument("--quick", action="store_true", help=f"{QUICK_SUBS:,} subscriptions")
+    parser.add_argument("--subs", type=int, default=None)
+    parser.add_argument("--backend", choices=["sqlite", "postgresql"], default=None)
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    count = args.subs or (QUICK_SUBS if args.quick else FULL_SUBS)
+    if args.child:
+        print(json.dumps(asyncio.run(_child_main(args.backend, count))))
+    elif args.backend:
+        print(json.dumps(_child(args.backend, count), indent=2))
+    else:
+        print(json.dumps(run(count=count), indent=2))
+
+
+if __name__ == "__main__":
+    main()
