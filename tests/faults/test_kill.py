@@ -1,11 +1,13 @@
-"""Random SIGKILLs during digests: nothing is lost, and only a send in flight can repeat.
+"""Random SIGKILLs during digests: nothing is lost, and nothing arrives twice on Slack.
 
 `prdigest run` delivers the catch-up digests of 50 reports to 5 Slack channels (the strict fake
 Slack), and is SIGKILLed after a random number of posts, at a random moment (often right after
 the fake recorded a post, before the bot could commit it). It is restarted on the same store
 and runs until the outbox is empty. What the channels received is compared with the dry-run
-payloads: every message arrives; a message arrives twice only if the fake had accepted it when
-the kill landed and the store had not yet recorded it ("a kill inside a send").
+payloads: every message arrives, once. A kill often lands inside a send (the fake had accepted
+the post, the store had not yet recorded it); the restart looks for such a row in the channel's
+history by the key in its metadata before it sends it again (adapters/slack/sender.py), so it
+is recorded, not repeated.
 
 A killed process's claims are leased for `LEASE` (60 s) so another replica does not take a send
 in flight; the restarted process frees them at once (same host, the pid is gone:
@@ -217,6 +219,6 @@ async def test_random_kills_lose_nothing_and_repeat_only_sends_in_flight(
     bad = [
         (n, r)
         for n, r in enumerate(runs)
-        if r.lost or r.unexpected or r.duplicates > r.in_flight or r.resume_s >= RESUME_BOUND
+        if r.lost or r.unexpected or r.duplicates or r.resume_s >= RESUME_BOUND
     ]
     assert not bad, f"{summary}\nruns that broke the rules (seed kill-N): {bad[:5]}"

@@ -2,10 +2,18 @@
 
 No retry handlers on the client: the outbox reschedules (Retry-After, backoff), so a send that
 Slack accepted but whose answer was lost is never silently repeated by the SDK as well.
+
+Exactly once: every message carries its outbox row's key in Slack message metadata
+(`event_type` prdigest_outbox). A row whose earlier attempt may have reached Slack (a kill or a
+dropped connection mid-send) is looked for first, in the channel's history (the thread's
+replies for a threaded part) since that attempt began; found, it is recorded as sent, not
+posted again. Reading history needs the `channels:history` / `groups:history` / `im:history`
+scopes; without them the row is posted again (at least once) and the log says why.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
@@ -29,6 +37,9 @@ from bot.core.delivery.deliverer import (
 )
 from bot.core.models import Platform
 from bot.core.render.slack import SLACK_FALLBACK_MAX
+from bot.logs import log
+
+logger = logging.getLogger("prdigest.slack")
 
 SLACK_PER_CHANNEL_INTERVAL = 1.0  # chat.postMessage: about one message per second per channel
 SLACK_MAX_PER_SECOND = 20.0  # workspace-wide pace across channels
@@ -51,6 +62,10 @@ TRANSIENT_ERRORS = frozenset(
     {"internal_error", "fatal_error", "service_unavailable", "request_timeout", "ratelimited"}
 )
 TOO_BIG_ERRORS = frozenset({"invalid_blocks", "msg_blocks_too_long", "msg_too_long"})
+METADATA_EVENT = "prdigest_outbox"  # the metadata event_type of every digest message
+CLOCK_SKEW_SECONDS = 60.0  # history is read from this long before the attempt began
+HISTORY_PAGE = 200
+HISTORY_PAGES = 5  # a busy channel: at most 1,000 messages are read back
 
 
 def parse_retry_after(value: str | None, now: datetime) -> float:
@@ -87,6 +102,40 @@ class SlackSender:
     def interval_for(self, target: str) -> float:
         return SLACK_PER_CHANNEL_INTERVAL
 
+    def tagged(self, payload: Mapping[str, object], key: str) -> dict[str, object]:
+        metadata = {"event_type": METADATA_EVENT, "event_payload": {"key": key}}
+        return {**payload, "metadata": metadata}
+
+    async def find_sent(
+        self, target: str, payload: Mapping[str, object], key: str, since: datetime
+    ) -> Sent | None:
+        args: dict[str, Any] = {
+            "channel": target,
+            "oldest": f"{since.timestamp() - CLOCK_SKEW_SECONDS:.6f}",
+            "include_all_metadata": "true",
+            "limit": HISTORY_PAGE,
+        }
+        method = "conversations.history"
+        if thread := payload.get("thread_ts"):  # a reply shows in its thread, not the history
+            method, args["ts"] = "conversations.replies", str(thread)
+        try:
+            for _ in range(HISTORY_PAGES):
+                response = await self.client.api_call(method, http_verb="GET", params=args)
+                for message in response.get("messages") or []:
+                    if _carries(message, key):
+                        return Sent(str(message.get("ts") or "") or None)
+                cursor = (response.get("response_metadata") or {}).get("next_cursor")
+                if not cursor:
+                    return None
+                args["cursor"] = cursor
+        except SlackApiError as exc:
+            error = errors.error_code(exc) or f"HTTP {errors.status_of(exc)}"
+            log(logger, "slack.history_unreadable", logging.WARNING, channel=target, error=error)
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            log(logger, "slack.history_unreadable", logging.WARNING, channel=target,
+                error=type(exc).__name__)  # fmt: skip
+        return None
+
     async def send(self, target: str, payload: Mapping[str, object], turn: Turn) -> Outcome:
         if not await turn():
             return Withheld()
@@ -109,6 +158,14 @@ class SlackSender:
             return Transient(f"{type(exc).__name__}: {exc}")
         ts = response.get("ts")
         return Sent(str(ts) if ts else None)
+
+
+def _carries(message: Mapping[str, Any], key: str) -> bool:
+    metadata = message.get("metadata") or {}
+    if not isinstance(metadata, Mapping) or metadata.get("event_type") != METADATA_EVENT:
+        return False
+    found = metadata.get("event_payload") or {}
+    return isinstance(found, Mapping) and found.get("key") == key
 
 
 def _api_error(exc: SlackApiError, now: datetime) -> Outcome:

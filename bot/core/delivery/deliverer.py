@@ -137,6 +137,24 @@ class WarmsUp(Protocol):
         ...
 
 
+@runtime_checkable
+class Reconciles(Protocol):
+    """A sender that can tell whether an earlier attempt reached the platform (Slack: the row's
+    key in the message's metadata, read back with the channel's history). Its rows are then
+    sent exactly once; others at least once (one copy more per kill inside a send)."""
+
+    def tagged(self, payload: Mapping[str, object], key: str) -> dict[str, object]:
+        """The payload carrying the row's key, as the platform will store it."""
+        ...
+
+    async def find_sent(
+        self, target: str, payload: Mapping[str, object], key: str, since: datetime
+    ) -> Sent | None:
+        """The message with `key` posted since `since`, if there is one (None if not, or if
+        the platform cannot say: then it is sent)."""
+        ...
+
+
 def backoff(attempts: int, rng: random.Random) -> float:
     """Exponential backoff with full jitter, bounded."""
     ceiling = min(BACKOFF_MAX_SECONDS, BACKOFF_BASE_SECONDS * 2 ** min(attempts, 16))
@@ -261,13 +279,24 @@ class Deliverer:
                 return False
             return go and self.clock() <= send_by
 
-        outcome = await sender.send(row.target, row.payload, turn)
+        outcome = await self._send_once(row, sender, turn)
         if isinstance(outcome, Withheld):
             await self._give_back(row)
             return
         await self._record_durably(row, sender, outcome, send_by + self.lease / 2)
         if self.on_result is not None:
             self.on_result(row, outcome)
+
+    async def _send_once(self, row: Claimed, sender: Sender, turn: Turn) -> Outcome:
+        """Send the row, unless a sender that can look finds an earlier attempt arrived."""
+        if not isinstance(sender, Reconciles):
+            return await sender.send(row.target, row.payload, turn)
+        if row.maybe_sent_since is not None:
+            found = await sender.find_sent(row.target, row.payload, row.key, row.maybe_sent_since)
+            if found is not None:
+                log(logger, "message.found_sent", row=row.id, external_id=found.external_id)
+                return found
+        return await sender.send(row.target, sender.tagged(row.payload, row.key), turn)
 
     async def _give_back(self, row: Claimed) -> None:
         """Unsent: stopping, or the row waited past half its lease. Pending again at once."""
@@ -338,9 +367,11 @@ class Deliverer:
                 wait = min(timedelta(seconds=max(seconds, 1.0)), MAX_RETRY_AFTER)
                 await ledger.mark_retry(self.engine, row, now + wait, reason, worker=self.worker)
                 log(logger, "message.retry_after", seconds=wait.total_seconds(), **fields)
-            case Transient(reason):
+            case Transient(reason):  # the request may have gone through: unsure
                 wait = timedelta(seconds=backoff(row.attempts, self.rng))
-                await ledger.mark_retry(self.engine, row, now + wait, reason, worker=self.worker)
+                await ledger.mark_retry(
+                    self.engine, row, now + wait, reason, worker=self.worker, unsure=True
+                )
                 log(logger, "message.transient", logging.WARNING, reason=reason, **fields)
             case Blocked(reason):
                 await self._blocked(row, reason, now)

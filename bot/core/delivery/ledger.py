@@ -46,6 +46,16 @@ class Claimed:
     payload: dict[str, Any]
     attempts: int
     consecutive_failures: int
+    created_at: datetime | None = None  # when the row was queued (with its id: its key)
+    # An earlier attempt whose outcome is unknown began then (a kill, a dropped connection):
+    # the message may be on the platform already.
+    maybe_sent_since: datetime | None = None
+
+    @property
+    def key(self) -> str:
+        """The row, unique across stores (its id alone could repeat in another database)."""
+        stamp = f"{self.created_at.timestamp():.6f}" if self.created_at else ""
+        return f"{self.id}@{stamp}"
 
 
 async def advance_watermark(conn: AsyncConnection, subscription_id: int, seq: int) -> None:
@@ -87,6 +97,8 @@ def _claimable(platforms: tuple[Platform, ...], now: datetime, only_destination:
             outbox.c.part,
             outbox.c.payload,
             outbox.c.attempts,
+            outbox.c.created_at,
+            outbox.c.unsure_since,
             destinations.c.platform,
             destinations.c.target,
             destinations.c.consecutive_failures,
@@ -135,7 +147,12 @@ async def claim(
             await conn.execute(
                 update(outbox)
                 .where(outbox.c.id.in_([r.id for r in rows]))
-                .values(status=RowStatus.SENDING.value, lease_until=now + lease, claimed_by=worker)
+                .values(
+                    status=RowStatus.SENDING.value,
+                    lease_until=now + lease,
+                    claimed_by=worker,
+                    unsure_since=func.coalesce(outbox.c.unsure_since, now),
+                )
             )
     return [
         Claimed(
@@ -148,6 +165,8 @@ async def claim(
             payload=dict(r.payload),
             attempts=int(r.attempts),
             consecutive_failures=int(r.consecutive_failures),
+            created_at=r.created_at,
+            maybe_sent_since=r.unsure_since,
         )
         for r in rows
     ]
@@ -155,7 +174,8 @@ async def claim(
 
 async def release(engine: AsyncEngine, row: Claimed, worker: str) -> None:
     """Give back a row this worker claimed but did not send: pending again, no attempt
-    counted. A row another worker took over after our lease ran out stays theirs."""
+    counted, as unsure as it was before the claim. A row another worker took over after our
+    lease ran out stays theirs."""
     async with write_transaction(engine) as conn:
         await conn.execute(
             update(outbox)
@@ -164,7 +184,11 @@ async def release(engine: AsyncEngine, row: Claimed, worker: str) -> None:
                 outbox.c.status == RowStatus.SENDING.value,
                 outbox.c.claimed_by == worker,
             )
-            .values(status=RowStatus.PENDING.value, lease_until=None)
+            .values(
+                status=RowStatus.PENDING.value,
+                lease_until=None,
+                unsure_since=row.maybe_sent_since,
+            )
         )
 
 
@@ -223,6 +247,7 @@ async def mark_sent(
                 attempts=outbox.c.attempts + 1,
                 lease_until=None,
                 last_error=None,
+                unsure_since=None,
             )
         )
         await conn.execute(
@@ -242,10 +267,13 @@ async def mark_retry(
     count_failure: bool = False,
     new_target: str | None = None,
     worker: str | None = None,
+    unsure: bool = False,
 ) -> None:
     """Back to pending until `at`; the whole destination waits too (Retry-After is per chat).
     Only a row still being sent (by `worker`, when given) goes back: written again after a
-    lost answer, the retry neither counts twice nor takes back a row another sender claimed."""
+    lost answer, the retry neither counts twice nor takes back a row another sender claimed.
+    `unsure`: the platform may have taken the message (a reset or a timeout after the request
+    went out), so the row keeps `unsure_since`; any other answer says it did not."""
     owned = [outbox.c.id == row.id, outbox.c.status == RowStatus.SENDING.value]
     if worker is not None:
         owned.append(outbox.c.claimed_by == worker)
@@ -264,6 +292,7 @@ async def mark_retry(
                 attempts=outbox.c.attempts + 1,
                 lease_until=None,
                 last_error=error[:2000],
+                **({} if unsure else {"unsure_since": None}),
             )
         )
         if not result.rowcount:
@@ -286,6 +315,7 @@ async def mark_failed(engine: AsyncEngine, row: Claimed, error: str, now: dateti
                 attempts=outbox.c.attempts + 1,
                 lease_until=None,
                 last_error=error[:2000],
+                unsure_since=None,
             )
         )
         await _finish_run_if_done(conn, row.run_id, now)

@@ -229,6 +229,9 @@ outbox = Table(
     Column("external_id", String(128), nullable=True),
     Column("created_at", UtcDateTime(), nullable=False),
     Column("sent_at", UtcDateTime(), nullable=True),
+    # When the earliest attempt whose outcome is unknown began (set at claim, cleared once the
+    # outcome is known): a row claimed again with it set may already be on the platform.
+    Column("unsure_since", UtcDateTime(), nullable=True),
     UniqueConstraint("run_id", "part", name="uq_outbox_run_part"),
 )
 Index("ix_outbox_due", outbox.c.status, outbox.c.next_attempt_at, outbox.c.id)

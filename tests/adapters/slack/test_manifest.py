@@ -22,6 +22,9 @@ SCOPES = {
     "users:read",
     "channels:read",
     "groups:read",
+    "channels:history",
+    "groups:history",
+    "im:history",
 }
 
 

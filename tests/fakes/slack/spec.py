@@ -27,6 +27,7 @@ EXTRA_PARAMS: Mapping[str, frozenset[str]] = {
     "chat.postEphemeral": frozenset({"markdown_text"}),
     # Needed to read the metadata back when reconciling an ambiguous send.
     "conversations.history": frozenset({"include_all_metadata"}),
+    "conversations.replies": frozenset({"include_all_metadata"}),
 }
 
 JSON_CONTENT_TYPE = "application/json"

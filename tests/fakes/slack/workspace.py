@@ -7,6 +7,7 @@ Each method takes the call's validated params and returns the JSON answer, or ra
 from __future__ import annotations
 
 import base64
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
@@ -15,8 +16,7 @@ from tests.fakes.slack.messages import check_message, is_true
 from tests.fakes.slack.records import FakeChannel, PostedMessage
 from tests.fakes.slack.spec import SlackRefusal
 
-FIRST_TS_SECONDS = 1_700_000_000
-TS_STEP_MICROS = 100
+TS_STEP_MICROS = 100  # two messages are at least this far apart
 DEFAULT_CHANNELS = ("C0TEST1", "C0TEST2", "C0TEST3")
 DEFAULT_USER = "U0TEST1"
 MEMBERS_DEFAULT_LIMIT = 100
@@ -74,9 +74,11 @@ class Workspace:
         return channel
 
     def next_ts(self) -> str:
-        self._ts_count += 1
-        micros = self._ts_count * TS_STEP_MICROS
-        return f"{FIRST_TS_SECONDS + micros // 1_000_000}.{micros % 1_000_000:06d}"
+        """Slack's `ts`: the wall-clock time of the post (as history's `oldest`/`latest` read
+        it), unique and increasing in the workspace."""
+        wall = int(time.time() * 1_000_000)
+        self._ts_count = max(wall, self._ts_count + TS_STEP_MICROS)
+        return f"{self._ts_count // 1_000_000}.{self._ts_count % 1_000_000:06d}"
 
     def handlers(self) -> Mapping[str, MethodHandler]:
         return {
@@ -88,6 +90,7 @@ class Workspace:
             "conversations.info": self.conversations_info,
             "conversations.join": self.conversations_join,
             "conversations.history": self.conversations_history,
+            "conversations.replies": self.conversations_replies,
             "conversations.members": self.conversations_members,
         }
 
@@ -265,6 +268,38 @@ class Workspace:
             "response_metadata": {"next_cursor": ""},
         }
 
+    def conversations_replies(self, params: dict[str, Any]) -> dict[str, Any]:
+        """A thread: its parent, then its replies, oldest first (Slack's order)."""
+        channel = self.known_channel(params.get("channel"))
+        if not channel.bot_member:
+            raise SlackRefusal("not_in_channel")
+        parent = str(params.get("ts") or "")
+        if (channel.id, parent) not in self.messages:
+            raise SlackRefusal("thread_not_found")
+        oldest = _number(params, "oldest", 0.0, "invalid_ts_oldest")
+        latest = _number(params, "latest", 0.0, "invalid_ts_latest") or float("inf")
+        inclusive = is_true(params.get("inclusive"))
+        found = [
+            message
+            for (channel_id, ts), message in self.messages.items()
+            if channel_id == channel.id
+            and (ts == parent or message.thread_ts == parent)
+            and (ts == parent or _between(float(ts), oldest, latest, inclusive))
+        ]
+        found.sort(key=lambda message: float(message.ts))
+        limit = int(_number(params, "limit", 100, "invalid_limit")) or 100
+        with_metadata = is_true(params.get("include_all_metadata"))
+        return {
+            "ok": True,
+            "messages": [self.message_json(message, with_metadata) for message in found[:limit]],
+            "has_more": len(found) > limit,
+            "response_metadata": {"next_cursor": ""},
+        }
+
+
+def _between(ts: float, oldest: float, latest: float, inclusive: bool) -> bool:
+    return oldest <= ts <= latest if inclusive else oldest < ts < latest
+
 
 def _page_start(cursor: object) -> int:
     """Where a `next_cursor` this fake gave out starts; Slack's `invalid_cursor` otherwise."""
@@ -293,5 +328,4 @@ def _in_history_window(
     in_thread = message.thread_ts not in (None, message.ts)
     if in_thread and not is_true(message.params.get("reply_broadcast")):
         return False
-    ts = float(message.ts)
-    return oldest <= ts <= latest if inclusive else oldest < ts < latest
+    return _between(float(message.ts), oldest, latest, inclusive)
