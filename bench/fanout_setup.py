@@ -117,11 +117,12 @@ async def queued_messages(engine: Any) -> list[Message]:
 
 
 async def prepare(
-    folder: Path, chats: int, seed: int = 7422
+    folder: Path, chats: int, seed: int = 7422, url: str | None = None
 ) -> tuple[Any, list[Message], dict[str, Any]]:
-    """A SQLite store with `chats` subscriptions and 500 new reports, every digest queued."""
+    """A store (SQLite in `folder`, or `url`) with `chats` subscriptions and 500 new reports,
+    every digest queued."""
     rng = random.Random(seed)
-    engine = create_engine(f"sqlite:///{folder / 'fanout.db'}")
+    engine = create_engine(url or f"sqlite:///{folder / 'fanout.db'}")
     await migrate(engine)
     await subscribe(engine, chat_ids(chats, rng), rng)
     items = make_reports(NEW_REPORTS, rng)
