@@ -1,0 +1,154 @@
+"""The config's `calendar:` (top level: every destination's default; in a channel: its
+destination's), validated at load like the rest: a bad day, quiet-hours range, country code or
+ICS file fails with the key's path and the reason.
+
+    calendar:
+      timezone: Asia/Shanghai         # default: the zone of the subscription (channel, else top)
+      workdays: [mon, tue, wed, thu, fri]   # default: every day
+      quiet_hours: "22:00-08:00"      # nothing is sent inside; may wrap midnight
+      holidays: {country: CN}         # or {country: US, subdivision: CA} or {ics: path.ics}
+
+A channel's `calendar:` overrides the top-level one key by key: the keys it sets replace the
+top level's (`holidays: null` removes them), the rest are inherited.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Self
+
+from pydantic import BaseModel, ConfigDict, PrivateAttr, field_validator, model_validator
+
+from bot.core.calendar import (
+    CalendarBook,
+    CalendarError,
+    CalendarSpec,
+    CountryHolidays,
+    HolidaySource,
+    IcsHolidays,
+    QuietHours,
+    check_country,
+    load_ics,
+    parse_workdays,
+)
+from bot.core.models import Platform
+from bot.settings_types import Timezone
+
+
+class HolidaysConfig(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    country: str | None = None
+    subdivision: str | None = None
+    ics: Path | None = None
+    _ics: IcsHolidays | None = PrivateAttr(default=None)
+
+    @field_validator("country")
+    @classmethod
+    def _known_country(cls, country: str | None) -> str | None:
+        if country is None:
+            return None
+        code = country.strip().upper()
+        try:
+            check_country(code)
+        except CalendarError as exc:
+            raise ValueError(str(exc)) from None
+        return code
+
+    @model_validator(mode="after")
+    def _one_source(self) -> Self:
+        if (self.country is None) == (self.ics is None):
+            raise ValueError("holidays need exactly one of `country` or `ics`")
+        if self.subdivision is not None and self.country is None:
+            raise ValueError("`subdivision` goes with `country`, not `ics`")
+        try:
+            if self.country is not None and self.subdivision is not None:
+                check_country(self.country, self.subdivision)
+            if self.ics is not None:
+                self._ics = load_ics(self.ics)
+        except CalendarError as exc:
+            key = "subdivision" if self.country is not None else "ics"
+            raise ValueError(f"{key}: {exc}") from None
+        return self
+
+    def source(self) -> HolidaySource:
+        if self._ics is not None:
+            return self._ics
+        assert self.country is not None  # _one_source: a country or an ICS file
+        return CountryHolidays(self.country, self.subdivision)
+
+
+def _quiet(text: str | None) -> QuietHours | None:
+    return None if text is None else QuietHours.parse(text)
+
+
+class CalendarConfig(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    timezone: Timezone | None = None
+    workdays: list[str] | None = None  # None: every day
+    quiet_hours: str | None = None
+    holidays: HolidaysConfig | None = None
+
+    @field_validator("workdays")
+    @classmethod
+    def _days(cls, days: list[str] | None) -> list[str] | None:
+        if days is not None:
+            _check(lambda: parse_workdays(days))
+        return days
+
+    @field_validator("quiet_hours", mode="before")
+    @classmethod
+    def _range(cls, text: Any) -> Any:
+        if isinstance(text, str):
+            _check(lambda: QuietHours.parse(text))
+        return text
+
+    def spec(self) -> CalendarSpec:
+        workdays = parse_workdays(self.workdays) if self.workdays is not None else None
+        return CalendarSpec(
+            zone=self.timezone,
+            quiet=_quiet(self.quiet_hours),
+            holidays=self.holidays.source() if self.holidays is not None else None,
+            **({"workdays": workdays} if workdays is not None else {}),
+        )
+
+    def over(self, base: CalendarConfig | None) -> CalendarConfig:
+        """This calendar's keys over `base`'s: the keys set here win."""
+        if base is None:
+            return self
+        return base.model_copy(update={key: getattr(self, key) for key in self.model_fields_set})
+
+
+def _check(read: Callable[[], object]) -> None:
+    try:
+        read()
+    except CalendarError as exc:
+        raise ValueError(str(exc)) from None
+
+
+def calendar_book(top: CalendarConfig | None, channels: list[Any]) -> CalendarBook:
+    """The calendars of a config: the top level's for every destination, a channel's own for
+    its destination."""
+    default = top.spec() if top is not None else CalendarSpec()
+    own = {
+        (channel.platform, channel.target): channel.calendar.over(top).spec()
+        for channel in channels
+        if channel.calendar is not None
+    }
+    return CalendarBook(default, own)
+
+
+def shared_calendar_problem(top: CalendarConfig | None, channels: list[Any]) -> str | None:
+    """Channels that share a target share a destination, so they must agree on its calendar."""
+    seen: dict[tuple[Platform, str], tuple[int, CalendarConfig | None]] = {}
+    for index, channel in enumerate(channels):
+        mine = channel.calendar.over(top) if channel.calendar is not None else top
+        first = seen.setdefault((channel.platform, channel.target), (index, mine))
+        if first[1] != mine:
+            return (
+                f"channels[{index}].calendar: channels[{first[0]}] posts to the same target with"
+                " another calendar (a calendar is per destination: give them the same one)"
+            )
+    return None
