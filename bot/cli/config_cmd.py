@@ -16,7 +16,7 @@ from pathlib import Path
 from bot.cli.common import CliError, Command
 from bot.context import database_line, load, open_context
 from bot.core.calendar import WorkingCalendar
-from bot.core.clock import utc_clock
+from bot.core.clock import Clock, utc_clock
 from bot.core.models import Platform
 from bot.core.query import unparse
 from bot.core.reports.model import Report
@@ -27,6 +27,8 @@ from bot.cron import CronError, next_fire, next_real_fire
 from bot.env_checks import ingest_problems, slack_problems, telegram_problems
 from bot.settings import BotConfig, Env
 from bot.settings_types import NOW_SCHEDULE
+
+CLOCK: Clock = utc_clock  # tests set the time here
 
 
 def _no_args(parser: argparse.ArgumentParser) -> None:
@@ -40,7 +42,7 @@ def _channel_problems(env: Env, config: BotConfig) -> list[str]:
         tz = config.channel_timezone(channel)
         try:
             if channel.schedule != NOW_SCHEDULE:
-                next_fire(channel.schedule, tz, utc_clock())
+                next_fire(channel.schedule, tz, CLOCK())
         except CronError as exc:
             found.append(f"{where}.schedule: {exc}")
         if channel.platform is Platform.SLACK and not env.slack_enabled:
@@ -83,7 +85,7 @@ def _database(env: Env) -> str:
 
 
 def describe(env: Env, config: BotConfig) -> list[str]:
-    now = utc_clock()
+    now = CLOCK()
     slack_mode = "Socket Mode" if env.slack_app_token else "HTTP mode, POST /slack/events"
     telegram_mode = "webhook" if config.telegram.webhook_url else "long polling"
     lines = [

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from typing import Final
+from zoneinfo import ZoneInfo
 
 from bot.core.calendar.model import Block, BlockKind, WorkingCalendar
 
@@ -53,10 +54,25 @@ def next_working_fire(
         block = calendar.block(fire)
         if block is None:
             return WorkingFire(fire, tuple(skipped))
-        if block.kind is BlockKind.HOLIDAY and (not skipped or skipped[-1].day != block.day):
-            skipped.append(block)
         resume = calendar.next_working(fire)
         if resume is None:
             return None
+        skipped += _holidays_between(calendar, block.day, resume, skipped)
         cursor = resume
     return None
+
+
+def _holidays_between(
+    calendar: WorkingCalendar, first: date, resume: datetime, known: list[Block]
+) -> list[Block]:
+    """The holidays from `first` up to the day of `resume` (the stretch jumped over)."""
+    last = resume.astimezone(ZoneInfo(calendar.zone)).date()
+    found = []
+    day = first
+    while day <= last:
+        block = calendar.day_block(day)
+        fresh = not known or known[-1].day < day
+        if block is not None and block.kind is BlockKind.HOLIDAY and fresh:
+            found.append(block)
+        day += timedelta(days=1)
+    return found
