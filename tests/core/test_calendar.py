@@ -48,8 +48,8 @@ END:VCALENDAR
 """
 
 
-def local(*args: int) -> datetime:
-    return datetime(*args, tzinfo=SHANGHAI)  # type: ignore[misc]
+def local(year: int, month: int, day: int, hour: int = 0, minute: int = 0) -> datetime:
+    return datetime(year, month, day, hour, minute, tzinfo=SHANGHAI)
 
 
 def test_cn_national_day_is_a_holiday_by_its_name() -> None:
