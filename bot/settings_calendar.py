@@ -18,7 +18,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Self
 
-from pydantic import BaseModel, ConfigDict, PrivateAttr, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    PrivateAttr,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from bot.core.calendar import (
     CalendarBook,
@@ -50,11 +57,25 @@ class HolidaysConfig(BaseModel):
         if country is None:
             return None
         code = country.strip().upper()
-        try:
-            check_country(code)
-        except CalendarError as exc:
-            raise ValueError(str(exc)) from None
+        _check(lambda: check_country(code))
         return code
+
+    @field_validator("subdivision")
+    @classmethod
+    def _known_subdivision(cls, subdivision: str | None, info: ValidationInfo) -> str | None:
+        country = info.data.get("country")
+        if subdivision is None or country is None:
+            return subdivision  # no country: _one_source says what is missing
+        code = subdivision.strip().upper()
+        _check(lambda: check_country(country, code))
+        return code
+
+    @field_validator("ics")
+    @classmethod
+    def _readable_ics(cls, path: Path | None) -> Path | None:
+        if path is not None:
+            _check(lambda: load_ics(path))
+        return path
 
     @model_validator(mode="after")
     def _one_source(self) -> Self:
@@ -62,14 +83,8 @@ class HolidaysConfig(BaseModel):
             raise ValueError("holidays need exactly one of `country` or `ics`")
         if self.subdivision is not None and self.country is None:
             raise ValueError("`subdivision` goes with `country`, not `ics`")
-        try:
-            if self.country is not None and self.subdivision is not None:
-                check_country(self.country, self.subdivision)
-            if self.ics is not None:
-                self._ics = load_ics(self.ics)
-        except CalendarError as exc:
-            key = "subdivision" if self.country is not None else "ics"
-            raise ValueError(f"{key}: {exc}") from None
+        if self.ics is not None:
+            self._ics = load_ics(self.ics)  # _readable_ics read it once already
         return self
 
     def source(self) -> HolidaySource:
