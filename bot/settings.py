@@ -132,7 +132,7 @@ class Channel(_Frozen):
     cadence: str | None = None
     layout: Literal["flat"] = "flat"
     locked: bool = False  # the chat may not change this destination's subscriptions
-    calendar: CalendarConfig | None = None  # over the top-level one, key by key
+    calendar: CalendarConfig | None = None  # its destination's, over the top level key by key
 
     @model_validator(mode="before")
     @classmethod

@@ -9,7 +9,9 @@ ICS file fails with the key's path and the reason.
       holidays: {country: CN}         # or {country: US, subdivision: CA} or {ics: path.ics}
 
 A channel's `calendar:` overrides the top-level one key by key: the keys it sets replace the
-top level's (`holidays: null` removes them), the rest are inherited.
+top level's (`holidays: null` removes them), the rest are inherited. It is its destination's
+calendar: channels that share a target and give a `calendar:` must give the same one, and
+those that give none keep it too.
 """
 
 from __future__ import annotations
@@ -156,14 +158,17 @@ def calendar_book(top: CalendarConfig | None, channels: list[Any]) -> CalendarBo
 
 
 def shared_calendar_problem(top: CalendarConfig | None, channels: list[Any]) -> str | None:
-    """Channels that share a target share a destination, so they must agree on its calendar."""
-    seen: dict[tuple[Platform, str], tuple[int, CalendarConfig | None]] = {}
+    """Channels that share a target share a destination, so those that give a `calendar:`
+    must give the same one (the others keep it too)."""
+    seen: dict[tuple[Platform, str], tuple[int, CalendarConfig]] = {}
     for index, channel in enumerate(channels):
-        mine = channel.calendar.over(top) if channel.calendar is not None else top
+        if channel.calendar is None:
+            continue
+        mine = channel.calendar.over(top)
         first = seen.setdefault((channel.platform, channel.target), (index, mine))
         if first[1] != mine:
             return (
                 f"channels[{index}].calendar: channels[{first[0]}] posts to the same target with"
-                " another calendar (a calendar is per destination: give them the same one)"
+                " another calendar (a calendar is per destination: give one, or the same one)"
             )
     return None

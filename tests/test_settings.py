@@ -97,7 +97,7 @@ def test_a_bad_port_names_the_variable() -> None:
          " calendar: {holidays: {ics: no-such.ics}}}\n",
          "channels.team.calendar.holidays.ics: cannot read no-such.ics: No such file"),
         ("channels:\n  - {name: a, platform: slack, target: C1, calendar: {workdays: [mon]}}\n"
-         "  - {name: b, platform: slack, target: C1}\n",
+         "  - {name: b, platform: slack, target: C1, calendar: {workdays: [tue]}}\n",
          "channels[1].calendar: channels[0] posts to the same target with another calendar"),
     ],
 )  # fmt: skip
@@ -142,3 +142,16 @@ def test_a_channels_calendar_overrides_the_top_level_key_by_key(tmp_path: Path) 
     assert free.describe() == "mon-fri, holidays CN, Asia/Shanghai"
     chat = book.for_destination(Platform.TELEGRAM, "-100", "Asia/Shanghai")  # a chat-made one
     assert chat.describe() == "mon-fri, quiet 22:00-08:00, holidays CN, Asia/Shanghai"
+
+
+def test_channels_sharing_a_target_share_the_calendar_one_of_them_gives(tmp_path: Path) -> None:
+    config = load_config(
+        _write(
+            tmp_path,
+            "channels:\n"
+            "  - {name: daily, platform: slack, target: C1, calendar: {workdays: [mon-fri]}}\n"
+            "  - {name: breaking, platform: slack, target: C1, cadence: now}\n",
+        )
+    )
+    calendar = config.calendars().for_destination(Platform.SLACK, "C1", "UTC")
+    assert calendar.describe() == "mon-fri, UTC"
