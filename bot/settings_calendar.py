@@ -30,6 +30,7 @@ from pydantic import (
 )
 
 from bot.core.calendar import (
+    EVERY_DAY,
     CalendarBook,
     CalendarError,
     CalendarSpec,
@@ -96,10 +97,6 @@ class HolidaysConfig(BaseModel):
         return CountryHolidays(self.country, self.subdivision)
 
 
-def _quiet(text: str | None) -> QuietHours | None:
-    return None if text is None else QuietHours.parse(text)
-
-
 class CalendarConfig(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -115,20 +112,19 @@ class CalendarConfig(BaseModel):
             _check(lambda: parse_workdays(days))
         return days
 
-    @field_validator("quiet_hours", mode="before")
+    @field_validator("quiet_hours")
     @classmethod
-    def _range(cls, text: Any) -> Any:
-        if isinstance(text, str):
+    def _range(cls, text: str | None) -> str | None:
+        if text is not None:
             _check(lambda: QuietHours.parse(text))
         return text
 
     def spec(self) -> CalendarSpec:
-        workdays = parse_workdays(self.workdays) if self.workdays is not None else None
         return CalendarSpec(
             zone=self.timezone,
-            quiet=_quiet(self.quiet_hours),
-            holidays=self.holidays.source() if self.holidays is not None else None,
-            **({"workdays": workdays} if workdays is not None else {}),
+            workdays=EVERY_DAY if self.workdays is None else parse_workdays(self.workdays),
+            quiet=None if self.quiet_hours is None else QuietHours.parse(self.quiet_hours),
+            holidays=None if self.holidays is None else self.holidays.source(),
         )
 
     def over(self, base: CalendarConfig | None) -> CalendarConfig:

@@ -247,3 +247,25 @@ def test_a_fire_on_a_holiday_is_not_due_and_the_next_working_one_is() -> None:
     october_8 = datetime(2026, 10, 8, 10, tzinfo=SHANGHAI)
     fire = due_time(Dest(), october_8, None, calendar)  # type: ignore[arg-type]
     assert fire == datetime(2026, 10, 8, 9, tzinfo=SHANGHAI)
+
+
+def test_the_calendars_zone_not_the_crons_decides_which_day_a_fire_falls_on() -> None:
+    config = BotConfig.model_validate(
+        {
+            "timezone": "UTC",
+            "calendar": {"timezone": "Asia/Shanghai", "holidays": {"country": "CN"}},
+        }
+    )
+    calendar = config.calendars().for_destination(Platform.CONSOLE, "stdout", "UTC")
+
+    class Dest:
+        schedule = "0 17 * * *"  # 17:00 UTC, 01:00 the next day in Shanghai
+        timezone = "UTC"
+        instant = False
+
+    sept_30_evening = datetime(2026, 9, 30, 17, 30, tzinfo=UTC)  # 1 October in Shanghai
+    assert due_time(Dest(), sept_30_evening, None, calendar) is None  # type: ignore[arg-type]
+    sept_29_evening = datetime(2026, 9, 29, 17, 30, tzinfo=UTC)  # still 30 September there
+    assert due_time(Dest(), sept_29_evening, None, calendar) == datetime(  # type: ignore[arg-type]
+        2026, 9, 29, 17, 0, tzinfo=UTC
+    )

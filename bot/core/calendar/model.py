@@ -25,23 +25,30 @@ _RANGE = re.compile(r"^\s*([01]?\d|2[0-3]):([0-5]\d)\s*-\s*([01]?\d|2[0-3]):([0-
 
 
 def parse_workdays(names: list[str] | tuple[str, ...]) -> frozenset[int]:
-    """`[mon, tue]` → {0, 1}; `mon-fri` ranges too. CalendarError names a bad day."""
+    """`[mon, tue]` → {0, 1}; ranges (`mon-fri`, `fri-mon` across the week's end) and full
+    names (`monday`) too. CalendarError names a bad day."""
     days: set[int] = set()
     for name in names:
         first, _, last = str(name).strip().lower().partition("-")
-        for part in (first, last) if last else (first,):
-            if part[:3] not in WEEKDAYS or part not in (part[:3], _full(part[:3])):
-                raise CalendarError(f"unknown day {name!r} (use {', '.join(WEEKDAYS)})")
-        start, end = WEEKDAYS.index(first[:3]), WEEKDAYS.index((last or first)[:3])
+        start, end = _day_number(first, name), _day_number(last or first, name)
         days.update(range(start, end + 1) if start <= end else (*range(start, 7), *range(end + 1)))
     if not days:
         raise CalendarError("no workday: name at least one day (e.g. [mon, tue, wed, thu, fri])")
     return frozenset(days)
 
 
-def _full(short: str) -> str:
-    return {"mon": "monday", "tue": "tuesday", "wed": "wednesday", "thu": "thursday",
-            "fri": "friday", "sat": "saturday", "sun": "sunday"}[short]  # fmt: skip
+_FULL_NAMES: Final = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_DAY_NUMBERS: Final = {
+    **{short: n for n, short in enumerate(WEEKDAYS)},
+    **{full: n for n, full in enumerate(_FULL_NAMES)},
+}
+
+
+def _day_number(word: str, written: object) -> int:
+    number = _DAY_NUMBERS.get(word.strip())
+    if number is None:
+        raise CalendarError(f"unknown day {written!r} (use {', '.join(WEEKDAYS)})")
+    return number
 
 
 def days_text(days: frozenset[int]) -> str:
