@@ -42,7 +42,7 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bot.core.calendar import CalendarBook, WorkingCalendar, WorkingFire
+from bot.core.calendar import Block, CalendarBook, WorkingCalendar, WorkingFire
 from bot.core.clock import Clock, human_time, utc_clock
 from bot.core.delivery.outbox import Due, PlannedRun, covered_seq, plan_run
 from bot.core.render.renderer import Renderer
@@ -160,6 +160,27 @@ class DigestTicker:
         self.calendars = calendars or CalendarBook()
         self.gate = ScheduleGate()
         self.pruned_at: datetime | None = None
+        self.held: dict[int, Block] = {}  # subscription -> the last hold logged for it
+
+    def _working(self, sub: Subscription, now: datetime) -> WorkingCalendar | None:
+        """The subscription's calendar when `now` is working time; None while it holds (logged
+        once per subscription, day and reason: a holiday, a day off, quiet hours)."""
+        calendar = self.calendars.for_subscription(sub)
+        block = calendar.block(now)
+        if block is None:
+            self.held.pop(sub.id, None)
+            return calendar
+        if self.held.get(sub.id) != block:
+            self.held[sub.id] = block
+            log(
+                logger,
+                "digest.held_by_calendar",
+                destination=sub.label,
+                reason=block.kind.value,
+                holiday=block.name or None,
+                day=block.day.isoformat(),
+            )
+        return None
 
     async def _due(self, active: Sequence[Subscription], now: datetime) -> dict[int, list[Due]]:
         """The due subscriptions, by destination."""
@@ -167,8 +188,8 @@ class DigestTicker:
         for sub in active:
             if not self.gate.allows(sub, now):
                 continue
-            calendar = self.calendars.for_subscription(sub)
-            if not calendar.is_working(now):
+            calendar = self._working(sub, now)
+            if calendar is None:
                 continue  # held by its calendar: nothing to read from the database
             last = None if sub.instant else await last_scheduled_time(self.engine, sub.id)
             fire = due_time(sub, now, last, calendar)

@@ -3,6 +3,7 @@ the working calendar (holidays, days off, quiet hours) holding fires until the n
 
 from __future__ import annotations
 
+import logging
 from collections import Counter
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
@@ -147,8 +148,9 @@ def clock() -> FakeClock:
 
 
 async def test_golden_week_sends_nothing_then_one_catch_up_on_october_8(
-    store: ReportStore, telegram: FakeTelegram, clock: FakeClock
+    store: ReportStore, telegram: FakeTelegram, clock: FakeClock, caplog: pytest.LogCaptureFixture
 ) -> None:
+    caplog.set_level(logging.INFO, logger="prdigest.scheduler")
     telegram.add_chat(GOLDEN_WEEK_CHAT, "supergroup")
     config = BotConfig.model_validate(GOLDEN_WEEK)
     await SubscriptionStore(store.engine).sync_config(config)
@@ -176,6 +178,8 @@ async def test_golden_week_sends_nothing_then_one_catch_up_on_october_8(
     assert "#101" in first and "#102" not in first
     assert all(f"#{n}" in catch_up for n in range(102, 110)), "every holiday report, once"
     assert "#101" not in catch_up
+    held = [r for r in caplog.records if r.getMessage() == "digest.held_by_calendar"]
+    assert len(held) == 7, "logged once a day: Oct 1-3 and 5-7 holidays, Sunday Oct 4 off"
 
 
 def _local_utc_calendar(**extra: object) -> BotConfig:
