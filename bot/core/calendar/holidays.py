@@ -16,8 +16,6 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Protocol
 
-import holidays as holidays_lib
-
 from bot.core.calendar.ics import IcsError, IcsEvent, parse_ics
 
 YEARS_CACHED = 64  # (source, year) pairs kept: a few sources, a few years each
@@ -44,6 +42,8 @@ class _Year:
 
 @lru_cache(maxsize=YEARS_CACHED)
 def _country_year(country: str, subdivision: str | None, year: int) -> _Year:
+    import holidays as holidays_lib  # here: it takes 0.1 s to import, and most runs need none
+
     found = holidays_lib.country_holidays(country, subdiv=subdivision, years=year)
     worked: set[date] = getattr(found, "weekend_workdays", set())
     return _Year(
@@ -54,6 +54,8 @@ def _country_year(country: str, subdivision: str | None, year: int) -> _Year:
 
 def check_country(country: str, subdivision: str | None = None) -> None:
     """CalendarError unless the `holidays` package knows the country (and subdivision)."""
+    import holidays as holidays_lib  # see _country_year
+
     supported = holidays_lib.list_supported_countries()
     if country not in supported:
         raise CalendarError(
