@@ -273,3 +273,23 @@ def test_the_calendars_zone_not_the_crons_decides_which_day_a_fire_falls_on() ->
     assert due_time(Dest(), sept_29_evening, None, calendar) == datetime(  # type: ignore[arg-type]
         2026, 9, 29, 17, 0, tzinfo=UTC
     )
+
+
+def test_a_now_subscription_holds_on_a_holiday_until_the_next_working_day_begins() -> None:
+    config = BotConfig.model_validate(
+        {
+            "timezone": "Asia/Shanghai",
+            "calendar": {"workdays": ["mon-fri"], "holidays": {"country": "CN"}},
+        }
+    )
+    calendar = config.calendars().for_destination(Platform.CONSOLE, "stdout", "Asia/Shanghai")
+
+    class Dest:
+        schedule = "now"
+        timezone = "Asia/Shanghai"
+        instant = True
+
+    last_holiday_night = datetime(2026, 10, 7, 23, 59, tzinfo=SHANGHAI)
+    assert due_time(Dest(), last_holiday_night, None, calendar) is None  # type: ignore[arg-type]
+    october_8 = datetime(2026, 10, 8, 0, 0, 10, tzinfo=SHANGHAI)
+    assert due_time(Dest(), october_8, None, calendar) == october_8  # type: ignore[arg-type]
