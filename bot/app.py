@@ -39,10 +39,9 @@ from bot.core.store.destinations import DestinationStore
 from bot.core.store.errors import is_outage
 from bot.core.store.runs import last_scheduled_time
 from bot.core.store.subscriptions import SubscriptionStore
-from bot.cron import CronError, next_fire
 from bot.logs import log, observe
 from bot.metrics import Metrics
-from bot.scheduler import DigestTicker, build_scheduler, quiet_note
+from bot.scheduler import DigestTicker, build_scheduler, next_digest, quiet_note
 from bot.settings import ConfigError
 from bot.sources import SourcePoller, make_pollers
 from bot.web import WebDeps, build_web
@@ -167,7 +166,13 @@ class Service:
             list(self.ctx.config.sources), self.ctx.reports, self.ctx.tag_rules
         )
         self.subscriptions = SubscriptionStore(self.ctx.engine, self.clock)
-        self.ticker = DigestTicker(self.ctx.engine, self.subscriptions, self.renderer, self.clock)
+        self.ticker = DigestTicker(
+            self.ctx.engine,
+            self.subscriptions,
+            self.renderer,
+            self.clock,
+            self.ctx.config.calendars(),
+        )
         senders = open_senders(self.ctx, self.clock)
         self.console = senders.console
         self.senders = senders.by_platform()
@@ -240,10 +245,9 @@ class Service:
         so a restart that has nothing to catch up on does not look like silence."""
         now = self.clock()
         for dest in await self.subscriptions.all(active_only=True):
-            try:
-                upcoming = None if dest.instant else next_fire(dest.schedule, dest.timezone, now)
-            except CronError:
-                upcoming = None
+            calendar = self.ticker.calendars.for_subscription(dest)
+            found = next_digest(dest, now, calendar)
+            upcoming = found.at if found is not None else None
             last = await last_scheduled_time(self.ctx.engine, dest.id)
             log(
                 logger,
@@ -253,7 +257,7 @@ class Service:
                 next_digest=upcoming.isoformat() if upcoming else None,
             )
             if dest.platform is Platform.CONSOLE:
-                note = await quiet_note(self.ctx.reports, dest, now, last)
+                note = await quiet_note(self.ctx.reports, dest, now, last, calendar)
                 if note is not None:
                     await self.console.note(dest.target, f"{dest.label}: {note}")
 

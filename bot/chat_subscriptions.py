@@ -12,6 +12,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from bot.core.cadence import Cadence, CadenceError, parse_cadence
+from bot.core.calendar import WorkingCalendar
 from bot.core.clock import Clock, human_time
 from bot.core.commands import Invocation
 from bot.core.models import Locale
@@ -30,7 +31,7 @@ from bot.core.store.subscriptions import (
     Subscription,
     SubscriptionStore,
 )
-from bot.cron import CronError, next_fire
+from bot.cron import CronError, next_fire, next_real_fire
 from bot.messages import Answer, Chat, Notice
 from bot.settings import BotConfig
 
@@ -43,14 +44,27 @@ def actor(chat: Chat) -> str:
     return chat.user_name or chat.user_id
 
 
-def next_text(schedule: str, tz: str, now: datetime) -> str:
-    """When it next posts: a time; `now` (as PRs arrive); "-" when it never fires."""
+def next_text(
+    schedule: str,
+    tz: str,
+    now: datetime,
+    calendar: WorkingCalendar | None = None,
+    *,
+    note: bool = False,
+) -> str:
+    """When it next posts: a time (its next fire on the calendar's working time; with `note`,
+    followed by the holidays it skips, for the CLI); `now` (as PRs arrive); "-" when it never
+    fires, or never on working time."""
     if schedule == NOW:
         return NOW
     try:
-        return human_time(next_fire(schedule, tz, now))
+        found = next_real_fire(schedule, tz, now, calendar)
     except CronError:
         return "-"
+    if found is None:
+        return "-"
+    shown = human_time(found.at)
+    return f"{shown} {found.note}" if note and found.note else shown
 
 
 class SubscriptionVerbs:
@@ -60,11 +74,19 @@ class SubscriptionVerbs:
         config: BotConfig,
         clock: Clock,
         reports: ReportStore | None = None,  # `subscribe` says what it would have matched
+        *,
+        notes: bool = False,  # next times say which holidays they skip (the CLI's list)
     ) -> None:
         self.store = store
         self.reports = reports
         self.config = config
         self.clock = clock
+        self.calendars = config.calendars()
+        self.notes = notes
+
+    def _next(self, sub: Subscription, now: datetime) -> str:
+        calendar = self.calendars.for_subscription(sub)
+        return next_text(sub.schedule, sub.timezone, now, calendar, note=self.notes)
 
     async def recent(self, query_text: str, now: datetime) -> str:
         """How many stored PRs of the last RECENT_DAYS days the query matches ("1000+" past
@@ -126,7 +148,7 @@ class SubscriptionVerbs:
             "number": str(sub.number),
             "query": inv.query_text,
             "cadence": sub.cadence,
-            "next": next_text(sub.schedule, tz, now),
+            "next": self._next(sub, now),
         }
         announce = _announce(chat, "added", params)
         recent = {"days": str(RECENT_DAYS), "recent": await self.recent(inv.query_text, now)}
@@ -166,7 +188,7 @@ class SubscriptionVerbs:
                 "number": str(sub.number),
                 "query": sub.filter.query or _config_filter(sub),
                 "cadence": sub.cadence,
-                "next": next_text(sub.schedule, sub.timezone, now),
+                "next": self._next(sub, now),
                 "last": human_time(last) if last else "-",
                 "owner": _owner(sub, chat.locale),
             }
@@ -184,12 +206,14 @@ class SubscriptionVerbs:
         if not own:
             return Answer(Notice("no_subscriptions"))
         tz = inv.timezone or own[0].timezone
+        calendar = self.calendars.for_destination(chat.platform, chat.chat_id, tz)
         try:
-            upcoming = next_fire(inv.schedule, tz, self.clock())
+            found = next_real_fire(inv.schedule, tz, self.clock(), calendar)
         except CronError as exc:
             return Answer(Notice("bad_schedule", {"reason": str(exc)}))
         await self.store.set_schedule([s.id for s in own], inv.schedule, tz, actor(chat))
-        params = {"cron": inv.schedule, "tz": tz, "next": upcoming.isoformat(timespec="minutes")}
+        upcoming = found.at.isoformat(timespec="minutes") if found is not None else "-"
+        params = {"cron": inv.schedule, "tz": tz, "next": upcoming}
         changed = (
             None if chat.private else Notice("schedule_changed", {"user": actor(chat), **params})
         )

@@ -19,6 +19,8 @@ from zoneinfo import ZoneInfo
 
 from apscheduler.triggers.cron import CronTrigger
 
+from bot.core.calendar import WorkingCalendar, WorkingFire, next_working_fire
+
 _DAY_NAMES = ("sun", "mon", "tue", "wed", "thu", "fri", "sat", "sun")
 _NUMBER = re.compile(r"\d+")
 _ONE_SECOND = timedelta(seconds=1)
@@ -134,3 +136,14 @@ def previous_fire(
 def _offset_changed(moment: datetime, span: timedelta) -> bool:
     before = (moment - span).astimezone(moment.tzinfo)
     return before.utcoffset() != moment.utcoffset()
+
+
+def next_real_fire(
+    expr: str, timezone: str, after: datetime, calendar: WorkingCalendar | None
+) -> WorkingFire | None:
+    """The first fire time ≥ after that falls on the calendar's working time (holidays, days
+    off and quiet hours skipped), with the holidays it skipped; None when no fire within a year
+    is on working time. CronError as next_fire."""
+    if calendar is None or calendar.always:
+        return WorkingFire(next_fire(expr, timezone, after))
+    return next_working_fire(calendar, expr, timezone, after, next_fire)

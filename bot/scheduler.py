@@ -14,6 +14,17 @@ takes part when something new matches it. That gives, with no extra machinery:
 - subscription changes from chat take effect on the next tick, no job rebuild.
 Cron arithmetic (day names, IANA zones, DST) is APScheduler's CronTrigger.
 
+Each destination keeps a working calendar (bot/core/calendar: workdays, quiet hours, holidays;
+none configured means every moment is working time, as before). A digest is planned only when
+its latest fire time is working time *and* the tick's moment is: a fire on a holiday, a day off
+or in quiet hours is held, and the next fire that falls on working time sends one digest
+covering the whole gap (the watermark makes it cover everything since the last one). A fire
+missed while the process was down is caught up at the first working tick, never inside quiet
+hours or on a holiday. A `now` subscription holds while the moment is not working time and
+posts what it held at the first working tick: the end of the quiet hours on a working day, or
+the start of the next working day (its midnight, or the end of its quiet hours when they run
+past midnight).
+
 A schedule that never fires (stored before such schedules were refused, e.g. day 31 of
 February) is found by one bounded search, skipped and logged once; its verdict is kept for a
 day, so broken schedules add nothing to a tick's cost. Every PRUNE_EVERY the tick also applies
@@ -31,6 +42,7 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from bot.core.calendar import Block, CalendarBook, WorkingCalendar, WorkingFire
 from bot.core.clock import Clock, human_time, utc_clock
 from bot.core.delivery.outbox import Due, PlannedRun, covered_seq, plan_run
 from bot.core.render.renderer import Renderer
@@ -39,7 +51,7 @@ from bot.core.store.prune import prune
 from bot.core.store.reports import ReportStore, WindowCache
 from bot.core.store.runs import last_scheduled_time
 from bot.core.store.subscriptions import Subscription, SubscriptionStore
-from bot.cron import CronError, next_fire, previous_fire
+from bot.cron import CronError, next_fire, next_real_fire, previous_fire
 from bot.logs import log
 
 logger = logging.getLogger("prdigest.scheduler")
@@ -50,9 +62,17 @@ PRUNE_EVERY = timedelta(hours=1)  # how often the tick applies the retention (se
 _GATE_SLACK = 256  # verdicts kept beyond twice the destinations before unused ones are dropped
 
 
-def due_time(dest: Subscription, now: datetime, last: datetime | None) -> datetime | None:
-    """The fire time to run now for `dest`, or None if its latest one already ran; for a
-    `now` subscription, the tick's time."""
+def due_time(
+    dest: Subscription,
+    now: datetime,
+    last: datetime | None,
+    calendar: WorkingCalendar | None = None,
+) -> datetime | None:
+    """The fire time to run now for `dest`, or None if its latest one already ran or the
+    calendar holds it (the fire, or now, is not working time); for a `now` subscription, the
+    tick's time when it is working time."""
+    if calendar is not None and not calendar.is_working(now):
+        return None
     if dest.instant:
         return now
     try:
@@ -60,6 +80,8 @@ def due_time(dest: Subscription, now: datetime, last: datetime | None) -> dateti
     except CronError:
         return None
     if fire is None or (last is not None and fire <= last):
+        return None
+    if calendar is not None and not calendar.is_working(fire):
         return None
     return fire
 
@@ -129,13 +151,36 @@ class DigestTicker:
         subscriptions: SubscriptionStore,
         renderer: Renderer,
         clock: Clock = utc_clock,
+        calendars: CalendarBook | None = None,
     ) -> None:
         self.engine = engine
         self.subscriptions = subscriptions
         self.renderer = renderer
         self.clock = clock
+        self.calendars = calendars or CalendarBook()
         self.gate = ScheduleGate()
         self.pruned_at: datetime | None = None
+        self.held: dict[int, Block] = {}  # subscription -> the last hold logged for it
+
+    def _working(self, sub: Subscription, now: datetime) -> WorkingCalendar | None:
+        """The subscription's calendar when `now` is working time; None while it holds (logged
+        once per subscription, day and reason: a holiday, a day off, quiet hours)."""
+        calendar = self.calendars.for_subscription(sub)
+        block = calendar.block(now)
+        if block is None:
+            self.held.pop(sub.id, None)
+            return calendar
+        if self.held.get(sub.id) != block:
+            self.held[sub.id] = block
+            log(
+                logger,
+                "digest.held_by_calendar",
+                destination=sub.label,
+                reason=block.kind.value,
+                holiday=block.name or None,
+                day=block.day.isoformat(),
+            )
+        return None
 
     async def _due(self, active: Sequence[Subscription], now: datetime) -> dict[int, list[Due]]:
         """The due subscriptions, by destination."""
@@ -143,8 +188,11 @@ class DigestTicker:
         for sub in active:
             if not self.gate.allows(sub, now):
                 continue
+            calendar = self._working(sub, now)
+            if calendar is None:
+                continue  # held by its calendar: nothing to read from the database
             last = None if sub.instant else await last_scheduled_time(self.engine, sub.id)
-            fire = due_time(sub, now, last)
+            fire = due_time(sub, now, last, calendar)
             if fire is not None:
                 due.setdefault(sub.destination_id, []).append(Due(sub, fire))
         return due
@@ -185,18 +233,36 @@ class DigestTicker:
             log(logger, "store.pruned", digest_runs=pruned.runs, event_keys=pruned.events)
 
 
-async def quiet_note(
-    reports: ReportStore, dest: Subscription, now: datetime, last: datetime | None
-) -> str | None:
-    """What a restart says on a destination with no digest to catch up on, so that it is not
-    silence: "nothing new since <last digest>; next digest <time>". None when a digest is due
-    now (the first tick sends it) or the schedule never fires."""
-    if due_time(dest, now, last) is not None:
+def next_digest(
+    dest: Subscription, now: datetime, calendar: WorkingCalendar | None = None
+) -> WorkingFire | None:
+    """When `dest` next gets a digest: its next fire on working time. None for a `now`
+    subscription, a schedule that never fires, or one never on working time."""
+    if dest.instant:
         return None
     try:
-        upcoming = next_fire(dest.schedule, dest.timezone, now)
+        return next_real_fire(dest.schedule, dest.timezone, now, calendar)
     except CronError:
         return None
+
+
+async def quiet_note(
+    reports: ReportStore,
+    dest: Subscription,
+    now: datetime,
+    last: datetime | None,
+    calendar: WorkingCalendar | None = None,
+) -> str | None:
+    """What a restart says on a destination with no digest to catch up on, so that it is not
+    silence: "nothing new since <last digest>; next digest <time>" (its next fire on working
+    time). None when a digest is due now (the first tick sends it), the schedule never fires,
+    or never on working time."""
+    if due_time(dest, now, last, calendar) is not None:
+        return None
+    found = next_digest(dest, now, calendar)
+    if found is None:
+        return None
+    upcoming = found.at
     async with reports.engine.connect() as conn:
         covered = await covered_seq(conn, dest.id)
     new = len(select_new(await reports.since(covered), dest.filter, covered, now))

@@ -23,7 +23,9 @@ from pydantic import (
     model_validator,
 )
 
+from bot.core.calendar import CalendarBook
 from bot.core.models import Locale, Platform
+from bot.settings_calendar import CalendarConfig, calendar_book, shared_calendar_problem
 from bot.settings_errors import describe_config_error
 from bot.settings_types import (
     ChannelQuery,
@@ -130,6 +132,7 @@ class Channel(_Frozen):
     cadence: str | None = None
     layout: Literal["flat"] = "flat"
     locked: bool = False  # the chat may not change this destination's subscriptions
+    calendar: CalendarConfig | None = None  # its destination's, over the top level key by key
 
     @model_validator(mode="before")
     @classmethod
@@ -148,6 +151,14 @@ class BotConfig(_Frozen):
     telegram: TelegramConfig = TelegramConfig()
     channels: list[Channel] = Field(default_factory=list)
     delivery: DeliveryConfig = DeliveryConfig()
+    calendar: CalendarConfig | None = None  # every destination's, unless its channel has one
+
+    @model_validator(mode="after")
+    def _one_calendar_per_destination(self) -> Self:
+        problem = shared_calendar_problem(self.calendar, self.channels)
+        if problem is not None:
+            raise ValueError(problem)
+        return self
 
     @model_validator(mode="after")
     def _unique_channel_names(self) -> Self:
@@ -173,6 +184,10 @@ class BotConfig(_Frozen):
 
     def channel_locale(self, channel: Channel) -> Locale:
         return channel.locale or self.locale
+
+    def calendars(self) -> CalendarBook:
+        """Each destination's working calendar (bot/settings_calendar.py)."""
+        return calendar_book(self.calendar, self.channels)
 
 
 class Env(_Frozen):

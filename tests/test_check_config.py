@@ -6,19 +6,22 @@ the database in use. Messages are asserted word for word: they are what a user r
 from __future__ import annotations
 
 import os
+from datetime import UTC, datetime
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import pytest
 from pydantic import SecretStr
 from sqlalchemy import text
 
-from bot.cli import main
+from bot.cli import config_cmd, main
 from bot.cli.config_cmd import describe, problems
 from bot.core.commands import parse
 from bot.core.models import Platform
 from bot.core.store.db import async_url, create_engine
 from bot.env_checks import is_placeholder
 from bot.settings import ENV_VARS, BotConfig, Channel, ConfigError, Env, load_config
+from tests.kits.delivery import FakeClock
 from tests.kits.slack import SIGNING_SECRET
 from tests.kits.telegram import WEBHOOK_SECRET, WEBHOOK_URL
 
@@ -486,3 +489,59 @@ def test_a_source_directory_that_is_not_there_is_a_warning(
         f"(warning: no such directory, relative to {tmp_path})"
     )
     assert out[-1] == "ok"
+
+
+# The working calendar (issue 18) -------------------------------------------------------------
+
+
+def test_check_config_shows_the_next_real_fire_after_golden_week(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _write(
+        tmp_path,
+        "timezone: Asia/Shanghai\n"
+        "calendar: {workdays: [mon-fri], quiet_hours: '22:00-08:00', holidays: {country: CN}}\n"
+        "channels:\n"
+        "  - {name: team, platform: console, target: stdout, cadence: 'daily 09:00'}\n"
+        "  - {name: saturday, platform: console, target: sat, cadence: 'weekly sat 10:00'}\n"
+        "  - {name: weekend, platform: console, target: weekend, cadence: 'weekly sat 10:00',\n"
+        "     calendar: {holidays: null}}\n"
+        "  - {name: alerts, platform: console, target: alerts, cadence: now}\n",
+    )
+    monkeypatch.setenv("BOT_CONFIG", str(path))
+    monkeypatch.setattr(
+        config_cmd, "CLOCK", FakeClock(datetime(2026, 9, 30, 10, tzinfo=ZoneInfo("Asia/Shanghai")))
+    )
+    assert main(["check-config"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    calendar = "  calendar: mon-fri, quiet 22:00-08:00, holidays CN, Asia/Shanghai"
+    assert lines[lines.index(calendar) - 1] == (
+        "channel:   team → console:stdout 'daily 09:00' Asia/Shanghai, next "
+        "2026-10-08T09:00:00+08:00 (after the holidays 2026-10-01 to 2026-10-07: National Day, "
+        "National Day (observed), ...)"
+    )
+    assert (  # 10 October 2026 is a Saturday China works, in exchange for a Golden Week day
+        "channel:   saturday → console:sat 'weekly sat 10:00' Asia/Shanghai, next "
+        "2026-10-10T10:00:00+08:00 (after the holidays 2026-10-03 to 2026-10-07: National Day, "
+        "National Day (observed), ...)"
+    ) in lines
+    assert (
+        "channel:   weekend → console:weekend 'weekly sat 10:00' Asia/Shanghai, warning: never "
+        "fires on working time within a year (see its calendar)"
+    ) in lines
+    assert (
+        "channel:   alerts → console:alerts 'now' Asia/Shanghai, posts each matching PR as it "
+        "arrives, held outside working time"
+    ) in lines
+    assert lines[-1] == "ok"
+
+
+def test_without_a_calendar_check_config_reads_as_before(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(config_cmd, "CLOCK", FakeClock(datetime(2026, 9, 30, 1, tzinfo=UTC)))
+    config = BotConfig.model_validate(
+        {"timezone": "UTC", "channels": [{"name": "a", "platform": "console", "target": "stdout"}]}
+    )
+    lines = describe(_env(), config)
+    expected = "channel:   a → console:stdout '0 9 * * mon-fri' UTC, next 2026-09-30T09:00:00+00:00"
+    assert expected in lines
+    assert not any(line.startswith("  calendar:") for line in lines)

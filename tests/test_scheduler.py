@@ -1,19 +1,36 @@
-"""Digest schedules: cron with day names and time zones, DST, catch-up after downtime."""
+"""Digest schedules: cron with day names and time zones, DST, catch-up after downtime, and
+the working calendar (holidays, days off, quiet hours) holding fires until the next working one."""
 
 from __future__ import annotations
 
+import logging
 from collections import Counter
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
 
+from bot.adapters.telegram.pace import ChatPacer
+from bot.adapters.telegram.sender import TelegramSender
+from bot.core.delivery.deliverer import Deliverer
+from bot.core.models import Platform
 from bot.core.render.renderer import Renderer
+from bot.core.select import DigestFilter
 from bot.core.store.reports import ReportStore
 from bot.core.store.subscriptions import SubscriptionStore
 from bot.cron import CronError, next_fire, previous_fire, trigger
 from bot.scheduler import DigestTicker, due_time
-from tests.kits.delivery import FakeClock, add_reports, channel, setup_destinations
+from bot.settings import BotConfig
+from tests.fakes.telegram.api import FakeTelegram
+from tests.kits.delivery import (
+    FakeClock,
+    add_reports,
+    channel,
+    run_until_idle,
+    save_chat,
+    setup_destinations,
+)
 
 BERLIN = ZoneInfo("Europe/Berlin")
 
@@ -102,3 +119,177 @@ async def test_a_second_replica_ticking_the_same_time_plans_nothing(store: Repor
 def test_a_six_field_cron_is_refused() -> None:
     with pytest.raises(CronError, match="needs 5 fields"):
         next_fire("*/20 * * * * *", "UTC", datetime(2026, 9, 1, 9, 0, 1, tzinfo=UTC))
+
+
+# The working calendar (issue 18) ---------------------------------------------------------------
+
+SHANGHAI = ZoneInfo("Asia/Shanghai")
+GOLDEN_WEEK_CHAT = -100_018
+GOLDEN_WEEK = {
+    "timezone": "Asia/Shanghai",
+    "locale": "en",
+    "calendar": {"workdays": ["mon", "tue", "wed", "thu", "fri"], "holidays": {"country": "CN"}},
+    "channels": [
+        {"name": "team", "platform": "telegram", "target": str(GOLDEN_WEEK_CHAT),
+         "cadence": "daily 09:00"},
+    ],
+}  # fmt: skip
+
+
+@pytest.fixture
+async def telegram(clock: FakeClock) -> AsyncIterator[FakeTelegram]:
+    async with FakeTelegram(clock=lambda: clock().timestamp()) as server:
+        yield server
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock(datetime(2026, 9, 30, 9, 0, 5, tzinfo=SHANGHAI))
+
+
+async def test_golden_week_sends_nothing_then_one_catch_up_on_october_8(
+    store: ReportStore, telegram: FakeTelegram, clock: FakeClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="prdigest.scheduler")
+    telegram.add_chat(GOLDEN_WEEK_CHAT, "supergroup")
+    config = BotConfig.model_validate(GOLDEN_WEEK)
+    await SubscriptionStore(store.engine).sync_config(config)
+    ticker = DigestTicker(
+        store.engine, SubscriptionStore(store.engine), Renderer(), clock, config.calendars()
+    )
+    sender = TelegramSender(
+        telegram.token, telegram.url, ChatPacer(clock=lambda: clock().timestamp())
+    )
+    deliverer = Deliverer(store.engine, {Platform.TELEGRAM: sender}, "test", clock)
+    await add_reports(store, [101])
+    start = clock.now
+    posted_on: list[str] = []
+    for hour in range(8 * 24 + 2):  # every hour, Sep 30 09:00 to Oct 8 10:00 (Shanghai)
+        clock.now = start + timedelta(hours=hour)
+        if clock.now.astimezone(SHANGHAI).hour == 12:  # one report a day, holidays included
+            await add_reports(store, [102 + hour // 24])
+        if await ticker.tick():
+            posted_on.append(clock.now.astimezone(SHANGHAI).date().isoformat())
+            await run_until_idle(deliverer, clock, 3)
+    await sender.close()
+
+    assert posted_on == ["2026-09-30", "2026-10-08"]
+    first, catch_up = (m.plain_text for m in telegram.sent_to(GOLDEN_WEEK_CHAT))
+    assert "#101" in first and "#102" not in first
+    assert all(f"#{n}" in catch_up for n in range(102, 110)), "every holiday report, once"
+    assert "#101" not in catch_up
+    held = [r for r in caplog.records if r.getMessage() == "digest.held_by_calendar"]
+    assert len(held) == 7, "logged once a day: Oct 1-3 and 5-7 holidays, Sunday Oct 4 off"
+
+
+def _local_utc_calendar(**extra: object) -> BotConfig:
+    return BotConfig.model_validate(
+        {"timezone": "UTC", "calendar": {"quiet_hours": "22:00-08:00", **extra}}
+    )
+
+
+async def test_a_now_subscription_holds_through_quiet_hours_and_posts_once_at_their_end(
+    store: ReportStore,
+) -> None:
+    clock = FakeClock(datetime(2026, 9, 1, 21, 0, tzinfo=UTC))
+    config = _local_utc_calendar()
+    await save_chat(store.engine, Platform.CONSOLE, "ops", DigestFilter(), schedule="now")
+    ticker = DigestTicker(
+        store.engine, SubscriptionStore(store.engine), Renderer(), clock, config.calendars()
+    )
+    await ticker.tick()
+    quiet = (datetime(2026, 9, 1, 23, 0, tzinfo=UTC), datetime(2026, 9, 2, 3, 0, tzinfo=UTC))
+    for number, moment in enumerate(quiet, start=1):
+        clock.now = moment
+        await add_reports(store, [number])
+        assert await ticker.tick() == [], "nothing inside quiet hours"
+    clock.now = datetime(2026, 9, 2, 7, 59, 59, tzinfo=UTC)
+    assert await ticker.tick() == []
+    clock.now = datetime(2026, 9, 2, 8, 0, 5, tzinfo=UTC)
+    assert [run.entries for run in await ticker.tick()] == [2], "one post with both"
+    assert await ticker.tick() == []
+
+
+async def test_a_fire_missed_while_down_is_not_caught_up_inside_quiet_hours(
+    store: ReportStore,
+) -> None:
+    clock = FakeClock(datetime(2026, 9, 1, 9, 0, 5, tzinfo=UTC))
+    await setup_destinations(store.engine, channel("a", "A"))
+    ticker = DigestTicker(
+        store.engine,
+        SubscriptionStore(store.engine),
+        Renderer(),
+        clock,
+        _local_utc_calendar().calendars(),
+    )
+    await add_reports(store, [1])
+    assert [r.entries for r in await ticker.tick()] == [1]
+    await add_reports(store, [2])
+    clock.now = datetime(2026, 9, 2, 23, 0, tzinfo=UTC)  # back after the 09:00 it missed
+    assert await ticker.tick() == []
+    clock.now = datetime(2026, 9, 3, 8, 0, 5, tzinfo=UTC)  # the first working tick
+    assert [r.entries for r in await ticker.tick()] == [1]
+
+
+def test_a_fire_on_a_holiday_is_not_due_and_the_next_working_one_is() -> None:
+    calendar = (
+        BotConfig.model_validate(
+            {"timezone": "Asia/Shanghai", "calendar": {"holidays": {"country": "CN"}}}
+        )
+        .calendars()
+        .for_destination(Platform.CONSOLE, "stdout", "Asia/Shanghai")
+    )
+
+    class Dest:
+        schedule = "0 9 * * *"
+        timezone = "Asia/Shanghai"
+        instant = False
+
+    national_day = datetime(2026, 10, 1, 10, tzinfo=SHANGHAI)
+    assert due_time(Dest(), national_day, None, calendar) is None  # type: ignore[arg-type]
+    assert due_time(Dest(), national_day, None) is not None  # type: ignore[arg-type]
+    october_8 = datetime(2026, 10, 8, 10, tzinfo=SHANGHAI)
+    fire = due_time(Dest(), october_8, None, calendar)  # type: ignore[arg-type]
+    assert fire == datetime(2026, 10, 8, 9, tzinfo=SHANGHAI)
+
+
+def test_the_calendars_zone_not_the_crons_decides_which_day_a_fire_falls_on() -> None:
+    config = BotConfig.model_validate(
+        {
+            "timezone": "UTC",
+            "calendar": {"timezone": "Asia/Shanghai", "holidays": {"country": "CN"}},
+        }
+    )
+    calendar = config.calendars().for_destination(Platform.CONSOLE, "stdout", "UTC")
+
+    class Dest:
+        schedule = "0 17 * * *"  # 17:00 UTC, 01:00 the next day in Shanghai
+        timezone = "UTC"
+        instant = False
+
+    sept_30_evening = datetime(2026, 9, 30, 17, 30, tzinfo=UTC)  # 1 October in Shanghai
+    assert due_time(Dest(), sept_30_evening, None, calendar) is None  # type: ignore[arg-type]
+    sept_29_evening = datetime(2026, 9, 29, 17, 30, tzinfo=UTC)  # still 30 September there
+    assert due_time(Dest(), sept_29_evening, None, calendar) == datetime(  # type: ignore[arg-type]
+        2026, 9, 29, 17, 0, tzinfo=UTC
+    )
+
+
+def test_a_now_subscription_holds_on_a_holiday_until_the_next_working_day_begins() -> None:
+    config = BotConfig.model_validate(
+        {
+            "timezone": "Asia/Shanghai",
+            "calendar": {"workdays": ["mon-fri"], "holidays": {"country": "CN"}},
+        }
+    )
+    calendar = config.calendars().for_destination(Platform.CONSOLE, "stdout", "Asia/Shanghai")
+
+    class Dest:
+        schedule = "now"
+        timezone = "Asia/Shanghai"
+        instant = True
+
+    last_holiday_night = datetime(2026, 10, 7, 23, 59, tzinfo=SHANGHAI)
+    assert due_time(Dest(), last_holiday_night, None, calendar) is None  # type: ignore[arg-type]
+    october_8 = datetime(2026, 10, 8, 0, 0, 10, tzinfo=SHANGHAI)
+    assert due_time(Dest(), october_8, None, calendar) == october_8  # type: ignore[arg-type]

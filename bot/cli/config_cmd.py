@@ -1,7 +1,8 @@
 """`prdigest check-config`, `prdigest schema`, `prdigest migrate`.
 
 check-config prints what would run (database, platforms, sources, channels with their next
-digest and, under each, the query its repos/tags/exclude_tags/query filters mean) and then
+digest on working time and, under each, its calendar when it has one and the query its
+repos/tags/exclude_tags/query filters mean) and then
 every problem that would stop `prdigest run`, one line each, exit status 2.
 """
 
@@ -14,17 +15,20 @@ from pathlib import Path
 
 from bot.cli.common import CliError, Command
 from bot.context import database_line, load, open_context
-from bot.core.clock import utc_clock
+from bot.core.calendar import WorkingCalendar
+from bot.core.clock import Clock, utc_clock
 from bot.core.models import Platform
 from bot.core.query import unparse
 from bot.core.reports.model import Report
 from bot.core.select import DigestFilter
 from bot.core.store.db import DatabaseURLError, async_url, current_revision, masked_url
 from bot.core.store.search import rebuild_index
-from bot.cron import CronError, next_fire
+from bot.cron import CronError, next_fire, next_real_fire
 from bot.env_checks import ingest_problems, slack_problems, telegram_problems
 from bot.settings import BotConfig, Env
 from bot.settings_types import NOW_SCHEDULE
+
+CLOCK: Clock = utc_clock  # tests set the time here
 
 
 def _no_args(parser: argparse.ArgumentParser) -> None:
@@ -38,7 +42,7 @@ def _channel_problems(env: Env, config: BotConfig) -> list[str]:
         tz = config.channel_timezone(channel)
         try:
             if channel.schedule != NOW_SCHEDULE:
-                next_fire(channel.schedule, tz, utc_clock())
+                next_fire(channel.schedule, tz, CLOCK())
         except CronError as exc:
             found.append(f"{where}.schedule: {exc}")
         if channel.platform is Platform.SLACK and not env.slack_enabled:
@@ -81,7 +85,7 @@ def _database(env: Env) -> str:
 
 
 def describe(env: Env, config: BotConfig) -> list[str]:
-    now = utc_clock()
+    now = CLOCK()
     slack_mode = "Socket Mode" if env.slack_app_token else "HTTP mode, POST /slack/events"
     telegram_mode = "webhook" if config.telegram.webhook_url else "long polling"
     lines = [
@@ -121,15 +125,11 @@ def _subscription_lines(config: BotConfig, now: datetime) -> list[str]:
     places: dict[tuple[Platform, str], list[str]] = {}
     for channel in config.channels:
         places.setdefault((channel.platform, channel.target), []).append(channel.name)
+    calendars = config.calendars()
     for channel in config.channels:
         tz = config.channel_timezone(channel)
-        try:
-            if channel.schedule == NOW_SCHEDULE:
-                upcoming = "posts each matching PR as it arrives"
-            else:
-                upcoming = f"next {next_fire(channel.schedule, tz, now).isoformat()}"
-        except CronError:
-            upcoming = "never fires (see the errors below)"
+        calendar = calendars.for_destination(channel.platform, channel.target, tz)
+        upcoming = _upcoming(channel.schedule, tz, now, calendar)
         cadence = channel.cadence or channel.schedule
         others = [n for n in places[(channel.platform, channel.target)] if n != channel.name]
         shared = f" (one destination with {', '.join(others)})" if others else ""
@@ -137,10 +137,28 @@ def _subscription_lines(config: BotConfig, now: datetime) -> list[str]:
             f"channel:   {channel.name} → {channel.platform.value}:{channel.target}{shared} "
             f"'{cadence}' {tz}, {upcoming}"
         )
+        if not calendar.always:
+            lines.append(f"  calendar: {calendar.describe()}")
         query = DigestFilter.from_channel(channel).query_ast
         if query is not None:  # repos, tags, exclude_tags and query: as the digest reads them
             lines.append(f"  query:   {unparse(query)}")
     return lines
+
+
+def _upcoming(schedule: str, tz: str, now: datetime, calendar: WorkingCalendar) -> str:
+    """`next 2026-10-08T09:00:00+08:00 (after the holidays ...)`: the next fire on working
+    time (holidays, days off and quiet hours skipped)."""
+    if schedule == NOW_SCHEDULE:
+        if calendar.always:
+            return "posts each matching PR as it arrives"
+        return "posts each matching PR as it arrives, held outside working time"
+    try:
+        found = next_real_fire(schedule, tz, now, calendar)
+    except CronError:
+        return "never fires (see the errors below)"
+    if found is None:
+        return "warning: never fires on working time within a year (see its calendar)"
+    return " ".join(part for part in ("next", found.at.isoformat(), found.note) if part)
 
 
 async def _check(args: argparse.Namespace) -> int:

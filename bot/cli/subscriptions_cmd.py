@@ -255,7 +255,7 @@ async def _list(_args: argparse.Namespace) -> int:
     async with open_context(create=False) as ctx:
         store = SubscriptionStore(ctx.engine, clock=CLOCK)
         await store.sync_config(ctx.config)
-        verbs = SubscriptionVerbs(store, ctx.config, CLOCK)
+        verbs = SubscriptionVerbs(store, ctx.config, CLOCK, notes=True)
         firsts: dict[tuple[str, str], Subscription] = {}
         for sub in await store.all():
             firsts.setdefault((sub.platform.value, sub.target), sub)

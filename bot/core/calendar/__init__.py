@@ -1,0 +1,43 @@
+"""A destination's working calendar (issue 18): workdays, quiet hours, holidays, and the next
+fire time that falls on working time."""
+
+from bot.core.calendar.book import CalendarBook, CalendarSpec
+from bot.core.calendar.fires import NextFire, WorkingFire, next_working_fire
+from bot.core.calendar.holidays import (
+    CalendarError,
+    CountryHolidays,
+    HolidaySource,
+    IcsHolidays,
+    check_country,
+    load_ics,
+)
+from bot.core.calendar.model import (
+    EVERY_DAY,
+    Block,
+    BlockKind,
+    QuietHours,
+    WorkingCalendar,
+    days_text,
+    parse_workdays,
+)
+
+__all__ = [
+    "EVERY_DAY",
+    "Block",
+    "BlockKind",
+    "CalendarBook",
+    "CalendarError",
+    "CalendarSpec",
+    "CountryHolidays",
+    "HolidaySource",
+    "IcsHolidays",
+    "NextFire",
+    "QuietHours",
+    "WorkingCalendar",
+    "WorkingFire",
+    "check_country",
+    "days_text",
+    "load_ics",
+    "next_working_fire",
+    "parse_workdays",
+]

@@ -1,0 +1,66 @@
+"""Which calendar a subscription keeps: its destination's, else the default one.
+
+The config's top-level `calendar:` is the default for every destination (chat-made ones too); a
+config channel's own `calendar:` is its destination's. A calendar with no zone of its own runs
+in the zone of the subscription asking (its channel's `timezone:`, else the top-level one), so
+"a day" is the same day the cron counts in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from bot.core.calendar.holidays import HolidaySource
+from bot.core.calendar.model import EVERY_DAY, QuietHours, WorkingCalendar
+from bot.core.models import Platform
+
+
+class Placed(Protocol):
+    """What the book reads of a subscription (bot.core.store.subscriptions.Subscription)."""
+
+    @property
+    def platform(self) -> Platform: ...
+
+    @property
+    def target(self) -> str: ...
+
+    @property
+    def timezone(self) -> str: ...
+
+
+@dataclass(frozen=True, slots=True)
+class CalendarSpec:
+    """A calendar as configured: its zone may be left to the subscription."""
+
+    zone: str | None = None
+    workdays: frozenset[int] = EVERY_DAY
+    quiet: QuietHours | None = None
+    holidays: HolidaySource | None = None
+
+    def at(self, zone: str) -> WorkingCalendar:
+        return WorkingCalendar(self.zone or zone, self.workdays, self.quiet, self.holidays)
+
+
+@dataclass
+class CalendarBook:
+    """Destination (platform, target) → its calendar spec; `default` for the rest."""
+
+    default: CalendarSpec = field(default_factory=CalendarSpec)
+    destinations: Mapping[tuple[Platform, str], CalendarSpec] = field(default_factory=dict)
+    _built: dict[tuple[CalendarSpec, str], WorkingCalendar] = field(default_factory=dict)
+
+    def for_destination(self, platform: Platform, target: str, zone: str) -> WorkingCalendar:
+        spec = self.destinations.get((platform, target), self.default)
+        key = (spec, zone)
+        found = self._built.get(key)
+        if found is None:
+            found = self._built[key] = spec.at(zone)
+        return found
+
+    def for_subscription(self, sub: Placed) -> WorkingCalendar:
+        return self.for_destination(sub.platform, sub.target, sub.timezone)
+
+
+EVERY_MOMENT = CalendarSpec()  # no calendar configured: every moment is working time
