@@ -41,6 +41,7 @@ from bot.core.store.subscriptions import SubscriptionStore
 from bot.cron import CronError, next_fire
 from bot.logs import log, observe
 from bot.metrics import Metrics
+from bot.reading import reading_policy
 from bot.scheduler import DigestTicker, build_scheduler, quiet_note
 from bot.settings import ConfigError
 from bot.sources import SourcePoller, make_pollers
@@ -166,7 +167,13 @@ class Service:
             list(self.ctx.config.sources), self.ctx.reports, self.ctx.tag_rules
         )
         self.subscriptions = SubscriptionStore(self.ctx.engine, self.clock)
-        self.ticker = DigestTicker(self.ctx.engine, self.subscriptions, self.renderer, self.clock)
+        self.ticker = DigestTicker(
+            self.ctx.engine,
+            self.subscriptions,
+            self.renderer,
+            self.clock,
+            reading_policy(self.ctx.config),
+        )
         senders = open_senders(self.ctx, self.clock)
         self.console = senders.console
         self.senders = senders.by_platform()

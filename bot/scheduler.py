@@ -33,6 +33,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.core.clock import Clock, human_time, utc_clock
 from bot.core.delivery.outbox import Due, PlannedRun, covered_seq, plan_run
+from bot.core.delivery.reading import DEFAULT_READING, ReadingPolicy
 from bot.core.render.renderer import Renderer
 from bot.core.select import select_new
 from bot.core.store.prune import prune
@@ -129,11 +130,13 @@ class DigestTicker:
         subscriptions: SubscriptionStore,
         renderer: Renderer,
         clock: Clock = utc_clock,
+        reading: ReadingPolicy = DEFAULT_READING,
     ) -> None:
         self.engine = engine
         self.subscriptions = subscriptions
         self.renderer = renderer
         self.clock = clock
+        self.reading = reading
         self.gate = ScheduleGate()
         self.pruned_at: datetime | None = None
 
@@ -156,7 +159,9 @@ class DigestTicker:
         active = await self.subscriptions.all(active_only=True)
         self.gate.keep_only(active)
         for destination_id, due in (await self._due(active, now)).items():
-            run = await plan_run(self.engine, destination_id, due, self.renderer, now, windows)
+            run = await plan_run(
+                self.engine, destination_id, due, self.renderer, now, windows, self.reading
+            )
             if run.created or any(not item.subscription.instant for item in due):
                 planned.append(run)
                 log(

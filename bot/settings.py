@@ -108,6 +108,15 @@ class DeliveryConfig(_Frozen):
     lease_seconds: float = Field(60.0, ge=1, le=3600)  # a claimed message's lease
 
 
+class ReadingConfig(_Frozen):
+    """The reading state's durations, in days (issue 18): how long an unread must-read PR rolls
+    into the next digests, and how long the Snooze and Mute buttons last."""
+
+    unread_days: int = Field(7, ge=1, le=90)
+    snooze_days: int = Field(7, ge=1, le=90)
+    mute_days: int = Field(7, ge=1, le=90)
+
+
 class Channel(_Frozen):
     """One digest destination and what it wants to read: reports of `repos` (any if none)
     with one of `tags` (any if none), none of `exclude_tags`, that `query` matches (issue 16's
@@ -130,6 +139,7 @@ class Channel(_Frozen):
     cadence: str | None = None
     layout: Literal["flat"] = "flat"
     locked: bool = False  # the chat may not change this destination's subscriptions
+    unread_days: int | None = Field(None, ge=1, le=90)  # None: `reading.unread_days`
 
     @model_validator(mode="before")
     @classmethod
@@ -148,6 +158,7 @@ class BotConfig(_Frozen):
     telegram: TelegramConfig = TelegramConfig()
     channels: list[Channel] = Field(default_factory=list)
     delivery: DeliveryConfig = DeliveryConfig()
+    reading: ReadingConfig = ReadingConfig()
 
     @model_validator(mode="after")
     def _unique_channel_names(self) -> Self:

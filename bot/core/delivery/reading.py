@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -37,7 +37,14 @@ DEFAULT_UNREAD_DAYS = 7
 
 @dataclass(frozen=True, slots=True)
 class ReadingPolicy:
+    """How long unread must-read PRs roll over: `unread_days`, or a destination's own
+    (`by_target`, keyed "platform:target")."""
+
     unread_days: int = DEFAULT_UNREAD_DAYS
+    by_target: Mapping[str, int] = field(default_factory=dict)
+
+    def days_at(self, platform: str, target: str) -> int:
+        return self.by_target.get(f"{platform}:{target}", self.unread_days)
 
 
 DEFAULT_READING = ReadingPolicy()
@@ -49,13 +56,13 @@ async def with_unread(
     destination_id: int,
     digest: Digest,
     now: datetime,
-    policy: ReadingPolicy,
+    unread_days: int,
 ) -> tuple[Digest, DigestOptions]:
     """The digest with this destination's unread must-read PRs, and the options that give
     its "+N more" a button (the run id)."""
     marks = await marks_at(conn, destination_id, now)
     previous = await previous_run_at(conn, destination_id, run_id)
-    days = timedelta(days=policy.unread_days)
+    days = timedelta(days=unread_days)
     shown = await shown_must_reads(conn, destination_id, min(previous or now, now) - days)
     in_digest = {item_key(entry.item) for group in digest.groups for entry in group.entries}
     stored = await reports_by_key(conn, [(pr.repo, pr.number) for pr in shown])
