@@ -82,7 +82,7 @@ class ReadingVerbs:
                 return await self.more(chat, run_id)
             case EntryAction.MUTE:
                 return await self.mute(argument, chat)
-        found = await self._report(argument)
+        found = await self.find_report(argument)
         if isinstance(found, Notice):
             return Answer(found)
         if action is EntryAction.REPORT:
@@ -90,7 +90,7 @@ class ReadingVerbs:
         kind = MarkKind.READ if action is EntryAction.READ else MarkKind.SNOOZE
         return await self.mark(kind, found, chat)
 
-    async def _report(self, text: str) -> StoredReport | Notice:
+    async def find_report(self, text: str) -> StoredReport | Notice:
         try:
             return await find_report(self.reports, parse_ref(text))
         except BadRefError:

@@ -56,6 +56,9 @@ _ZH: dict[str, str] = {
     "section_comments": "评论区精华",
     "section_full": "完整报告",
     "section_snippets": "关键源码片段",
+    "report_next_page": "下一页",
+    "report_close": "关闭",
+    "report_page": "第 {page}/{pages} 页",
 }
 
 _EN: dict[str, str] = {
@@ -104,6 +107,9 @@ _EN: dict[str, str] = {
     "section_comments": "Review highlights",
     "section_full": "Full report",
     "section_snippets": "Key code",
+    "report_next_page": "Next page",
+    "report_close": "Close",
+    "report_page": "Page {page} of {pages}",
 }
 
 _SECTION_NAMES = "summary, risks, files, related, motivation, impl, comments, full"
