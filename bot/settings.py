@@ -112,7 +112,7 @@ class ReadingConfig(_Frozen):
     """The reading state's durations, in days (issue 18): how long an unread must-read PR rolls
     into the next digests, and how long the Snooze and Mute buttons last."""
 
-    unread_days: int = Field(7, ge=1, le=90)
+    unread_days: int = Field(7, ge=1, le=30)  # within the runs' retention (30 days)
     snooze_days: int = Field(7, ge=1, le=90)
     mute_days: int = Field(7, ge=1, le=90)
 
@@ -139,7 +139,7 @@ class Channel(_Frozen):
     cadence: str | None = None
     layout: Literal["flat"] = "flat"
     locked: bool = False  # the chat may not change this destination's subscriptions
-    unread_days: int | None = Field(None, ge=1, le=90)  # None: `reading.unread_days`
+    unread_days: int | None = Field(None, ge=1, le=30)  # None: `reading.unread_days`
 
     @model_validator(mode="before")
     @classmethod

@@ -40,6 +40,7 @@ def test_a_channels_unread_days_overrides_the_global_one(tmp_path: Path) -> None
     ("text", "where"),
     [
         ("reading: {unread_days: 0}\n", "reading.unread_days"),
+        ("reading: {unread_days: 31}\n", "reading.unread_days"),
         ("reading: {mute_days: 91}\n", "reading.mute_days"),
         ("reading: {snooze: 3}\n", "reading.snooze"),
         ("channels: [{name: a, platform: slack, target: C1, unread_days: -1}]\n", "unread_days"),

@@ -17,6 +17,7 @@ from bot.core.render.options import DigestOptions, DigestPart
 from bot.core.render.renderer import Renderer
 from bot.core.reports.model import RecommendationLevel, Report
 from bot.core.select import Digest
+from bot.core.store.prune import prune
 from bot.core.store.reading import Mark, MarkKind, keys_in_message, put_mark, take_page
 from bot.core.store.reports import ReportStore
 from bot.core.store.subscriptions import Subscription
@@ -196,3 +197,13 @@ async def test_a_sent_message_knows_the_prs_it_shows(store: ReportStore) -> None
     keys = await keys_in_message(store.engine, Platform.CONSOLE, "T", sent_id)
     assert sorted(keys) == [f"{REPO}#7", f"{REPO}#8"]
     assert await keys_in_message(store.engine, Platform.CONSOLE, "T", "nope") == []
+
+
+async def test_retention_forgets_ended_snoozes_and_old_read_marks(store: ReportStore) -> None:
+    desk = await _desk(store)
+    engine, dest, now = store.engine, desk.sub.destination_id, desk.clock()
+    await put_mark(engine, dest, Mark(MarkKind.SNOOZE, f"{REPO}#1", "a", now, now + DAY))
+    await put_mark(engine, dest, Mark(MarkKind.MUTE, "ci", "a", now, now + 9 * DAY))
+    await put_mark(engine, dest, Mark(MarkKind.READ, f"{REPO}#2", "a", now))
+    assert (await prune(engine, now + 2 * DAY)).marks == 1, "the snooze ended"
+    assert (await prune(engine, now + 31 * DAY)).marks == 2
