@@ -18,7 +18,7 @@ from typing import Any, Final
 
 from slack_bolt.async_app import AsyncApp
 
-from bot.adapters.answering import answer_messages
+from bot.adapters.answering import UNAVAILABLE, answer_messages, notice_message
 from bot.adapters.slack.host import Ack, ListenerHost
 from bot.adapters.slack.replies import Respond, post_all, respond_all
 from bot.adapters.slack.report_modal import NEXT_PAGE, show_report, view_metadata
@@ -101,7 +101,13 @@ class EntryActions:
         self, body: dict[str, Any], action: dict[str, Any], respond: Respond, store_down: bool
     ) -> None:
         parsed = parse_action(_value(action))
-        if parsed is None or store_down:
+        if parsed is None:
+            return
+        if store_down:
+            message = notice_message(
+                self.host.renderer, UNAVAILABLE, Format.SLACK, self.host.default_locale
+            )
+            await respond_all(respond, [message], public=False, where="entry action")
             return
         chat = await self._chat(body)
         answer = await self.host.answerer.answer_action(*parsed, chat)
