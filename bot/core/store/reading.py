@@ -193,21 +193,25 @@ class EntryRow:
 
 
 async def write_entries(conn: AsyncConnection, run_id: int, rows: Sequence[EntryRow]) -> None:
-    for row in rows:
-        report = row.item.report
-        await conn.execute(
-            run_entries.insert().values(
-                run_id=run_id,
-                position=row.position,
-                seq=row.item.seq,
-                repo=report.repo,
-                number=report.number,
-                tag=row.tag,
-                must_read=report.recommendation_level is RecommendationLevel.MUST_READ,
-                kind=row.kind.value,
-                part=row.part,
-            )
-        )
+    """The run's entries, in one statement."""
+    if not rows:
+        return
+    values = [
+        {
+            "run_id": run_id,
+            "position": row.position,
+            "seq": row.item.seq,
+            "repo": row.item.report.repo,
+            "number": row.item.report.number,
+            "tag": row.tag,
+            "must_read": row.item.report.recommendation_level is RecommendationLevel.MUST_READ,
+            "kind": row.kind.value,
+            "part": row.part,
+            "paged_at": None,
+        }
+        for row in rows
+    ]
+    await conn.execute(run_entries.insert(), values)
 
 
 async def keys_in_message(
