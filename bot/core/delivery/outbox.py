@@ -315,7 +315,8 @@ async def _finish_plan(
     """Render the merged digest, queue its messages, record the run and its members."""
     digest, instant = await _build(conn, destination_id, parts)
     days = reading.days_at(parts[0].sub.platform.value, parts[0].sub.target)
-    digest, options = await with_unread(conn, run_id, destination_id, digest, now, days)
+    carry = any(not part.sub.instant for part in parts)  # a `now` post carries no unread
+    digest, options = await with_unread(conn, run_id, destination_id, digest, now, days, carry)
     lead = parts[0].sub
     messages = []
     if not digest.is_empty or any(part.sub.post_empty for part in parts):

@@ -57,9 +57,13 @@ async def with_unread(
     digest: Digest,
     now: datetime,
     unread_days: int,
+    carry: bool = True,
 ) -> tuple[Digest, DigestOptions]:
-    """The digest with this destination's unread must-read PRs, and the options that give
-    its "+N more" a button (the run id)."""
+    """The digest with this destination's unread must-read PRs (unless `carry` is off), and
+    the options that give its "+N more" a button (the run id)."""
+    options = DigestOptions(more_key=str(run_id) if digest.more else "")
+    if not carry:
+        return digest, options
     marks = await marks_at(conn, destination_id, now)
     previous = await previous_run_at(conn, destination_id, run_id)
     days = timedelta(days=unread_days)
@@ -78,8 +82,7 @@ async def with_unread(
         if item is not None and not marks.quiet(item):
             unread.append(DigestEntry(item, pr.tag))
     unread.sort(key=lambda entry: entry.item.rank)
-    digest = dataclasses.replace(digest, unread=tuple(unread), unread_dropped=dropped)
-    return digest, DigestOptions(more_key=str(run_id) if digest.more else "")
+    return dataclasses.replace(digest, unread=tuple(unread), unread_dropped=dropped), options
 
 
 def _part_of(number: int, texts: Sequence[str]) -> int | None:

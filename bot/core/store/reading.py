@@ -23,6 +23,7 @@ from bot.core.reports.model import RecommendationLevel
 from bot.core.select import StoredReport
 from bot.core.store.db import write_transaction
 from bot.core.store.reports import _stored
+from bot.core.store.subscriptions import NOW
 from bot.core.store.tables import (
     destinations,
     digest_runs,
@@ -170,14 +171,21 @@ async def shown_must_reads(
 
 
 async def previous_run_at(conn: AsyncConnection, destination_id: int, run_id: int) -> Any:
-    """When the destination's last digest before run `run_id` (one that posted something)
-    was planned; None: none before."""
+    """When the destination's last digest before run `run_id` was planned: a run that posted
+    something for a scheduled subscription (a `now` post carries no unread). None: none yet."""
+    scheduled = (
+        select(run_members.c.run_id)
+        .join(subscriptions, subscriptions.c.id == run_members.c.subscription_id)
+        .where(run_members.c.run_id == digest_runs.c.id, subscriptions.c.schedule != NOW)
+        .exists()
+    )
     return (
         await conn.execute(
             select(func.max(digest_runs.c.created_at)).where(
                 digest_runs.c.destination_id == destination_id,
                 digest_runs.c.id != run_id,
                 digest_runs.c.messages > 0,
+                scheduled,
             )
         )
     ).scalar()

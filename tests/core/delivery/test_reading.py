@@ -21,6 +21,7 @@ from bot.core.store.prune import prune
 from bot.core.store.reading import Mark, MarkKind, keys_in_message, put_mark, take_page
 from bot.core.store.reports import ReportStore
 from bot.core.store.subscriptions import Subscription
+from bot.settings import Channel
 from tests.kits.delivery import (
     FakeClock,
     ScriptedSender,
@@ -77,12 +78,12 @@ class Desk:
     async def add(self, *reports: Report) -> None:
         await self.store.upsert_many([(r, "") for r in reports])
 
-    async def digest(self) -> Digest:
+    async def digest(self, sub: Subscription | None = None) -> Digest:
         """Plan and deliver the next digest a day after the last one."""
         self.clock.now += DAY
         now = self.clock()
         run = await plan_digest(
-            self.store.engine, self.sub, now, self.renderer, now, reading=self.policy
+            self.store.engine, sub or self.sub, now, self.renderer, now, reading=self.policy
         )
         assert run.created and run.messages, "something new each day"
         await run_until_idle(self.deliverer, self.clock, 5)
@@ -207,3 +208,20 @@ async def test_retention_forgets_ended_snoozes_and_old_read_marks(store: ReportS
     await put_mark(engine, dest, Mark(MarkKind.READ, f"{REPO}#2", "a", now))
     assert (await prune(engine, now + 2 * DAY)).marks == 1, "the snooze ended"
     assert (await prune(engine, now + 31 * DAY)).marks == 2
+
+
+async def test_a_now_post_carries_no_unread_and_the_next_digest_still_does(
+    store: ReportStore,
+) -> None:
+    values = {"name": "hot", "platform": "console", "target": "T", "cadence": "now"}
+    daily, hot = await setup_destinations(
+        store.engine, channel("team", "T"), Channel.model_validate({**values, "tags": ["hot"]})
+    )
+    desk = Desk(store, daily, ReadingPolicy(7))
+    await desk.add(must_read(1))
+    await desk.digest()
+    await desk.add(report(2, tags=["hot"]))
+    instant = await desk.digest(hot)
+    assert _shown(instant) == [2] and instant.unread == ()
+    await desk.add(report(3))
+    assert _numbers((await desk.digest()).unread) == [1]
