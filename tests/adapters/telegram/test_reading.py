@@ -135,8 +135,7 @@ async def test_more_button_and_slash_more_post_the_next_page(
     fake: FakeTelegram, bot: TelegramBot
 ) -> None:
     digest = await _digest(bot, fake)  # max_items 1: one of the two PRs is "+1 more"
-    shown = "#7500" if "#7500" in digest.plain_text else "#7422"
-    rest = "#7422" if shown == "#7500" else "#7500"
+    rest = "#7422" if "#7500" in digest.plain_text else "#7500"
     async with bot.service.ctx.engine.connect() as conn:
         run_id = (await conn.execute(select(digest_runs.c.id))).scalar_one()
     before = len(fake.sent_to(GROUP))
@@ -146,6 +145,19 @@ async def test_more_button_and_slash_more_post_the_next_page(
     fake.push_message(GROUP, "/more", user_id=MEMBER)
     await until(lambda: len(fake.sent_to(GROUP)) > before + 1)
     assert texts(fake, GROUP)[-1] == notice("more_none")
+    again = await _press(fake, digest, EntryAction.MORE, str(run_id), MEMBER)
+    assert again["text"] == notice("more_none") and again.get("show_alert") is True
+
+
+async def test_slash_more_posts_the_page_of_the_latest_digest(
+    fake: FakeTelegram, bot: TelegramBot
+) -> None:
+    digest = await _digest(bot, fake)
+    rest = "#7422" if "#7500" in digest.plain_text else "#7500"
+    before = len(fake.sent_to(GROUP))
+    fake.push_message(GROUP, "/more", user_id=MEMBER)
+    await until(lambda: len(fake.sent_to(GROUP)) > before)
+    assert rest in texts(fake, GROUP)[-1]
 
 
 async def test_unread_lists_the_must_reads_nobody_marked(
