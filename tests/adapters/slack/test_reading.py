@@ -17,7 +17,7 @@ from urllib.parse import parse_qs, urlencode
 import pytest
 from sqlalchemy import select
 
-from bot.adapters.slack.report_modal import PAGE_BLOCKS, report_view
+from bot.adapters.slack.report_modal import NEXT_PAGE, PAGE_BLOCKS, report_view
 from bot.core.delivery.outbox import plan_digest
 from bot.core.models import Locale, Platform
 from bot.core.render.actions import ENTRY_ACTION_PREFIX, EntryAction, action_data
@@ -197,3 +197,27 @@ def test_a_long_report_pages_within_a_modals_block_limit() -> None:
     assert first["blocks"][-1]["elements"][0]["value"] == "1", "Next page"
     assert last["blocks"][-1]["elements"][0]["text"] == "Page 3 of 3"
     assert sum(b == block for b in first["blocks"]) == PAGE_BLOCKS
+
+
+async def test_a_long_reports_modal_turns_to_its_next_page(bot: SlackBot) -> None:
+    seed = parse_file(SEED).report
+    long = seed.model_copy(update={"number": 7600, "snippets": seed.snippets * 60})
+    await bot.service.ctx.reports.upsert(long, source="test")
+    digest = await _digest(bot)
+    trigger = bot.fake.issue_trigger_id(USER)
+    await _press(bot, digest, EntryAction.REPORT, "verl-project/verl#7600", trigger_id=trigger)
+    for _ in range(100):
+        views = [v for v in bot.fake.views_for(USER) if v.type == "modal"]
+        if views:
+            break
+        await asyncio.sleep(0.05)
+    [view] = views
+    assert "Page 1 of" in json.dumps(view.current)
+    inbound = bot.fake.interactions.block_actions(NEXT_PAGE, user=USER, view_id=view.id)
+    assert (await bot.post(inbound.body)).status_code == 200
+    for _ in range(100):
+        if len(view.versions) > 1:
+            break
+        await asyncio.sleep(0.05)
+    assert "Page 2 of" in json.dumps(view.current)
+    assert len(view.current["blocks"]) <= 100
