@@ -11,6 +11,7 @@ A `reaction_added` ✅ (white_check_mark) on a digest message marks every PR it 
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import re
 from functools import partial
@@ -86,15 +87,7 @@ class EntryActions:
         chat = await self.host.chat(body, name)
         if not name:  # no name in the payload: ask Slack
             name = await self.host.users.display_name(chat.user_id) or chat.user_id
-            chat = Chat(
-                chat.platform,
-                chat.chat_id,
-                chat.user_id,
-                chat.is_admin,
-                chat.locale,
-                name,
-                chat.private,
-            )
+            chat = dataclasses.replace(chat, user_name=name)
         return chat
 
     async def _act(
