@@ -14,6 +14,7 @@ from bot.chat_subscriptions import SubscriptionVerbs
 from bot.core.clock import Clock
 from bot.core.commands import SPECS, Invocation, UsageError, Verb, command_prefix
 from bot.core.models import Format, Locale, Platform
+from bot.core.render.actions import EntryAction
 from bot.core.render.labels import chat_words, zh_command
 from bot.core.render.renderer import RenderedMessage, Renderer
 from bot.core.render.results import narrower, result_notice
@@ -31,6 +32,7 @@ from bot.core.store.reports import ReportStore
 from bot.core.store.status import collect
 from bot.core.store.subscriptions import SubscriptionStore
 from bot.messages import Answer, Chat, DigestAnswer, Notice, Reply, SectionAnswer
+from bot.reading import ReadingVerbs
 from bot.settings import BotConfig
 
 __all__ = ["Answer", "Answerer", "Chat", "DigestAnswer", "Notice", "Reply", "SectionAnswer"]
@@ -58,8 +60,11 @@ def render_reply(
             return [render_notice(renderer, reply, fmt, locale)]
         case SectionAnswer(item, section):
             return renderer.section(item, section, fmt, locale)
-        case DigestAnswer(digest, day):
+        case DigestAnswer(digest, day, None):
             return renderer.digest(digest, fmt, locale, date=day)
+        case DigestAnswer(digest, day, options):
+            parts = renderer.digest_parts(digest, fmt, locale, date=day, options=options)
+            return [message for part in parts for message in part.messages]
 
 
 def help_lines(platform: Platform, locale: Locale) -> str:
@@ -97,6 +102,7 @@ class Answerer:
         self.renderer = renderer or Renderer()  # a replay renders what it counts
         subscriptions = SubscriptionStore(destinations.engine, clock)
         self.verbs = SubscriptionVerbs(subscriptions, config, clock, reports)
+        self.reading = ReadingVerbs(destinations.engine, destinations, reports, config, clock)
         # Spelled out, not looked up by name, so grep and mypy see every handler; a test checks
         # that every Verb has one.
         self.handlers: dict[Verb, Handler] = {
@@ -109,6 +115,8 @@ class Answerer:
             Verb.SUBSCRIPTIONS: self._subscriptions,
             Verb.SCHEDULE: self._schedule,
             Verb.STATUS: self._status,
+            Verb.UNREAD: self._unread,
+            Verb.MORE: self._more,
             Verb.HELP: self._help,
             Verb.START: self._start,
         }
@@ -246,6 +254,16 @@ class Answerer:
             "failed": str(state.failed),
         }
         return Answer(Notice("status", params), inv.public)
+
+    async def _unread(self, inv: Invocation, chat: Chat) -> Answer:
+        return await self.reading.unread(chat)
+
+    async def _more(self, inv: Invocation, chat: Chat) -> Answer:
+        return await self.reading.more(chat)
+
+    async def answer_action(self, action: EntryAction, argument: str, chat: Chat) -> Answer:
+        """A digest button (Read, Snooze, Mute, Full report, "+N more") pressed in `chat`."""
+        return await self.reading.act(action, argument, chat)
 
     async def _help(self, inv: Invocation, chat: Chat) -> Answer:
         return Answer(Notice("help", {"commands": help_lines(chat.platform, chat.locale)}))

@@ -42,6 +42,7 @@ from bot.core.store.subscriptions import SubscriptionStore
 from bot.logs import log, observe
 from bot.metrics import Metrics
 from bot.scheduler import DigestTicker, build_scheduler, next_digest, quiet_note
+from bot.reading import reading_policy
 from bot.settings import ConfigError
 from bot.sources import SourcePoller, make_pollers
 from bot.web import WebDeps, build_web
@@ -172,6 +173,7 @@ class Service:
             self.renderer,
             self.clock,
             self.ctx.config.calendars(),
+            reading_policy(self.ctx.config),
         )
         senders = open_senders(self.ctx, self.clock)
         self.console = senders.console

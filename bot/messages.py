@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from datetime import date
 
 from bot.core.models import Locale, Platform, Section
+from bot.core.render.options import DigestOptions
 from bot.core.select import Digest, StoredReport
 
 
@@ -26,6 +27,7 @@ class SectionAnswer:
 class DigestAnswer:
     digest: Digest
     day: date  # the digest's heading date: the day it was asked for
+    options: DigestOptions | None = None  # a "+N more" page: its own button to the next one
 
 
 Reply = Notice | SectionAnswer | DigestAnswer

@@ -45,6 +45,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from bot.core.calendar import Block, CalendarBook, WorkingCalendar, WorkingFire
 from bot.core.clock import Clock, human_time, utc_clock
 from bot.core.delivery.outbox import Due, PlannedRun, covered_seq, plan_run
+from bot.core.delivery.reading import DEFAULT_READING, ReadingPolicy
 from bot.core.render.renderer import Renderer
 from bot.core.select import select_new
 from bot.core.store.prune import prune
@@ -152,12 +153,14 @@ class DigestTicker:
         renderer: Renderer,
         clock: Clock = utc_clock,
         calendars: CalendarBook | None = None,
+        reading: ReadingPolicy = DEFAULT_READING,
     ) -> None:
         self.engine = engine
         self.subscriptions = subscriptions
         self.renderer = renderer
         self.clock = clock
         self.calendars = calendars or CalendarBook()
+        self.reading = reading
         self.gate = ScheduleGate()
         self.pruned_at: datetime | None = None
         self.held: dict[int, Block] = {}  # subscription -> the last hold logged for it
@@ -204,7 +207,9 @@ class DigestTicker:
         active = await self.subscriptions.all(active_only=True)
         self.gate.keep_only(active)
         for destination_id, due in (await self._due(active, now)).items():
-            run = await plan_run(self.engine, destination_id, due, self.renderer, now, windows)
+            run = await plan_run(
+                self.engine, destination_id, due, self.renderer, now, windows, self.reading
+            )
             if run.created or any(not item.subscription.instant for item in due):
                 planned.append(run)
                 log(

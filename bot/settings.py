@@ -110,6 +110,15 @@ class DeliveryConfig(_Frozen):
     lease_seconds: float = Field(60.0, ge=1, le=3600)  # a claimed message's lease
 
 
+class ReadingConfig(_Frozen):
+    """The reading state's durations, in days (issue 18): how long an unread must-read PR rolls
+    into the next digests, and how long the Snooze and Mute buttons last."""
+
+    unread_days: int = Field(7, ge=1, le=30)  # within the runs' retention (30 days)
+    snooze_days: int = Field(7, ge=1, le=90)
+    mute_days: int = Field(7, ge=1, le=90)
+
+
 class Channel(_Frozen):
     """One digest destination and what it wants to read: reports of `repos` (any if none)
     with one of `tags` (any if none), none of `exclude_tags`, that `query` matches (issue 16's
@@ -133,6 +142,7 @@ class Channel(_Frozen):
     layout: Literal["flat"] = "flat"
     locked: bool = False  # the chat may not change this destination's subscriptions
     calendar: CalendarConfig | None = None  # its destination's, over the top level key by key
+    unread_days: int | None = Field(None, ge=1, le=30)  # None: `reading.unread_days`
 
     @model_validator(mode="before")
     @classmethod
@@ -159,6 +169,7 @@ class BotConfig(_Frozen):
         if problem is not None:
             raise ValueError(problem)
         return self
+    reading: ReadingConfig = ReadingConfig()
 
     @model_validator(mode="after")
     def _unique_channel_names(self) -> Self:

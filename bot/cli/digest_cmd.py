@@ -20,6 +20,7 @@ from bot.core.render.renderer import Renderer
 from bot.core.select import DigestFilter, build_digest, default_title, select_new
 from bot.core.store.runs import last_scheduled_time
 from bot.core.store.subscriptions import CONFIG, Subscription, SubscriptionStore
+from bot.reading import reading_policy
 from bot.settings import Channel
 
 DELIVERY_DEADLINE_SECONDS = 120.0
@@ -92,7 +93,9 @@ async def _deliver(ctx: Context, dest: Subscription, deadline: float) -> int:
         return 1
     last = await last_scheduled_time(ctx.engine, dest.id)
     now = utc_clock()  # a manual run is its own scheduled time
-    run = await plan_digest(ctx.engine, dest, now, Renderer(), now)
+    run = await plan_digest(
+        ctx.engine, dest, now, Renderer(), now, reading=reading_policy(ctx.config)
+    )
     if not run.created and not dest.instant:
         raise CliError(f"a digest for {dest.label} was run at the same instant")
     if run.messages == 0:  # a `now` subscription plans nothing when nothing new matches

@@ -32,6 +32,8 @@ class Verb(StrEnum):
     SUBSCRIPTIONS = "subscriptions"
     SCHEDULE = "schedule"
     STATUS = "status"
+    UNREAD = "unread"
+    MORE = "more"
     HELP = "help"
     START = "start"
 
@@ -59,6 +61,8 @@ COMMAND_TABLE: tuple[CommandSpec, ...] = (
     CommandSpec(Verb.SUBSCRIPTIONS, "", "This chat's subscriptions, numbered"),
     CommandSpec(Verb.SCHEDULE, '09:00 [TZ] | "0 9 * * mon-fri" [TZ]', "When digests arrive", True),
     CommandSpec(Verb.STATUS, "", "Delivery status of this chat"),
+    CommandSpec(Verb.UNREAD, "", "Must-read PRs shown here that nobody marked read"),
+    CommandSpec(Verb.MORE, "", 'The next page of the latest digest\'s "+N more"'),
     CommandSpec(Verb.HELP, "", "How to use prdigest"),
 )
 SPECS = {spec.verb: spec for spec in COMMAND_TABLE}

@@ -9,6 +9,7 @@ from typing import Any, Protocol
 from bot.adapters.slack.users import SlackUsers
 from bot.answers import Answer, Answerer, Chat
 from bot.core.commands import Invocation
+from bot.core.models import Locale
 from bot.core.render.renderer import Renderer
 
 Answering = Callable[[bool], Coroutine[Any, Any, None]]  # given: is the store down?
@@ -19,6 +20,7 @@ class ListenerHost(Protocol):
     answerer: Answerer
     renderer: Renderer
     users: SlackUsers
+    default_locale: Locale  # what a request is answered in when the store cannot say
 
     def spawn(self, context: dict[str, Any], answer: Answering) -> None:
         """Run `answer` after the ack, once per request (see listeners._once)."""

@@ -19,6 +19,7 @@ from slack_bolt.async_app import AsyncApp
 from bot.adapters.answering import UNAVAILABLE, answer_messages
 from bot.adapters.base import AdapterDeps, chat_at, nobody_is_admin
 from bot.adapters.slack.ack_gate import AckGate
+from bot.adapters.slack.entry_actions import EntryActions
 from bot.adapters.slack.home import SlackHome
 from bot.adapters.slack.host import Answering
 from bot.adapters.slack.modal import SlackPicker
@@ -66,6 +67,7 @@ class SlackListeners:
         self._tasks: set[asyncio.Task[None]] = set()
         self.picker = SlackPicker(self)  # `/pr subscribe` alone: the modal
         self.home = SlackHome(self, self.picker)
+        self.entry_actions = EntryActions(self)  # Read, Snooze, Mute, Full report, +N more, ✅
 
     def register(self, app: AsyncApp) -> None:
         app.middleware(self.note_event_id)
@@ -75,6 +77,7 @@ class SlackListeners:
             app.action(action_id)(self.on_button)
         self.picker.register(app)
         self.home.register(app)
+        self.entry_actions.register(app)
 
     # -- middleware ------------------------------------------------------------------------
 

@@ -28,6 +28,7 @@ from telegram.ext import (
 
 from bot.adapters.answering import UNAVAILABLE, answer_messages
 from bot.adapters.base import AdapterDeps, chat_at, nobody_is_admin
+from bot.adapters.telegram.entry_buttons import EntryButtons
 from bot.adapters.telegram.keyboard import TelegramKeyboard
 from bot.adapters.telegram.members import (
     GONE_STATUSES,
@@ -63,6 +64,7 @@ class TelegramHandlers:
         self.membership = Membership(deps.destinations)
         self.replier = replier
         self.keyboard = TelegramKeyboard(deps, replier, self._chat)  # `/subscribe` alone
+        self.entry_buttons = EntryButtons(deps, replier, self._chat)  # Read, Snooze, Mute…
 
     def register(self, app: TelegramApp) -> None:
         new_messages = filters.UpdateType.MESSAGE
@@ -75,6 +77,7 @@ class TelegramHandlers:
         app.add_handler(MessageHandler(text, self.on_text))
         app.add_handler(MessageHandler(filters.StatusUpdate.MIGRATE, self.on_migration))
         self.keyboard.register(app)
+        self.entry_buttons.register(app)
         app.add_handler(CallbackQueryHandler(self.on_button))
         app.add_handler(ChatMemberHandler(self.on_membership, ChatMemberHandler.MY_CHAT_MEMBER))
         app.add_error_handler(self.on_error)

@@ -28,6 +28,7 @@ from sqlalchemy import delete, func, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from bot.core.delivery.ledger import RowStatus, RunStatus, advance_members, advance_watermark
+from bot.core.delivery.reading import DEFAULT_READING, ReadingPolicy, record_entries, with_unread
 from bot.core.models import Format, Platform
 from bot.core.render.flow import RenderedMessage
 from bot.core.render.renderer import Renderer
@@ -40,6 +41,7 @@ from bot.core.select import (
     select_new,
 )
 from bot.core.store.db import insert_ignore, write_transaction
+from bot.core.store.reading import marks_at
 from bot.core.store.reports import WINDOW_LIMIT, WindowCache, count_after, reports_after
 from bot.core.store.subscriptions import Subscription
 from bot.core.store.tables import (
@@ -269,6 +271,7 @@ async def plan_run(
     renderer: Renderer,
     now: datetime,
     windows: WindowCache | None = None,
+    reading: ReadingPolicy = DEFAULT_READING,
 ) -> PlannedRun:
     """Plan the due subscriptions of one destination as one run, once across replicas.
     `windows` shares the reports read among the destinations one tick plans."""
@@ -286,13 +289,17 @@ async def plan_run(
         start = min(part.start for part in parts)
         window = await _read_window(conn, label, start, windows)
         end = max((item.seq for item in window), default=start)
+        marks = await marks_at(conn, destination_id, now)  # snoozed PRs, muted tags leave
         for part in parts:
-            part.picked = select_new(window, part.sub.filter, part.start, part.fire)
+            picked = select_new(window, part.sub.filter, part.start, part.fire)
+            part.picked = [item for item in picked if not marks.quiet(item)]
         parts = await _drop_quiet_instants(conn, run_id, parts, end)
         if not parts:
             await conn.execute(delete(digest_runs).where(digest_runs.c.id == run_id))
             return PlannedRun(run_id=None, created=False)
-        return await _finish_plan(conn, run_id, destination_id, parts, (start, end), renderer, now)
+        return await _finish_plan(
+            conn, run_id, destination_id, parts, (start, end), renderer, now, reading
+        )
 
 
 async def _finish_plan(
@@ -303,16 +310,24 @@ async def _finish_plan(
     seqs: tuple[int, int],
     renderer: Renderer,
     now: datetime,
+    reading: ReadingPolicy,
 ) -> PlannedRun:
     """Render the merged digest, queue its messages, record the run and its members."""
     digest, instant = await _build(conn, destination_id, parts)
+    days = reading.days_at(parts[0].sub.platform.value, parts[0].sub.target)
+    carry = any(not part.sub.instant for part in parts)  # a `now` post carries no unread
+    digest, options = await with_unread(conn, run_id, destination_id, digest, now, days, carry)
     lead = parts[0].sub
     messages = []
     if not digest.is_empty or any(part.sub.post_empty for part in parts):
         fire = max(part.fire for part in parts)
         fmt = PLATFORM_FORMAT[lead.platform]
-        messages = renderer.digest(digest, fmt, lead.locale, date=fire.date())
+        day = fire.date()
+        layout = renderer.digest_parts(digest, fmt, lead.locale, date=day, options=options)
+        messages = [message for part in layout for message in part.messages]
     await _queue(conn, run_id, destination_id, messages, now)
+    if messages:
+        await record_entries(conn, run_id, digest, [i for p in parts for i in p.picked], messages)
     for seq in instant:
         values = {"destination_id": destination_id, "seq": seq, "run_id": run_id, "posted_at": now}
         await insert_ignore(conn, instant_posts, values, instant_posts.c.seq)
@@ -347,8 +362,8 @@ async def plan_digest(
     renderer: Renderer,
     now: datetime,
     windows: WindowCache | None = None,
+    reading: ReadingPolicy = DEFAULT_READING,
 ) -> PlannedRun:
     """One subscription's run for `scheduled_for` (a destination with one due subscription)."""
-    return await plan_run(
-        engine, sub.destination_id, [Due(sub, scheduled_for)], renderer, now, windows
-    )
+    due = [Due(sub, scheduled_for)]
+    return await plan_run(engine, sub.destination_id, due, renderer, now, windows, reading)

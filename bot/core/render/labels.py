@@ -56,6 +56,9 @@ _ZH: dict[str, str] = {
     "section_comments": "评论区精华",
     "section_full": "完整报告",
     "section_snippets": "关键源码片段",
+    "report_next_page": "下一页",
+    "report_close": "关闭",
+    "report_page": "第 {page}/{pages} 页",
 }
 
 _EN: dict[str, str] = {
@@ -104,6 +107,9 @@ _EN: dict[str, str] = {
     "section_comments": "Review highlights",
     "section_full": "Full report",
     "section_snippets": "Key code",
+    "report_next_page": "Next page",
+    "report_close": "Close",
+    "report_page": "Page {page} of {pages}",
 }
 
 _SECTION_NAMES = "summary, risks, files, related, motivation, impl, comments, full"
@@ -177,6 +183,16 @@ _NOTICES: dict[Locale, dict[str, str]] = {
         "或在机器人所在主机运行 prdigest pr {ref} full。",
         "answer_cut_digest": "只显示了前 {shown} 条（共 {total} 条）。"
         "其余条目会在下一次定时推送中出现。",
+        "marked_read": "✅ {ref} 已由 {user} 标记为已读",
+        "snoozed": "💤 {user} 暂停了 {ref}：{until} 前不再出现在本{chat}的摘要中",
+        "muted": "🔕 {user} 屏蔽了标签 {tag}：{until} 前不再出现在本{chat}的摘要中",
+        "mute_not_admin": "只有本{chat}管理员可以屏蔽标签。",
+        "no_digest_here": "本{chat}还没有推送过摘要。",
+        "unread_list": "本{chat}未读的必读 PR（{n}）：\n{items}",
+        "unread_line": "{ref} {title} · 首次出现 {first} · 还剩 {left} 天",
+        "unread_none": "本{chat}最近 {days} 天的必读 PR 都已读。",
+        "more_none": "最近的摘要没有更多条目了。",
+        "reaction_read": "✅ {refs} 已由 {user} 标记为已读",
     },
     Locale.EN: {
         "not_found": "No report found for {ref}.",
@@ -246,6 +262,17 @@ _NOTICES: dict[Locale, dict[str, str]] = {
         "or run prdigest pr {ref} full on the bot's host.",
         "answer_cut_digest": "Showing the first {shown} of {total} messages. "
         "The rest arrive with the next scheduled digest.",
+        "marked_read": "✅ {ref} read by {user}",
+        "snoozed": "💤 {user} snoozed {ref}: it leaves this {chat}'s digests until {until}",
+        "muted": "🔕 {user} muted tag {tag}: it leaves this {chat}'s digests until {until}",
+        "mute_not_admin": "Only admins of this {chat} can mute a tag.",
+        "no_digest_here": "No digest has been posted in this {chat} yet.",
+        "unread_list": "Unread must-read PRs in this {chat} ({n}):\n{items}",
+        "unread_line": "{ref} {title} · first shown {first} · {left} days left",
+        "unread_none": "Nothing unread: every must-read PR of the last {days} days here was "
+        "marked read.",
+        "more_none": "The latest digest has no more entries.",
+        "reaction_read": "✅ {refs} read by {user}",
     },
 }
 
@@ -282,6 +309,8 @@ _ZH_COMMANDS: dict[str, tuple[str, str]] = {
     "subscriptions": ("", "查看本群的订阅（带编号）"),
     "schedule": ('09:00 [时区] | "0 9 * * mon-fri" [时区]', "设置推送时间"),
     "status": ("", "推送状态"),
+    "unread": ("", "本群未读的必读 PR"),
+    "more": ("", "最近一份摘要的下一页（“还有 N 个”）"),
     "help": ("", "使用说明"),
 }
 

@@ -8,6 +8,8 @@ every minute add 10k rows in 4 minutes) and `processed_events` by one row per in
 | digest_runs (+ their outbox) | RUN_RETENTION (30 days) | each subscription's latest run; a run |
 |                             |                          | still pending or with a message queued |
 | processed_events            | dedupe.KEEP_FOR (3 days) | -                                     |
+| reading_marks               | snooze/mute: until ended; | -                                    |
+|                             | read: RUN_RETENTION      |                                       |
 
 The latest run per subscription stays because `runs.last_run` (status, the scheduler's "already
 ran" check and catch-up) reads it. A pruned run's outbox rows are all sent or failed (history
@@ -23,12 +25,12 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Select, and_, delete, exists, select
+from sqlalchemy import Select, and_, delete, exists, or_, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.core.store.db import write_transaction
 from bot.core.store.dedupe import forget_older_than
-from bot.core.store.tables import digest_runs, outbox, run_members
+from bot.core.store.tables import digest_runs, outbox, reading_marks, run_members
 
 RUN_RETENTION = timedelta(days=30)
 PRUNE_BATCH = 500  # rows per delete statement (and per transaction)
@@ -40,6 +42,7 @@ _UNFINISHED_ROWS = ("pending", "sending")
 class Pruned:
     runs: int
     events: int
+    marks: int = 0
 
 
 def _prunable_runs(cutoff: datetime, after: int, limit: int) -> Select[Any]:
@@ -96,4 +99,17 @@ async def prune(engine: AsyncEngine, now: datetime) -> Pruned:
     """Apply the whole retention table once."""
     runs = await prune_runs(engine, now)
     events = await forget_older_than(engine, lambda: now)
-    return Pruned(runs=runs, events=events)
+    return Pruned(runs=runs, events=events, marks=await _forget_marks(engine, now))
+
+
+async def _forget_marks(engine: AsyncEngine, now: datetime) -> int:
+    """Snoozes and mutes that ended; read marks older than the runs that could show the PR
+    (a PR whose digests are all pruned is never carried over again)."""
+    m = reading_marks
+    ended = or_(
+        and_(m.c.until.is_not(None), m.c.until < now),
+        and_(m.c.until.is_(None), m.c.at < now - RUN_RETENTION),
+    )
+    async with write_transaction(engine) as conn:
+        gone = await conn.execute(delete(m).where(ended))
+    return int(gone.rowcount or 0)

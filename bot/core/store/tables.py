@@ -199,6 +199,40 @@ instant_posts = Table(
     Column("posted_at", UtcDateTime(), nullable=False),
 )
 
+# The PRs a digest run holds, in digest order: `new` (shown in outbox part `part`), `unread`
+# (carried over from an earlier digest here, shown too) or `more` (past max_items: "+N more",
+# `paged_at` once a page posted it). The planner writes them with the run's outbox rows.
+run_entries = Table(
+    "run_entries",
+    metadata,
+    Column("run_id", Integer, ForeignKey("digest_runs.id", ondelete="CASCADE"), nullable=False),
+    Column("position", Integer, nullable=False),
+    Column("seq", BigInteger, nullable=False),
+    Column("repo", String(200), nullable=False),
+    Column("number", Integer, nullable=False),
+    Column("tag", String(128), nullable=False),
+    Column("must_read", Boolean, nullable=False),
+    Column("kind", String(8), nullable=False),  # new | unread | more
+    Column("part", Integer, nullable=True),
+    Column("paged_at", UtcDateTime(), nullable=True),
+    UniqueConstraint("run_id", "position", name="uq_run_entries_run_position"),
+)
+Index("ix_run_entries_pr", run_entries.c.repo, run_entries.c.number)
+
+# A destination's reading state: a PR read (by whom, when), a PR snoozed or a tag muted until a
+# time. `subject` is the PR ("owner/repo#7422") or the tag; one row per (destination, kind,
+# subject), the latest press wins.
+reading_marks = Table(
+    "reading_marks",
+    metadata,
+    Column("destination_id", Integer, ForeignKey("destinations.id"), primary_key=True),
+    Column("kind", String(8), primary_key=True),  # read | snooze | mute
+    Column("subject", String(256), primary_key=True),
+    Column("actor", String(128), nullable=False),
+    Column("at", UtcDateTime(), nullable=False),
+    Column("until", UtcDateTime(), nullable=True),  # None: for good (read)
+)
+
 # Who changed a destination's subscriptions from the chat, when, and what.
 subscription_changes = Table(
     "subscription_changes",

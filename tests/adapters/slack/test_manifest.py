@@ -25,6 +25,7 @@ SCOPES = {
     "channels:history",
     "groups:history",
     "im:history",
+    "reactions:read",
 }
 
 
@@ -55,6 +56,7 @@ def test_the_manifest_declares_the_command_and_event_the_bot_handles() -> None:
     assert manifest["settings"]["event_subscriptions"]["bot_events"] == [
         "app_mention",
         "app_home_opened",
+        "reaction_added",
     ]
     home = manifest["features"]["app_home"]
     assert home["home_tab_enabled"] and home["messages_tab_enabled"]

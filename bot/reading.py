@@ -1,0 +1,200 @@
+"""What a digest's buttons and the reading commands do in a chat: data in, data out.
+
+Read, Snooze, Mute and "+N more" come from a digest posted in the chat (the destination is
+the chat the button was pressed in); `/pr unread` lists what is unread there. Anyone in the
+chat may mark a PR read or snooze it; muting a tag follows the chat's admin rule (the one
+subscriptions follow). The wording lives in the labels table.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import datetime, timedelta
+from zoneinfo import ZoneInfo
+
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from bot.core.clock import Clock
+from bot.core.delivery.reading import ReadingPolicy
+from bot.core.models import Section
+from bot.core.render.actions import EntryAction
+from bot.core.render.labels import notice_text
+from bot.core.render.options import DigestOptions
+from bot.core.reports.refs import BadRefError, parse_ref
+from bot.core.select import DigestFilter, StoredReport, build_digest
+from bot.core.store.destinations import Destination, DestinationStore
+from bot.core.store.lookup import AmbiguousRefError, ReportNotFoundError, find_report
+from bot.core.store.reading import (
+    Mark,
+    MarkKind,
+    Page,
+    item_key,
+    keys_in_message,
+    marks_at,
+    put_mark,
+    reports_by_key,
+    shown_must_reads,
+    take_page,
+)
+from bot.core.store.reports import ReportStore
+from bot.core.store.subscriptions import SubscriptionStore
+from bot.messages import Answer, Chat, DigestAnswer, Notice, SectionAnswer
+from bot.settings import BotConfig
+
+DATE_FORMAT = "%Y-%m-%d"
+DEFAULT_PAGE = 30  # a "+N more" page when the chat has no subscription left to size it
+
+
+def reading_policy(config: BotConfig) -> ReadingPolicy:
+    """The planner's reading settings: `reading.unread_days`, and each channel's own."""
+    by_target = {
+        f"{channel.platform.value}:{channel.target}": channel.unread_days
+        for channel in config.channels
+        if channel.unread_days is not None
+    }
+    return ReadingPolicy(config.reading.unread_days, by_target)
+
+
+class ReadingVerbs:
+    def __init__(
+        self,
+        engine: AsyncEngine,
+        destinations: DestinationStore,
+        reports: ReportStore,
+        config: BotConfig,
+        clock: Clock,
+    ) -> None:
+        self.engine = engine
+        self.destinations = destinations
+        self.reports = reports
+        self.config = config
+        self.clock = clock
+        self.policy = reading_policy(config)
+        self.subscriptions = SubscriptionStore(engine, clock)
+
+    async def act(self, action: EntryAction, argument: str, chat: Chat) -> Answer:
+        """A digest button pressed in `chat`."""
+        match action:
+            case EntryAction.MORE:
+                run_id = int(argument) if argument.isdigit() and len(argument) < 12 else None
+                if run_id is None:
+                    return Answer(Notice("more_none"))
+                return await self.more(chat, run_id)
+            case EntryAction.MUTE:
+                return await self.mute(argument, chat)
+        found = await self.find_report(argument)
+        if isinstance(found, Notice):
+            return Answer(found)
+        if action is EntryAction.REPORT:
+            return Answer(SectionAnswer(found, Section.FULL))
+        kind = MarkKind.READ if action is EntryAction.READ else MarkKind.SNOOZE
+        return await self.mark(kind, found, chat)
+
+    async def find_report(self, text: str) -> StoredReport | Notice:
+        try:
+            return await find_report(self.reports, parse_ref(text))
+        except BadRefError:
+            return Notice("bad_ref", {"ref": text[:80]})
+        except ReportNotFoundError:
+            return Notice("not_found", {"ref": text[:80]})
+        except AmbiguousRefError as exc:
+            choices = ", ".join(c.report.ref for c in exc.candidates)
+            return Notice("ambiguous", {"ref": text[:80], "choices": choices})
+
+    async def _here(self, chat: Chat) -> Destination | None:
+        return await self.destinations.find(chat.platform, chat.chat_id)
+
+    def _until(self, days: int) -> tuple[datetime, str]:
+        until = self.clock() + timedelta(days=days)
+        return until, until.astimezone(ZoneInfo(self.config.timezone)).strftime(DATE_FORMAT)
+
+    async def mark(self, kind: MarkKind, item: StoredReport, chat: Chat) -> Answer:
+        """Read (for good) or Snooze (`reading.snooze_days`) a PR in this chat."""
+        dest = await self._here(chat)
+        if dest is None:
+            return Answer(Notice("no_digest_here"))
+        user = chat.user_name or chat.user_id
+        ref = item.report.ref
+        if kind is MarkKind.READ:
+            await put_mark(self.engine, dest.id, Mark(kind, item_key(item), user, self.clock()))
+            return Answer(Notice("marked_read", {"ref": ref, "user": user}), public=True)
+        until, shown = self._until(self.config.reading.snooze_days)
+        mark = Mark(kind, item_key(item), user, self.clock(), until)
+        await put_mark(self.engine, dest.id, mark)
+        params = {"ref": ref, "user": user, "until": shown}
+        return Answer(Notice("snoozed", params), public=True)
+
+    async def mute(self, tag: str, chat: Chat) -> Answer:
+        """A tag leaves this chat's digests for `reading.mute_days`: admins only."""
+        dest = await self._here(chat)
+        if dest is None:
+            return Answer(Notice("no_digest_here"))
+        if not chat.private and not await chat.is_admin():
+            return Answer(Notice("mute_not_admin"))
+        user = chat.user_name or chat.user_id
+        until, shown = self._until(self.config.reading.mute_days)
+        await put_mark(self.engine, dest.id, Mark(MarkKind.MUTE, tag, user, self.clock(), until))
+        params = {"tag": tag[:64], "user": user, "until": shown}
+        return Answer(Notice("muted", params), public=True)
+
+    async def read_message(self, chat: Chat, external_id: str) -> list[str]:
+        """A ✅ on a digest message: every PR it shows is read here; their refs."""
+        dest = await self._here(chat)
+        if dest is None:
+            return []
+        keys = await keys_in_message(self.engine, chat.platform, chat.chat_id, external_id)
+        user = chat.user_name or chat.user_id
+        for key in keys:
+            await put_mark(self.engine, dest.id, Mark(MarkKind.READ, key, user, self.clock()))
+        return keys
+
+    async def unread(self, chat: Chat) -> Answer:
+        """The must-read PRs shown here that nobody marked read, with the days they have left."""
+        dest = await self._here(chat)
+        if dest is None:
+            return Answer(Notice("no_digest_here"))
+        now = self.clock()
+        days = self.policy.days_at(chat.platform.value, chat.chat_id)
+        async with self.engine.connect() as conn:
+            shown = await shown_must_reads(conn, dest.id, now - timedelta(days=days))
+            marks = await marks_at(conn, dest.id, now)
+            stored = await reports_by_key(conn, [(pr.repo, pr.number) for pr in shown])
+        zone = ZoneInfo(self.config.timezone)
+        lines = []
+        for pr in shown:
+            item = stored.get(pr.key)
+            if pr.key in marks.read or item is None or marks.quiet(item):
+                continue
+            left = max(1, (pr.first + timedelta(days=days) - now).days + 1)
+            params = {
+                "ref": item.report.ref,
+                "title": item.report.title,
+                "first": pr.first.astimezone(zone).strftime(DATE_FORMAT),
+                "left": str(left),
+            }
+            lines.append(notice_text("unread_line", chat.locale, params))
+        if not lines:
+            return Answer(Notice("unread_none", {"days": str(days)}))
+        return Answer(Notice("unread_list", {"n": str(len(lines)), "items": "\n".join(lines)}))
+
+    async def more(self, chat: Chat, run_id: int | None = None) -> Answer:
+        """The next page of the chat's latest digest with entries left (or of run `run_id`)."""
+        dest = await self._here(chat)
+        if dest is None:
+            return Answer(Notice("no_digest_here"))
+        subs = await self.subscriptions.of(chat.platform, chat.chat_id)
+        size = max((sub.filter.max_items for sub in subs), default=DEFAULT_PAGE)
+        page = await take_page(self.engine, dest.id, run_id, size, self.clock())
+        if page is None or not page.items:
+            return Answer(Notice("more_none"))
+        return Answer(_page_answer(page), public=True)
+
+
+def _page_answer(page: Page) -> DigestAnswer:
+    """A page of "+N more", rendered as a digest; its own "+N more" goes on from there."""
+    tags = tuple(dict.fromkeys(tag for _, tag in page.items))
+    items = [item for item, _ in page.items]
+    digest = build_digest(items, DigestFilter(tags=tags, max_items=len(items)), page.title)
+    digest = dataclasses.replace(digest, total=digest.total + page.left, more=page.left)
+    options = DigestOptions(more_key=str(page.run_id) if page.left else "")
+    return DigestAnswer(digest, page.at.date(), options)

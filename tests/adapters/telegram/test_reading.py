@@ -1,0 +1,181 @@
+"""A Telegram group reads its digest: Read, Snooze, Mute tag, Full report and "+N more" from
+the entry's buttons (callback_data as bot/core/render/actions.py writes it), and `/unread`.
+
+The digest is planned and delivered like a scheduled one; each press is a callback_query the
+strict fake sends for a message the bot posted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import select
+
+from bot.core.delivery.outbox import plan_digest
+from bot.core.models import Platform
+from bot.core.render.actions import EntryAction, action_data
+from bot.core.reports.parser import parse_file
+from bot.core.store.tables import digest_runs, reading_marks
+from tests.fakes.telegram.api import FakeTelegram
+from tests.fakes.telegram.state import SentMessage
+from tests.kits.paths import SEED
+from tests.kits.telegram import (
+    ADMIN,
+    GROUP,
+    MEMBER,
+    TelegramBot,
+    add_group,
+    fast_fake,
+    notice,
+    texts,
+    until,
+)
+
+REF = "verl-project/verl#7422"
+OTHER = "verl-project/verl#7500"
+CONFIG = {
+    "locale": "en",
+    "channels": [{"name": "readers", "platform": "telegram", "target": str(GROUP), "max_items": 1}],
+}
+
+
+@pytest.fixture
+async def fake() -> AsyncIterator[FakeTelegram]:
+    async with fast_fake() as server:
+        add_group(server)
+        yield server
+    assert server.violations == [], "every reply kept to the flood limits"
+
+
+@pytest.fixture
+async def bot(fake: FakeTelegram, tmp_path: Path) -> AsyncIterator[TelegramBot]:
+    async with TelegramBot.running(fake, tmp_path, config=CONFIG) as running:
+        service = running.service
+        await service.subscriptions.sync_config(service.ctx.config)
+        other = parse_file(SEED).report.model_copy(update={"number": 7500})
+        await service.ctx.reports.upsert(other, source="test")
+        yield running
+
+
+async def _digest(bot: TelegramBot, fake: FakeTelegram) -> SentMessage:
+    """Plan the group's digest and deliver it; its (first) message."""
+    service = bot.service
+    [sub] = await service.subscriptions.of(Platform.TELEGRAM, str(GROUP))
+    now = service.clock()
+    run = await plan_digest(service.ctx.engine, sub, now, service.renderer, now)
+    assert run.created and run.messages
+    while len(fake.sent_to(GROUP)) < run.messages:
+        await service.deliverer.run_once()
+        await asyncio.sleep(0.02)
+    return fake.sent_to(GROUP)[0]
+
+
+async def _press(
+    fake: FakeTelegram, digest: SentMessage, action: EntryAction, argument: str, user: int
+) -> dict[str, Any]:
+    """Press the button; the answerCallbackQuery it got."""
+    answered = len(fake.answered_callbacks)
+    fake.push_callback_query(GROUP, digest.message_id, action_data(action, argument), user)
+    await until(lambda: len(fake.answered_callbacks) > answered)
+    return dict(fake.answered_callbacks[-1])
+
+
+async def _marks(bot: TelegramBot) -> list[tuple[str, str, str]]:
+    async with bot.service.ctx.engine.connect() as conn:
+        rows = await conn.execute(
+            select(reading_marks.c.kind, reading_marks.c.subject, reading_marks.c.actor)
+        )
+        return sorted((str(r.kind), str(r.subject), str(r.actor)) for r in rows)
+
+
+async def test_read_marks_the_pr_read_and_tells_the_chat_who(
+    fake: FakeTelegram, bot: TelegramBot
+) -> None:
+    digest = await _digest(bot, fake)
+    before = len(fake.sent_to(GROUP))
+    answered = await _press(fake, digest, EntryAction.READ, REF, MEMBER)
+    said = notice("marked_read", ref=REF, user="User 13")
+    assert answered["text"] == said
+    await until(lambda: len(fake.sent_to(GROUP)) == before + 1)
+    assert texts(fake, GROUP)[-1] == said
+    assert await _marks(bot) == [("read", REF, "User 13")]
+
+
+async def test_snooze_is_for_anyone_and_mute_for_admins_only(
+    fake: FakeTelegram, bot: TelegramBot
+) -> None:
+    digest = await _digest(bot, fake)
+    snoozed = await _press(fake, digest, EntryAction.SNOOZE, REF, MEMBER)
+    assert "snoozed" in str(snoozed["text"]) and REF in str(snoozed["text"])
+    refused = await _press(fake, digest, EntryAction.MUTE, "rollout", MEMBER)
+    assert refused["text"] == notice("mute_not_admin", chat="chat")
+    assert refused.get("show_alert") is True
+    muted = await _press(fake, digest, EntryAction.MUTE, "rollout", ADMIN)
+    assert "muted tag rollout" in str(muted["text"])
+    kinds = [(kind, subject) for kind, subject, _ in await _marks(bot)]
+    assert kinds == [("mute", "rollout"), ("snooze", REF)]
+
+
+async def test_full_report_replies_with_the_whole_report(
+    fake: FakeTelegram, bot: TelegramBot
+) -> None:
+    digest = await _digest(bot, fake)
+    before = len(fake.sent_to(GROUP))
+    await _press(fake, digest, EntryAction.REPORT, REF, MEMBER)
+    await until(lambda: len(fake.sent_to(GROUP)) > before)
+    report = "\n".join(texts(fake, GROUP)[before:])
+    assert "#7422" in report and "FP8 例外一并删除" in report
+
+
+async def test_more_button_and_slash_more_post_the_next_page(
+    fake: FakeTelegram, bot: TelegramBot
+) -> None:
+    digest = await _digest(bot, fake)  # max_items 1: one of the two PRs is "+1 more"
+    rest = "#7422" if "#7500" in digest.plain_text else "#7500"
+    async with bot.service.ctx.engine.connect() as conn:
+        run_id = (await conn.execute(select(digest_runs.c.id))).scalar_one()
+    before = len(fake.sent_to(GROUP))
+    await _press(fake, digest, EntryAction.MORE, str(run_id), MEMBER)
+    await until(lambda: len(fake.sent_to(GROUP)) > before)
+    assert rest in texts(fake, GROUP)[-1]
+    fake.push_message(GROUP, "/more", user_id=MEMBER)
+    await until(lambda: len(fake.sent_to(GROUP)) > before + 1)
+    assert texts(fake, GROUP)[-1] == notice("more_none")
+    again = await _press(fake, digest, EntryAction.MORE, str(run_id), MEMBER)
+    assert again["text"] == notice("more_none") and again.get("show_alert") is True
+
+
+async def test_slash_more_posts_the_page_of_the_latest_digest(
+    fake: FakeTelegram, bot: TelegramBot
+) -> None:
+    digest = await _digest(bot, fake)
+    rest = "#7422" if "#7500" in digest.plain_text else "#7500"
+    before = len(fake.sent_to(GROUP))
+    fake.push_message(GROUP, "/more", user_id=MEMBER)
+    await until(lambda: len(fake.sent_to(GROUP)) > before)
+    assert rest in texts(fake, GROUP)[-1]
+
+
+async def test_unread_lists_the_must_reads_nobody_marked(
+    fake: FakeTelegram, bot: TelegramBot
+) -> None:
+    fake.push_message(GROUP, "/unread", user_id=MEMBER)
+    await until(lambda: fake.sent_to(GROUP))
+    assert texts(fake, GROUP)[-1] == notice("unread_none", days="7")
+    digest = await _digest(bot, fake)
+    shown = 7500 if "#7500" in digest.plain_text else 7422
+    count = len(fake.sent_to(GROUP))
+    fake.push_message(GROUP, "/unread", user_id=MEMBER)
+    await until(lambda: len(fake.sent_to(GROUP)) > count)
+    listed = texts(fake, GROUP)[-1]
+    assert f"verl-project/verl#{shown}" in listed and "7 days left" in listed
+    await _press(fake, digest, EntryAction.READ, f"verl-project/verl#{shown}", MEMBER)
+    await until(lambda: "read by" in texts(fake, GROUP)[-1])
+    count = len(fake.sent_to(GROUP))
+    fake.push_message(GROUP, "/unread", user_id=MEMBER)
+    await until(lambda: len(fake.sent_to(GROUP)) > count)
+    assert texts(fake, GROUP)[-1] == notice("unread_none", days="7")
