@@ -41,8 +41,8 @@ from bot.core.store.runs import last_scheduled_time
 from bot.core.store.subscriptions import SubscriptionStore
 from bot.logs import log, observe
 from bot.metrics import Metrics
-from bot.scheduler import DigestTicker, build_scheduler, next_digest, quiet_note
 from bot.reading import reading_policy
+from bot.scheduler import DigestTicker, build_scheduler, next_digest, quiet_note
 from bot.settings import ConfigError
 from bot.sources import SourcePoller, make_pollers
 from bot.web import WebDeps, build_web

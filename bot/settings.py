@@ -162,6 +162,7 @@ class BotConfig(_Frozen):
     channels: list[Channel] = Field(default_factory=list)
     delivery: DeliveryConfig = DeliveryConfig()
     calendar: CalendarConfig | None = None  # every destination's, unless its channel has one
+    reading: ReadingConfig = ReadingConfig()
 
     @model_validator(mode="after")
     def _one_calendar_per_destination(self) -> Self:
@@ -169,7 +170,6 @@ class BotConfig(_Frozen):
         if problem is not None:
             raise ValueError(problem)
         return self
-    reading: ReadingConfig = ReadingConfig()
 
     @model_validator(mode="after")
     def _unique_channel_names(self) -> Self:
