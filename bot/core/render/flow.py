@@ -11,7 +11,6 @@ import dataclasses
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import date
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
@@ -23,16 +22,15 @@ from bot.core.render.sections import CUTTABLE_BLOCK_FIELDS, SPLITTABLE_KINDS, Bl
 from bot.core.render.split import ELLIPSIS, Cost, FitError, Piece, cut_to_fit, pack, split_to_fit
 from bot.core.render.views import (
     CUTTABLE_ENTRY_FIELDS,
+    EntryStyle,
     EntryView,
     HeaderView,
     as_stored,
     entry_view,
-    group_label,
-    header_view,
     link_url,
 )
 from bot.core.reports.model import Report
-from bot.core.select import Digest, DigestEntry, StoredReport
+from bot.core.select import DigestEntry, StoredReport
 
 C = TypeVar("C")
 V = TypeVar("V")
@@ -135,7 +133,7 @@ class PlatformRenderer(ABC, Generic[C]):
         self.digest_macros = load_macros(self.env, "digest.j2")
         self.section_macros = load_macros(self.env, "section.j2")
         self.notice_macros = load_macros(self.env, "notice.j2")
-        self._entries: dict[tuple[int, bool, Locale, str, str], tuple[Report, Piece[C]]] = {}
+        self._entries: dict[tuple[Any, ...], tuple[Report, Piece[C]]] = {}
         self._headings: dict[tuple[str, Locale], Piece[C]] = {}
 
     # --- what each platform provides -------------------------------------------------------
@@ -199,17 +197,19 @@ class PlatformRenderer(ABC, Generic[C]):
         locale: Locale,
         heading: Piece[C],
         entry: DigestEntry | None = None,
+        style: EntryStyle | None = None,
     ) -> Piece[C]:
         """An entry's chunk, cached per report object: a digest run renders the same reports
         for many channels (the cache holds the report, so its id cannot be reused)."""
         matched = ", ".join(entry.matched) if entry is not None else ""
         posted = entry.posted if entry is not None else ""
-        key = (id(item.report), item.revision > 1, locale, matched, posted)
+        style = style or EntryStyle()
+        key = (id(item.report), item.revision > 1, locale, matched, posted, style)
         cached = self._entries.get(key)
         if cached is not None and cached[0] is item.report:
             return Piece(cached[1].content, cached[1].cost, heading=heading)
         L = labels(locale)
-        view = entry_view(item.report, item.revision > 1, L, matched, posted)
+        view = entry_view(item.report, item.revision > 1, L, matched, posted, style)
         chunk = self.entry_chunk(view, L)
         if not self.fits_body(chunk):
             chunk = self.entry_chunk(self.fit_entry(view, L), L)
@@ -219,7 +219,7 @@ class PlatformRenderer(ABC, Generic[C]):
         self._entries[key] = (item.report, piece)
         return piece
 
-    def _group_heading(self, label: str, locale: Locale) -> Piece[C]:
+    def group_heading(self, label: str, locale: Locale) -> Piece[C]:
         """A group's `[tag]` heading, cut to fit; cached like entries (tags repeat a lot)."""
         key = (label, locale)
         piece = self._headings.get(key)
@@ -233,25 +233,18 @@ class PlatformRenderer(ABC, Generic[C]):
             self._headings[key] = piece
         return piece
 
-    def digest(self, digest: Digest, locale: Locale, when: date | None) -> list[RenderedMessage]:
-        L = labels(locale)
-        header = fit_fields(
-            header_view(digest, locale, when),
-            ("title", "top_flags"),
-            lambda v: self.fits_heading(self.header_chunk(v, L)),
+    def synth_chunk(self, line: Any, labels: Mapping[str, str]) -> C:
+        """One synthesis line (compose.SynthLine), its text fields cut until it fits."""
+        fitted = fit_fields(
+            line,
+            ("text", "note", "label"),
+            lambda v: self.fits_body(self.text_chunk("synth_line", labels, s=v)),
         )
-        pieces = [self.piece(self.header_chunk(header, L))]
-        if digest.is_empty:
-            pieces.append(self.piece(self.text_chunk("empty_digest", L)))
-        for group in digest.groups:
-            heading = self._group_heading(group_label(group.tag, L), locale)
-            pieces.append(heading)
-            pieces += [
-                self.entry_piece(entry.item, locale, heading, entry) for entry in group.entries
-            ]
-        if digest.more:
-            pieces.append(self.piece(self.text_chunk("more", L, n=digest.more)))
-        return self.messages(pieces)
+        return self.text_chunk("synth_line", labels, s=fitted)
+
+    def more_chunk(self, n: int, key: str, labels: Mapping[str, str]) -> C:
+        """The "+N more" line; platforms with buttons add one carrying (MORE, key)."""
+        return self.text_chunk("more", labels, n=n, typed="")
 
     def fit_block(self, block: Block, L: Mapping[str, str]) -> list[Block]:
         """A block that fits as it is, split (paragraphs, code) or cut (the rest)."""
