@@ -208,19 +208,56 @@ def test_rollup_counts_every_selected_pr_not_only_the_shown_ones() -> None:
     digest = build_digest(items, DigestFilter(max_items=1), "verl")
 
     assert digest.high_impact == 2
-    assert digest.top_flags == (("y", 3), ("x", 1), ("z", 1))
+    assert digest.top_flags == (("y", 3),)
 
 
-def test_top_flags_keep_five_by_count_then_first_seen() -> None:
+def test_top_flags_are_those_two_or_more_prs_share_by_count_then_first_seen() -> None:
     items = [
-        stored(1, flags=("a", "b", "c", "d", "e", "f")),
-        stored(2, flags=("f", "e")),
+        stored(1, flags=("a", "b", "c", "d", "e", "f", "g")),
+        stored(2, flags=("f", "e", "a", "b", "c", "d")),
         stored(3, flags=("f",)),
     ]
 
     digest = build_digest(items, DigestFilter(), "verl")
 
-    assert digest.top_flags == (("f", 3), ("e", 2), ("a", 1), ("b", 1), ("c", 1))
+    assert digest.top_flags == (("f", 3), ("a", 2), ("b", 2), ("c", 2), ("d", 2))
+
+
+def test_flags_count_as_one_across_case_width_and_punctuation() -> None:
+    items = [
+        stored(1, flags=("FP8 例外一并删除",)),
+        stored(2, flags=("ｆｐ８例外一并删除。",)),
+        stored(3, flags=("fp8-例外, 一并删除",)),
+    ]
+
+    digest = build_digest(items, DigestFilter(), "verl")
+
+    assert digest.top_flags == (("FP8 例外一并删除", 3),)
+
+
+def test_no_flag_shared_means_no_rollup() -> None:
+    items = [stored(1, flags=("a", "b")), stored(2, flags=("c",))]
+
+    assert build_digest(items, DigestFilter(), "verl").top_flags == ()
+
+
+def test_entries_name_their_repo_only_when_the_digest_mixes_repos() -> None:
+    one = [stored(1, repo="o/a"), stored(2, repo="O/A")]
+    two = [stored(1, repo="o/a"), stored(2, repo="o/b")]
+
+    assert build_digest(one, DigestFilter(), "c").show_repo is False
+    assert build_digest(two, DigestFilter(), "c").show_repo is True
+    assert build_digest(two, DigestFilter(repos=("o/a",)), "c").show_repo is False
+
+
+def test_the_synthesis_is_built_only_when_asked_and_counts_every_item() -> None:
+    items = [stored(n, impact=ImpactLevel.HIGH) for n in range(1, 5)]
+
+    assert build_digest(items, DigestFilter(), "c").synthesis is None
+    synthesis = build_digest(items, DigestFilter(max_items=1), "c", synthesis=True).synthesis
+    assert synthesis is not None
+    assert synthesis.prs == 4
+    assert synthesis.by_impact == (("high", 4),)
 
 
 def test_max_seq_is_the_next_watermark() -> None:

@@ -27,7 +27,7 @@ from bot.core.render.flow import (
 )
 from bot.core.render.sections import Block
 from bot.core.render.split import ELLIPSIS, Cost, Piece, cut_to_fit, scrub_surrogates, utf16_len
-from bot.core.render.views import EntryView, HeaderView, action_ref, link_url
+from bot.core.render.views import EntryView, HeaderView, action_ref, button_tag, link_url
 
 SLACK_MAX_BLOCKS = 45  # Slack allows 50; the rest is headroom
 SLACK_MAX_MESSAGE_CHARS = 10_000  # Slack's undocumented total is about 12k (msg_blocks_too_long)
@@ -37,7 +37,6 @@ SLACK_FALLBACK_MAX = 3000  # the notification text; Slack truncates past 40k, ke
 SLACK_BUTTON_VALUE_MAX = 2000
 SLACK_OPTION_VALUE_MAX = 150  # an overflow option's value
 SLACK_OPTION_TEXT_MAX = 75  # an overflow option's text (plain_text)
-SLACK_TAG_SHOWN_MAX = 24  # a tag on a button or an option: longer ones are cut with "…"
 # Room kept in every message for a header or a repeated heading.
 SLACK_HEADING_MAX = 600
 SLACK_HEADING_BLOCKS = 3
@@ -129,10 +128,6 @@ def _option(text: str, value: str) -> dict[str, Any]:
     return {"text": {"type": "plain_text", "text": text[:SLACK_OPTION_TEXT_MAX]}, "value": value}
 
 
-def _short(tag: str) -> str:
-    return tag if len(tag) <= SLACK_TAG_SHOWN_MAX else tag[: SLACK_TAG_SHOWN_MAX - 1] + "…"
-
-
 def _later(view: EntryView, labels: Mapping[str, str]) -> dict[str, Any]:
     """Snooze 7d and Mute tag here 7d: an overflow menu (action_id `entry:menu`) whose option
     values are `snooze:REF` and `mute:TAG`; a snooze button alone when the tag does not fit an
@@ -144,7 +139,7 @@ def _later(view: EntryView, labels: Mapping[str, str]) -> dict[str, Any]:
         return _entry_button(labels["button_snooze"], EntryAction.SNOOZE, view)
     options = [
         _option(labels["button_snooze_long"], snooze),
-        _option(labels["button_mute_long"].format(tag=_short(view.tag)), mute),
+        _option(labels["button_mute_long"].format(tag=button_tag(view.tag)), mute),
     ]
     return {"type": "overflow", "action_id": ENTRY_ACTION_PREFIX + "menu", "options": options}
 

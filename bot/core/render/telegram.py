@@ -29,7 +29,7 @@ from bot.core.render.flow import (
 )
 from bot.core.render.sections import Block
 from bot.core.render.split import Cost, Piece, scrub_surrogates, utf16_len
-from bot.core.render.views import EntryView, HeaderView, action_ref, link_url
+from bot.core.render.views import EntryView, HeaderView, action_ref, button_tag, link_url
 
 TELEGRAM_MAX_UTF16 = 4096
 # Telegram ignores entities past the 100th (MessageLimit.MESSAGE_ENTITIES).
@@ -64,6 +64,7 @@ def _finalize(value: Any) -> Any:
 def _link(url: str | None, label: str) -> Markup:
     """`<a href>` for an http(s) URL; otherwise just the (escaped) label."""
     safe = link_url(url)
+    label = label if isinstance(label, Markup) else _finalize(label)  # defang `@name` too
     if safe is None:
         return Markup("{}").format(label)
     return Markup('<a href="{}">{}</a>').format(safe, label)
@@ -94,11 +95,6 @@ def callback_data(section: Section, view: EntryView) -> str:
     the part after the colon is a REF that `/pr` accepts."""
     prefix = f"{section.value}:"
     return prefix + action_ref(view, TELEGRAM_MAX_CALLBACK_BYTES - len(prefix))
-
-
-def _short(tag: str, most: int = 24) -> str:
-    """A tag as a button shows it: at most `most` characters."""
-    return tag if len(tag) <= most else tag[: most - 1] + "…"
 
 
 def _action_button(text: str, action: EntryAction, view: EntryView) -> dict[str, str]:
@@ -188,7 +184,7 @@ class TelegramRenderer(PlatformRenderer[TelegramChunk]):
         second = [_action_button(labels["button_snooze"], EntryAction.SNOOZE, view)]
         mute = action_data(EntryAction.MUTE, view.tag)
         if view.tag and len(mute.encode()) <= TELEGRAM_MAX_CALLBACK_BYTES:
-            text = labels["button_mute"].format(tag=_short(view.tag))
+            text = labels["button_mute"].format(tag=button_tag(view.tag))
             second.append({"text": text, "callback_data": mute})
         risks = callback_data(Section.RISKS, view)
         second.append({"text": f"⚠ {labels['button_risks']}", "callback_data": risks})

@@ -104,6 +104,17 @@ def github_pr_url(repo: str, number: int) -> str | None:
     return link_url(f"https://github.com/{repo}/pull/{number}")
 
 
+BUTTON_TAG_MAX = 24  # a tag on a button: longer ones are cut with "…"
+_BUTTON_UNSAFE = str.maketrans("", "", "<>&@|`*_~\n\r\t")
+
+
+def button_tag(tag: str) -> str:
+    """A tag as a button label shows it (plain text): markup characters dropped, so `<!here>`
+    reads `!here` and can never ping, at most BUTTON_TAG_MAX characters."""
+    shown = tag.translate(_BUTTON_UNSAFE).strip() or "…"
+    return shown if len(shown) <= BUTTON_TAG_MAX else shown[: BUTTON_TAG_MAX - 1] + "…"
+
+
 def display_ref(repo: str, number: int, show_repo: bool) -> str:
     """`#9087`, or `sglang#9087` (the repo's name without its owner) when the digest mixes
     repos."""
