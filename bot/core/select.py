@@ -198,7 +198,7 @@ def flag_key(flag: str) -> str:
     """What makes two risk flags the same: case, full/half width (NFKC), punctuation and
     spacing do not count ("FP8 例外。" and "fp8例外" are one flag)."""
     folded = unicodedata.normalize("NFKC", flag).casefold()
-    return "".join(c for c in folded if not unicodedata.category(c)[0] in ("P", "Z", "C"))
+    return "".join(c for c in folded if unicodedata.category(c)[0] not in ("P", "Z", "C"))
 
 
 def _top_flags(items: Sequence[StoredReport]) -> tuple[tuple[str, int], ...]:

@@ -119,9 +119,9 @@ def synthesize(items: Sequence[tuple[Report, int]]) -> Synthesis:
         prs=len(reports),
         by_tag=tuple(_counts(tags)[:SYNTHESIS_TOP_TAGS]),
         by_impact=tuple((key, impact_counts[key]) for key in IMPACT_ORDER if key in impact_counts),
-        breaking=tuple(
-            _mention(r) for r in reports if BREAKING_TAG in (t.lower() for t in r.tags)
-        )[:SYNTHESIS_MAX_LIST],
+        breaking=tuple(_mention(r) for r in reports if BREAKING_TAG in (t.lower() for t in r.tags))[
+            :SYNTHESIS_MAX_LIST
+        ],
         hot_files=_hot_files(reports),
         storylines=_storylines(reports),
         changed=tuple(_mention(r) for r, revision in items if revision > 1)[:SYNTHESIS_MAX_LIST],

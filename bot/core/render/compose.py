@@ -117,9 +117,7 @@ class DigestComposer:
         if self.digest.is_empty and not self.digest.unread:
             return [*pieces, self.p.piece(self.p.text_chunk("empty_digest", self.L))]
         if self.digest.groups:
-            counts = [
-                (group_label(g.tag, self.L), len(g.entries)) for g in self.digest.groups
-            ]
+            counts = [(group_label(g.tag, self.L), len(g.entries)) for g in self.digest.groups]
             chunk = self.p.text_chunk("group_counts", self.L, counts=self.fit_counts(counts))
             pieces.append(self.p.piece(chunk))
         return pieces + self.synthesis() + self.unread() + self.footer()
@@ -199,4 +197,3 @@ class DigestComposer:
             label = group_label(group.tag, self.L)
             parts.append(ComposedPart(group.tag, label, self.p.messages(self.group(group))))
         return parts
-

@@ -18,12 +18,14 @@ import pytest
 
 from bot.core.models import Format, Layout, Locale, Verbosity
 from bot.core.render.options import ALL_PART, SUMMARY_PART, DigestOptions, DigestPart
+from bot.core.render.renderer import Renderer
 from bot.core.reports.model import ImpactLevel, KeyFile, RecommendationLevel, RelatedPR, Report
 from bot.core.reports.parser import parse_file
 from bot.core.select import Digest, DigestEntry, DigestFilter, StoredReport, build_digest
-from tests.core.render.test_render import RENDERER, SAMPLES, UPDATE, check_platform
 from tests.kits.paths import GOLDEN, SEED, TESTS
+from tests.kits.render import SAMPLES, UPDATE, check_platform
 
+RENDERER = Renderer()
 DAY = date(2026, 8, 21)
 MORE_KEY = "run-42"
 
@@ -83,8 +85,7 @@ def serialize(fmt: Format, parts: list[DigestPart]) -> str:
                 out.append(f"{head} ════\n{message.text}")
         return "\n\n".join(out) + "\n"
     shown = [
-        {"key": p.key, "label": p.label, "messages": [m.payload for m in p.messages]}
-        for p in parts
+        {"key": p.key, "label": p.label, "messages": [m.payload for m in p.messages]} for p in parts
     ]
     return json.dumps(shown, ensure_ascii=False, indent=2) + "\n"
 
@@ -206,7 +207,9 @@ def test_no_synthesis_unless_the_options_ask_for_it() -> None:
 @pytest.mark.parametrize("layout", LAYOUTS)
 @pytest.mark.parametrize("verbosity", VERBOSITIES)
 def test_slack_digest_buttons_carry_entry_actions(layout: str, verbosity: str) -> None:
-    parts = RENDERER.digest_parts(WEEKLY, Format.SLACK, Locale.EN, options=options(layout, verbosity))
+    parts = RENDERER.digest_parts(
+        WEEKLY, Format.SLACK, Locale.EN, options=options(layout, verbosity)
+    )
     values: dict[str, set[str]] = {}
     for part in parts:
         for message in part.messages:

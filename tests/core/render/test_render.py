@@ -9,9 +9,8 @@ The other tests check what a reader sees.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable
-from datetime import UTC, date, datetime
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -20,23 +19,17 @@ from bot.core.models import Format, Locale, Section
 from bot.core.render.actions import EntryAction, parse_action
 from bot.core.render.labels import UnknownNoticeError, labels
 from bot.core.render.renderer import RenderedMessage, Renderer
-from bot.core.render.slack import SLACK_MAX_BLOCKS, escape_mrkdwn
+from bot.core.render.slack import escape_mrkdwn
 from bot.core.render.split import ELLIPSIS, Piece, cut_to_fit, pack, split_to_fit
-from bot.core.render.telegram import TELEGRAM_MAX_UTF16, callback_data, parse_callback_data
+from bot.core.render.telegram import callback_data, parse_callback_data
 from bot.core.render.views import entry_view, lead_sentence, link_url
 from bot.core.reports.model import ImpactLevel, KeyFile, RecommendationLevel, RelatedPR, Report
 from bot.core.reports.parser import parse_file
 from bot.core.select import DigestFilter, StoredReport, build_digest, select_new
-from tests.fakes.slack.messages import check_message
 from tests.fakes.telegram.html import utf16_len
-from tests.fakes.telegram.messages import check_reply_markup, parse_text
+from tests.fakes.telegram.messages import parse_text
 from tests.kits.paths import GOLDEN, ROOT, SEED, TESTS
-
-SAMPLES = sorted(
-    p for p in (ROOT / "examples" / "reports").glob("*") if p.suffix in (".md", ".txt", ".json")
-)
-DAY = date(2026, 8, 18)
-UPDATE = os.environ.get("UPDATE_GOLDEN") == "1"
+from tests.kits.render import DAY, SAMPLES, UPDATE, check_platform
 
 RENDERER = Renderer()
 
@@ -64,17 +57,6 @@ def digest_of(*reports: Report, max_items: int = 30, revision: int = 1) -> Any:
 
 def slack_text(messages: list[RenderedMessage]) -> str:
     return json.dumps([m.payload for m in messages], ensure_ascii=False)
-
-
-def check_platform(fmt: Format, messages: list[RenderedMessage]) -> None:
-    for message in messages:
-        if fmt is Format.SLACK:
-            check_message(message.payload, allowed_users=set())
-            assert len(message.payload["blocks"]) <= SLACK_MAX_BLOCKS
-        elif fmt is Format.TELEGRAM:
-            parse_text(message.payload["text"], "HTML", None)
-            assert utf16_len(message.payload["text"]) <= TELEGRAM_MAX_UTF16
-            check_reply_markup(message.payload.get("reply_markup"))
 
 
 # --- golden files ---------------------------------------------------------------------------
@@ -196,7 +178,9 @@ def test_recommendation_shows_its_lead_sentence_only() -> None:
 
 def test_a_lead_that_announces_points_is_never_cut_at_its_colon() -> None:
     assert lead_sentence("可略读:\n1) a") == "可略读: 1) a"
-    vllm = "可略读。改动只有一个分支, 调用方需要知道:\n1) 超长请求返回 400;\n2) 可自行截断。\n尾声。"
+    vllm = (
+        "可略读。改动只有一个分支, 调用方需要知道:\n1) 超长请求返回 400;\n2) 可自行截断。\n尾声。"
+    )
     assert lead_sentence(vllm) == (
         "可略读。改动只有一个分支, 调用方需要知道: 1) 超长请求返回 400; 2) 可自行截断。"
     )
@@ -226,7 +210,9 @@ def test_more_than_max_items_ends_with_plus_n_more() -> None:
         assert more == "+4 more"
         assert legend.startswith("★ must read")
     text = RENDERER.digest(digest, Format.TEXT, Locale.ZH)[-1].text
-    assert text.endswith("还有 4 个 PR 未列出\n\n★ 必读 · 🔴 高影响 · 🟡 中影响 · ⚪ 低影响 · ⚠ 风险标记")
+    assert text.endswith(
+        "还有 4 个 PR 未列出\n\n★ 必读 · 🔴 高影响 · 🟡 中影响 · ⚪ 低影响 · ⚠ 风险标记"
+    )
 
 
 def test_an_empty_digest_says_so_when_posted() -> None:
