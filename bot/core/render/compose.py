@@ -22,6 +22,7 @@ from bot.core.render.options import ALL_PART, SUMMARY_PART, DigestOptions
 from bot.core.render.split import ELLIPSIS, Piece, cut_to_fit
 from bot.core.render.views import (
     EntryStyle,
+    SynthLine,
     display_ref,
     github_pr_url,
     group_label,
@@ -31,18 +32,6 @@ from bot.core.select import Digest, DigestEntry, TagGroup
 from bot.core.synthesis import PRMention, Synthesis
 
 SYNTH_REFS_MAX = 10  # PRs named on one hot-file or storyline line
-
-
-@dataclass(frozen=True, slots=True)
-class SynthLine:
-    """One line of the synthesis: a `heading` (label), `counts` (label: text), a `pr` (refs,
-    text = title), a `file` (text = path, refs) or a `story` (refs, label = kind, note)."""
-
-    kind: str
-    text: str = ""
-    label: str = ""
-    refs: tuple[tuple[str, str | None], ...] = ()
-    note: str = ""
 
 
 @dataclass(frozen=True, slots=True)

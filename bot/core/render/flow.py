@@ -25,6 +25,7 @@ from bot.core.render.views import (
     EntryStyle,
     EntryView,
     HeaderView,
+    SynthLine,
     as_stored,
     entry_view,
     link_url,
@@ -233,8 +234,8 @@ class PlatformRenderer(ABC, Generic[C]):
             self._headings[key] = piece
         return piece
 
-    def synth_chunk(self, line: Any, labels: Mapping[str, str]) -> C:
-        """One synthesis line (compose.SynthLine), its text fields cut until it fits."""
+    def synth_chunk(self, line: SynthLine, labels: Mapping[str, str]) -> C:
+        """One synthesis line, its text fields cut until it fits."""
         fitted = fit_fields(
             line,
             ("text", "note", "label"),

@@ -218,6 +218,18 @@ def entry_view(
 
 
 @dataclass(frozen=True, slots=True)
+class SynthLine:
+    """One line of the synthesis: a `heading` (label), `counts` (label: text), a `pr` (refs,
+    text = title), a `file` (text = path, refs) or a `story` (refs, label = kind, note)."""
+
+    kind: str
+    text: str = ""
+    label: str = ""
+    refs: tuple[tuple[str, str | None], ...] = ()
+    note: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class HeaderView:
     """The digest header: title line and rollup."""
 
