@@ -25,7 +25,7 @@ from bot.core.select import DigestEntry, DigestFilter, StoredReport, build_diges
 from tests.kits.safety import FORMATS, LOCALES, RENDERER, SECTIONS, Deck, assert_safe, deal_report
 
 
-@pytest.mark.slow  # ~25 s for 10,000 examples (RENDER_SAFETY_EXAMPLES=500 for a quick run)
+@pytest.mark.slow  # ~70 s for 10,000 examples (RENDER_SAFETY_EXAMPLES=500 for a quick run)
 @settings(
     max_examples=int(os.environ.get("RENDER_SAFETY_EXAMPLES", "10000")),
     deadline=None,
