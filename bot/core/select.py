@@ -4,7 +4,10 @@ A digest run asks the store for reports ingested after the channel's watermark, 
 the channel wants (`matches`), and builds the tag view (`build_digest`): each PR once, under
 its first tag in the channel's `tags` order (else its own first tag, untagged under "other"),
 must-read first, then impact high → low, then merge time; at most `max_items` entries, the
-rest counted as "+N more"; and a rollup for the header.
+rest counted as "+N more"; and a rollup for the header: the counts, and the risk flags that
+two or more PRs share (compared after folding case, width and punctuation). A digest whose PRs
+come from more than one repo names each entry's repo (`show_repo`); `synthesis=True` adds the
+weekly synthesis of every item (bot/core/synthesis.py).
 """
 
 from __future__ import annotations

@@ -85,6 +85,14 @@ def _hot_files(reports: Sequence[Report]) -> tuple[HotFile, ...]:
     return tuple(hot[:SYNTHESIS_TOP_FILES])
 
 
+def _reverts(report: Report, number: int, relation: str) -> bool:
+    """Whether `report` reverts PR `number`: the relation says so, or the report's title is a
+    revert that names that number."""
+    if _REVERT.search(relation):
+        return True
+    return bool(_REVERT.search(report.title)) and str(number) in report.title
+
+
 def _storylines(reports: Sequence[Report]) -> tuple[Storyline, ...]:
     """Reverts (the report's title, or a related PR's relation, says so) and pairs of PRs of
     the window that name each other, each pair once."""
@@ -95,7 +103,7 @@ def _storylines(reports: Sequence[Report]) -> tuple[Storyline, ...]:
         for related in report.related:
             key = (report.repo.lower(), related.number)
             other = by_key.get(key)
-            revert = bool(_REVERT.search(related.relation)) or bool(_REVERT.search(report.title))
+            revert = _reverts(report, related.number, related.relation)
             if other is None and not revert:
                 continue
             pair = frozenset({(report.repo.lower(), report.number), key})

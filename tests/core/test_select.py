@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta, timezone
 import pytest
 
 from bot.core.models import Platform
-from bot.core.reports.model import ImpactLevel, RecommendationLevel, Report
+from bot.core.reports.model import ImpactLevel, KeyFile, RecommendationLevel, RelatedPR, Report
 from bot.core.select import (
     Digest,
     DigestFilter,
@@ -17,6 +17,7 @@ from bot.core.select import (
     matches,
     select_new,
 )
+from bot.core.synthesis import synthesize
 from bot.settings import Channel
 
 BASE_TIME = datetime(2026, 8, 17, 12, 0, tzinfo=UTC)
@@ -290,3 +291,30 @@ def test_title_is_the_repo_when_the_channel_follows_one(
     repos: tuple[str, ...], expected: str
 ) -> None:
     assert default_title(DigestFilter(repos=repos), "daily") == expected
+
+
+def test_a_revert_title_marks_only_the_pr_it_names_as_reverted() -> None:
+    revert = Report(
+        repo="o/r",
+        number=9,
+        title='Revert "feat: x" (#5)',
+        related=[RelatedPR(number=5, title="feat: x"), RelatedPR(number=4, title="other")],
+    )
+
+    synthesis = synthesize([(revert, 1)])
+
+    assert [(line.kind, [pr.number for pr in line.prs]) for line in synthesis.storylines] == [
+        ("revert", [9, 5])
+    ]
+
+
+def test_hot_files_are_key_files_two_or_more_prs_touched() -> None:
+    def touching(number: int, *paths: str) -> Report:
+        files = [KeyFile(path=path) for path in paths]
+        return Report(repo="o/r", number=number, title="t", key_files=files)
+
+    synthesis = synthesize([(touching(1, "a.py", "b.py"), 1), (touching(2, "a.py"), 2)])
+
+    hot = [(f.path, [pr.number for pr in f.prs]) for f in synthesis.hot_files]
+    assert hot == [("a.py", [1, 2])]
+    assert [pr.number for pr in synthesis.changed] == [2]
