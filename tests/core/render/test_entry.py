@@ -6,7 +6,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from bot.core.models import Format, Locale
+from bot.core.models import Format, Layout, Locale, Verbosity
+from bot.core.render.options import DigestOptions
 from bot.core.render.renderer import Renderer
 from bot.core.render.telegram import TELEGRAM_MAX_BUTTONS, TELEGRAM_MAX_ENTITIES
 from bot.core.reports.model import ImpactLevel, RecommendationLevel, Report
@@ -158,3 +159,17 @@ def test_an_empty_digest_with_unread_prs_still_shows_them() -> None:
 
     assert "[Still unread (1)]" in shown
     assert "No new PRs" not in shown
+
+
+def test_a_big_threaded_group_part_splits_within_limits_and_repeats_only_its_heading() -> None:
+    many = [report(number=n, title=f"PR {n}", summary="长摘要 " * 200) for n in range(1, 41)]
+    options = DigestOptions(Layout.THREADED, Verbosity.FULL, synthesis=True, more_key="run-1")
+
+    for fmt in (Format.SLACK, Format.TELEGRAM):
+        summary, group = RENDERER.digest_parts(digest_of(*many), fmt, Locale.EN, options=options)
+        check_platform(fmt, summary.messages)
+        check_platform(fmt, group.messages)
+        assert len(group.messages) > 1
+        for message in group.messages:
+            assert "[rollout]" in message.text.splitlines()[0]
+            assert "tag view" not in message.text
