@@ -271,7 +271,40 @@ class PlatformRenderer(ABC, Generic[C]):
     ) -> list[RenderedMessage]:
         L = labels(locale)
         report, updated = as_stored(item)
+        blocks = section_blocks(report, section, L)
         title = L[f"section_{section.value}"]
+        return self._blocks(report, updated, title, blocks, L, section is Section.SUMMARY)
+
+    def report_pages(self, item: StoredReport | Report, locale: Locale) -> list[RenderedMessage]:
+        """The whole report (the Full report button), a new message at each section boundary:
+        the summary first, then one run of messages per section the report has, each opening
+        with the PR and that section's name. Every message fits the platform's limits (a
+        Slack message's blocks also fit one modal page)."""
+        L = labels(locale)
+        report, updated = as_stored(item)
+        runs: list[tuple[str, list[Block]]] = [(L["section_full"], [])]
+        for block in section_blocks(report, Section.FULL, L):
+            if block.kind == "heading":
+                runs.append((block.label, []))
+            else:
+                runs[-1][1].append(block)
+        messages: list[RenderedMessage] = []
+        for title, blocks in runs:
+            if blocks:
+                messages += self._blocks(report, updated, title, blocks, L, False)
+        return messages
+
+    def _blocks(
+        self,
+        report: Report,
+        updated: bool,
+        title: str,
+        blocks: Sequence[Block],
+        L: Mapping[str, str],
+        actions: bool,
+    ) -> list[RenderedMessage]:
+        """A head (the PR and `title`), then the blocks, split between messages; a message
+        that continues opens with a shorter head."""
 
         def fits_head(continued: bool) -> Callable[[EntryView], bool]:
             return lambda v: self.fits_heading(self.head_chunk(v, title, continued, L))
@@ -281,13 +314,13 @@ class PlatformRenderer(ABC, Generic[C]):
         again = fit_fields(view, CUTTABLE_ENTRY_FIELDS, fits_head(True))
         continued = self.piece(self.head_chunk(again, title, True, L), keep_with_next=True)
         pieces = [self.piece(self.head_chunk(head, title, False, L))]
-        for block in section_blocks(report, section, L):
+        for block in blocks:
             for fitted in self.fit_block(block, L):
                 chunk = self.block_chunk(fitted, L)
                 pieces.append(self.piece(chunk, heading=continued, tight=fitted.tight))
-        actions = self.actions_chunk(head, L) if section is Section.SUMMARY else None
-        if actions is not None:
-            pieces.append(self.piece(actions, heading=continued, tight=True))
+        buttons = self.actions_chunk(head, L) if actions else None
+        if buttons is not None:
+            pieces.append(self.piece(buttons, heading=continued, tight=True))
         return self.messages(pieces)
 
     def notice(self, text: str, locale: Locale) -> RenderedMessage:

@@ -99,6 +99,14 @@ class Renderer:
         """A `/pr` answer: one section of a report (`full` for all), split as needed."""
         return self._platform(fmt).section(item, Section(section), Locale(locale))
 
+    def report_pages(
+        self, item: StoredReport | Report, fmt: Format, locale: Locale
+    ) -> list[RenderedMessage]:
+        """The whole report for the Full report button: a new message at each section
+        boundary (Telegram replies with them; a Slack modal shows one message's blocks a
+        page)."""
+        return self._platform(fmt).report_pages(item, Locale(locale))
+
     def notice(self, key: str, fmt: Format, locale: Locale, **params: str) -> RenderedMessage:
         """A small bot message from the labels table; `params` are escaped like report text."""
         text = notice_text(key, Locale(locale), params)

@@ -173,3 +173,17 @@ def test_a_big_threaded_group_part_splits_within_limits_and_repeats_only_its_hea
         for message in group.messages:
             assert "[rollout]" in message.text.splitlines()[0]
             assert "tag view" not in message.text
+
+
+def test_the_full_report_starts_a_new_message_at_each_section() -> None:
+    full = report(motivation="动机段落", implementation="实现段落", risks="风险段落")
+
+    for fmt in Format:
+        messages = RENDERER.report_pages(full, fmt, Locale.EN)
+        check_platform(fmt, messages)
+        firsts = ["\n".join(message.text.splitlines()[:2]) for message in messages]
+        assert len(messages) == 4
+        assert "Full report" in firsts[0]
+        assert "Motivation" in firsts[1] and "动机段落" in messages[1].text
+        assert "Implementation" in firsts[2] and "实现段落" in messages[2].text
+        assert "Risks and impact" in firsts[3] and "风险段落" in messages[3].text

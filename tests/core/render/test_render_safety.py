@@ -53,6 +53,7 @@ def test_no_report_text_can_ping_spoof_a_link_or_break_a_message(data: bytes) ->
     for part in parts:
         assert_safe(fmt, part.messages)
     assert_safe(fmt, RENDERER.section(stored[0], section, fmt, locale))
+    assert_safe(fmt, RENDERER.report_pages(stored[-1], fmt, locale))
     assert_safe(fmt, [RENDERER.notice("not_found", fmt, locale, ref=items[-1].title)])
 
 
@@ -89,6 +90,7 @@ def test_a_huge_report_renders_split_in_every_format(fmt: Format) -> None:
 
     digest_messages = RENDERER.digest(digest, fmt, Locale.ZH)
     full = RENDERER.section(report, Section.FULL, fmt, Locale.EN)
+    assert_safe(fmt, RENDERER.report_pages(report, fmt, Locale.ZH))
     files = RENDERER.section(report, Section.FILES, fmt, Locale.ZH)
 
     assert_safe(fmt, digest_messages)
