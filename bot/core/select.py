@@ -4,11 +4,15 @@ A digest run asks the store for reports ingested after the channel's watermark, 
 the channel wants (`matches`), and builds the tag view (`build_digest`): each PR once, under
 its first tag in the channel's `tags` order (else its own first tag, untagged under "other"),
 must-read first, then impact high → low, then merge time; at most `max_items` entries, the
-rest counted as "+N more"; and a rollup for the header.
+rest counted as "+N more"; and a rollup for the header: the counts, and the risk flags that
+two or more PRs share (compared after folding case, width and punctuation). A digest whose PRs
+come from more than one repo names each entry's repo (`show_repo`); `synthesis=True` adds the
+weekly synthesis of every item (bot/core/synthesis.py).
 """
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -17,10 +21,12 @@ from bot.core.filter_query import Plan, filter_query, fold, plan_for, repo_key
 from bot.core.query import Query
 from bot.core.query.evaluate import Prepared
 from bot.core.reports.model import ImpactLevel, RecommendationLevel, Report
+from bot.core.synthesis import Synthesis, synthesize
 from bot.settings import Channel
 
 OTHER_TAG = "other"
 TOP_FLAGS = 5
+SHARED_FLAG_MIN = 2  # a flag enters the rollup when at least this many PRs share it
 
 _IMPACT_RANK = {ImpactLevel.HIGH: 0, ImpactLevel.MEDIUM: 1, ImpactLevel.LOW: 2, None: 3}
 
@@ -155,6 +161,8 @@ class Digest:
     # must-read PRs of earlier digests here that nobody marked read ("Still unread (2)")
     unread: tuple[DigestEntry, ...] = ()
     unread_dropped: int = 0  # unread PRs that passed `unread_days` now and leave (noted once)
+    show_repo: bool = False  # entries come from more than one repo: name it (`sglang#9087`)
+    synthesis: Synthesis | None = None  # the weekly synthesis of every item (cadences > a day)
 
     @property
     def is_empty(self) -> bool:
@@ -189,14 +197,36 @@ def _importance(report: Report, seq: int) -> tuple[int, int, datetime, int]:
     return (must_read, _IMPACT_RANK[report.impact_level], merged, seq)
 
 
+def flag_key(flag: str) -> str:
+    """What makes two risk flags the same: case, full/half width (NFKC), punctuation and
+    spacing do not count ("FP8 例外。" and "fp8例外" are one flag)."""
+    folded = unicodedata.normalize("NFKC", flag).casefold()
+    return "".join(c for c in folded if unicodedata.category(c)[0] not in ("P", "Z", "C"))
+
+
 def _top_flags(items: Sequence[StoredReport]) -> tuple[tuple[str, int], ...]:
-    """Flags by the number of PRs that carry them; ties keep the order first seen."""
+    """Flags that SHARED_FLAG_MIN or more PRs share (compared by `flag_key`, shown as first
+    seen), by the number of PRs; ties keep the order first seen."""
     counts: dict[str, int] = {}
+    shown: dict[str, str] = {}
     for item in items:
+        for key in dict.fromkeys(flag_key(flag) for flag in item.flags):
+            if not key:
+                continue
+            counts[key] = counts.get(key, 0) + 1
         for flag in item.flags:
-            counts[flag] = counts.get(flag, 0) + 1
-    ranked = sorted(counts.items(), key=lambda pair: -pair[1])  # stable: first seen first
-    return tuple(ranked[:TOP_FLAGS])
+            shown.setdefault(flag_key(flag), flag)
+    shared = [(shown[key], n) for key, n in counts.items() if n >= SHARED_FLAG_MIN]
+    shared.sort(key=lambda pair: -pair[1])  # stable: first seen first
+    return tuple(shared[:TOP_FLAGS])
+
+
+def shows_repo(items: Sequence[StoredReport], flt: DigestFilter) -> bool:
+    """Whether entries name their repo: items from more than one repo, and a filter that does
+    not pin exactly one."""
+    if len(flt.repos) == 1:
+        return False
+    return len({item.repo_key for item in items}) > 1
 
 
 def _group_order(tags_in_use: dict[str, list[DigestEntry]], wanted: Sequence[str]) -> list[str]:
@@ -213,12 +243,18 @@ EntryNotes = Mapping[int, tuple[tuple[str, ...], str]]
 
 
 def build_digest(
-    items: Sequence[StoredReport], flt: DigestFilter, title: str, notes: EntryNotes | None = None
+    items: Sequence[StoredReport],
+    flt: DigestFilter,
+    title: str,
+    notes: EntryNotes | None = None,
+    *,
+    synthesis: bool = False,
 ) -> Digest:
     """The tag view of `items` (the output of `select_new`), capped at `flt.max_items`.
 
     The cap keeps the most important entries (must-read, high impact) across all groups; the
-    rollup (`total`, `high_impact`, `top_flags`) counts every item, shown or not.
+    rollup (`total`, `high_impact`, `top_flags`) and the synthesis (when asked) count every
+    item, shown or not.
     """
     ranked = sorted(items, key=lambda item: item.rank)
     shown = ranked[: max(flt.max_items, 0)]
@@ -239,4 +275,6 @@ def build_digest(
         high_impact=high,
         top_flags=_top_flags(items),
         max_seq=max((item.seq for item in items), default=0),
+        show_repo=shows_repo(items, flt),
+        synthesis=synthesize([(i.report, i.revision) for i in ranked]) if synthesis else None,
     )

@@ -11,10 +11,8 @@ import pytest
 from bot.cli import main
 from tests.kits.paths import SEED
 
-_TOP_RISKS = (
-    "⚠ {}移除隐式配置兜底 ×1 · standalone 需显式 auto ×1 · FP8 例外一并删除 ×1 · "
-    "多后端行为一致性 ×1"
-)
+_LEGEND_EN = "★ must read · 🔴 high impact · 🟡 medium · ⚪ low · ⚠ risk flags"
+_LEGEND_ZH = "★ 必读 · 🔴 高影响 · 🟡 中影响 · ⚪ 低影响 · ⚠ 风险标记"
 
 
 def _config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str) -> None:
@@ -87,8 +85,7 @@ def test_a_channel_without_locale_reads_the_configs_and_its_own_wins(
         f"  - {{name: zh-team, platform: console, target: '{out}', locale: zh}}\n",
     )
     _ingested(capsys)
-    assert _dry_run(capsys, "plain").splitlines()[1:3] == ["1 PR", _TOP_RISKS.format("top risks: ")]
-    assert _dry_run(capsys, "zh-team").splitlines()[1:3] == [
-        "1 个 PR",
-        _TOP_RISKS.format("高频风险："),
-    ]
+    plain = _dry_run(capsys, "plain").strip().splitlines()
+    assert (plain[1], plain[-1]) == ("1 PR", _LEGEND_EN)
+    zh_team = _dry_run(capsys, "zh-team").strip().splitlines()
+    assert (zh_team[1], zh_team[-1]) == ("1 个 PR", _LEGEND_ZH)

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta, timezone
 import pytest
 
 from bot.core.models import Platform
-from bot.core.reports.model import ImpactLevel, RecommendationLevel, Report
+from bot.core.reports.model import ImpactLevel, KeyFile, RecommendationLevel, RelatedPR, Report
 from bot.core.select import (
     Digest,
     DigestFilter,
@@ -17,6 +17,7 @@ from bot.core.select import (
     matches,
     select_new,
 )
+from bot.core.synthesis import synthesize
 from bot.settings import Channel
 
 BASE_TIME = datetime(2026, 8, 17, 12, 0, tzinfo=UTC)
@@ -208,19 +209,56 @@ def test_rollup_counts_every_selected_pr_not_only_the_shown_ones() -> None:
     digest = build_digest(items, DigestFilter(max_items=1), "verl")
 
     assert digest.high_impact == 2
-    assert digest.top_flags == (("y", 3), ("x", 1), ("z", 1))
+    assert digest.top_flags == (("y", 3),)
 
 
-def test_top_flags_keep_five_by_count_then_first_seen() -> None:
+def test_top_flags_are_those_two_or_more_prs_share_by_count_then_first_seen() -> None:
     items = [
-        stored(1, flags=("a", "b", "c", "d", "e", "f")),
-        stored(2, flags=("f", "e")),
+        stored(1, flags=("a", "b", "c", "d", "e", "f", "g")),
+        stored(2, flags=("f", "e", "a", "b", "c", "d")),
         stored(3, flags=("f",)),
     ]
 
     digest = build_digest(items, DigestFilter(), "verl")
 
-    assert digest.top_flags == (("f", 3), ("e", 2), ("a", 1), ("b", 1), ("c", 1))
+    assert digest.top_flags == (("f", 3), ("a", 2), ("b", 2), ("c", 2), ("d", 2))
+
+
+def test_flags_count_as_one_across_case_width_and_punctuation() -> None:
+    items = [
+        stored(1, flags=("FP8 例外一并删除",)),
+        stored(2, flags=("ｆｐ８例外一并删除。",)),
+        stored(3, flags=("fp8-例外, 一并删除",)),
+    ]
+
+    digest = build_digest(items, DigestFilter(), "verl")
+
+    assert digest.top_flags == (("FP8 例外一并删除", 3),)
+
+
+def test_no_flag_shared_means_no_rollup() -> None:
+    items = [stored(1, flags=("a", "b")), stored(2, flags=("c",))]
+
+    assert build_digest(items, DigestFilter(), "verl").top_flags == ()
+
+
+def test_entries_name_their_repo_only_when_the_digest_mixes_repos() -> None:
+    one = [stored(1, repo="o/a"), stored(2, repo="O/A")]
+    two = [stored(1, repo="o/a"), stored(2, repo="o/b")]
+
+    assert build_digest(one, DigestFilter(), "c").show_repo is False
+    assert build_digest(two, DigestFilter(), "c").show_repo is True
+    assert build_digest(two, DigestFilter(repos=("o/a",)), "c").show_repo is False
+
+
+def test_the_synthesis_is_built_only_when_asked_and_counts_every_item() -> None:
+    items = [stored(n, impact=ImpactLevel.HIGH) for n in range(1, 5)]
+
+    assert build_digest(items, DigestFilter(), "c").synthesis is None
+    synthesis = build_digest(items, DigestFilter(max_items=1), "c", synthesis=True).synthesis
+    assert synthesis is not None
+    assert synthesis.prs == 4
+    assert synthesis.by_impact == (("high", 4),)
 
 
 def test_max_seq_is_the_next_watermark() -> None:
@@ -253,3 +291,30 @@ def test_title_is_the_repo_when_the_channel_follows_one(
     repos: tuple[str, ...], expected: str
 ) -> None:
     assert default_title(DigestFilter(repos=repos), "daily") == expected
+
+
+def test_a_revert_title_marks_only_the_pr_it_names_as_reverted() -> None:
+    revert = Report(
+        repo="o/r",
+        number=9,
+        title='Revert "feat: x" (#5)',
+        related=[RelatedPR(number=5, title="feat: x"), RelatedPR(number=4, title="other")],
+    )
+
+    synthesis = synthesize([(revert, 1)])
+
+    assert [(line.kind, [pr.number for pr in line.prs]) for line in synthesis.storylines] == [
+        ("revert", [9, 5])
+    ]
+
+
+def test_hot_files_are_key_files_two_or_more_prs_touched() -> None:
+    def touching(number: int, *paths: str) -> Report:
+        files = [KeyFile(path=path) for path in paths]
+        return Report(repo="o/r", number=number, title="t", key_files=files)
+
+    synthesis = synthesize([(touching(1, "a.py", "b.py"), 1), (touching(2, "a.py"), 2)])
+
+    hot = [(f.path, [pr.number for pr in f.prs]) for f in synthesis.hot_files]
+    assert hot == [("a.py", [1, 2])]
+    assert [pr.number for pr in synthesis.changed] == [2]

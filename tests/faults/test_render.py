@@ -2,7 +2,8 @@
 
 Reports are dealt from seeded random bytes by `test_render_safety.deal_report` (every field mixes
 `<!channel>`, `<@U1>`, `<url|label>`, HTML, mrkdwn, `||`, emoji, bidi marks, CJK, control
-characters). Each report appears in a digest (a few reports per digest) and is answered as a
+characters). Each report appears in a digest (a few reports per digest, in a random layout and
+verbosity, with the synthesis and a still-unread group) and is answered as a
 `/pr` section, in both formats and a random locale; every message goes through the checks of
 the strict fakes (Slack's live-mention and Block Kit rules, Telegram's HTML entity parser and
 4096 UTF-16 limit) and the renderers' promised limits. Failures are counted by kind rather than
@@ -13,6 +14,7 @@ Sample: 300 reports in `make test`; `pytest -m faults`: 100,000 (a few minutes).
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from collections import Counter
 from collections.abc import Callable
@@ -21,9 +23,10 @@ from typing import Any
 
 import pytest
 
-from bot.core.models import Format
+from bot.core.models import Format, Layout, Verbosity
+from bot.core.render.options import DigestOptions
 from bot.core.render.renderer import RenderedMessage
-from bot.core.select import DigestFilter, StoredReport, build_digest
+from bot.core.select import DigestEntry, DigestFilter, StoredReport, build_digest
 from tests.fakes.slack.mentions import LIVE_MENTION, UNSAFE_LINK
 from tests.fakes.slack.spec import SlackRefusal
 from tests.fakes.telegram.spec import BotApiError
@@ -62,10 +65,17 @@ def classify(fmt: Format, payload: dict[str, Any]) -> str | None:
 
 def render_batch(items: list[StoredReport], fmt: Format, rng: random.Random) -> list[Any]:
     locale = rng.choice(LOCALES)
-    digest = build_digest(items, DigestFilter(), items[0].report.repo)
-    messages: list[RenderedMessage] = list(
-        RENDERER.digest(digest, fmt, locale, date=date(2026, 8, 18))
+    digest = build_digest(items, DigestFilter(), items[0].report.repo, synthesis=True)
+    unread = tuple(DigestEntry(item, "<!here>") for item in items[: rng.randint(0, 2)])
+    digest = dataclasses.replace(digest, unread=unread, unread_dropped=rng.randint(0, 1))
+    options = DigestOptions(
+        layout=rng.choice(list(Layout)),
+        verbosity=rng.choice(list(Verbosity)),
+        synthesis=rng.choice([True, False]),
+        more_key=rng.choice(["", "run-7"]),
     )
+    parts = RENDERER.digest_parts(digest, fmt, locale, date=date(2026, 8, 18), options=options)
+    messages: list[RenderedMessage] = [m for part in parts for m in part.messages]
     for item in items:
         messages += RENDERER.section(item, rng.choice(SECTIONS), fmt, locale)
     return messages

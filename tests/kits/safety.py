@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from bot.core.models import Format, Locale, Section
+from bot.core.render.actions import parse_action
 from bot.core.render.renderer import Renderer
 from bot.core.render.slack import (
     SLACK_HEADER_MAX,
@@ -175,7 +176,10 @@ def deal_report(deck: Deck) -> Report:
 
 # --- the checks every rendered message must pass ---------------------------------------------
 
-_OUR_LINK = re.compile(r"<(https?://[^<>|\s]+)\|(#[0-9]+|https?://[^<>|\s]+)>")
+# our links: the PR (`#7422`, `verl#7422`), a URL shown as itself, the full report's label
+_OUR_LINK = re.compile(
+    r"<(https?://[^<>|\s]+)\|([A-Za-z0-9_.-]*#[0-9]+|https?://[^<>|\s]+|原文链接|full report)>"
+)
 _ANY_MARKUP = re.compile(r"<[^<>]*>")
 
 
@@ -187,7 +191,8 @@ def slack_texts(payload: dict[str, Any]) -> Iterator[str]:
             yield text["text"]
         for element in block.get("elements", ()):
             inner = element.get("text")
-            yield inner["text"] if isinstance(inner, dict) else inner
+            if inner is not None:  # an overflow menu has options, not a text
+                yield inner["text"] if isinstance(inner, dict) else inner
 
 
 def assert_slack_message_is_safe(payload: dict[str, Any]) -> None:
@@ -228,7 +233,10 @@ def assert_telegram_message_is_safe(payload: dict[str, Any]) -> None:
         check_reply_markup(markup)
         for row in markup["inline_keyboard"]:
             for button in row:
-                section, ref = parse_callback_data(button["callback_data"])
+                data = button["callback_data"]
+                if parse_action(data) is not None:  # a digest button: read:REF, mute:TAG…
+                    continue
+                section, ref = parse_callback_data(data)
                 assert section in (Section.RISKS, Section.FILES)
                 assert ref
 

@@ -11,7 +11,6 @@ import dataclasses
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import date
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
@@ -23,16 +22,16 @@ from bot.core.render.sections import CUTTABLE_BLOCK_FIELDS, SPLITTABLE_KINDS, Bl
 from bot.core.render.split import ELLIPSIS, Cost, FitError, Piece, cut_to_fit, pack, split_to_fit
 from bot.core.render.views import (
     CUTTABLE_ENTRY_FIELDS,
+    EntryStyle,
     EntryView,
     HeaderView,
+    SynthLine,
     as_stored,
     entry_view,
-    group_label,
-    header_view,
     link_url,
 )
 from bot.core.reports.model import Report
-from bot.core.select import Digest, DigestEntry, StoredReport
+from bot.core.select import DigestEntry, StoredReport
 
 C = TypeVar("C")
 V = TypeVar("V")
@@ -135,7 +134,7 @@ class PlatformRenderer(ABC, Generic[C]):
         self.digest_macros = load_macros(self.env, "digest.j2")
         self.section_macros = load_macros(self.env, "section.j2")
         self.notice_macros = load_macros(self.env, "notice.j2")
-        self._entries: dict[tuple[int, bool, Locale, str, str], tuple[Report, Piece[C]]] = {}
+        self._entries: dict[tuple[Any, ...], tuple[Report, Piece[C]]] = {}
         self._headings: dict[tuple[str, Locale], Piece[C]] = {}
 
     # --- what each platform provides -------------------------------------------------------
@@ -199,17 +198,19 @@ class PlatformRenderer(ABC, Generic[C]):
         locale: Locale,
         heading: Piece[C],
         entry: DigestEntry | None = None,
+        style: EntryStyle | None = None,
     ) -> Piece[C]:
         """An entry's chunk, cached per report object: a digest run renders the same reports
         for many channels (the cache holds the report, so its id cannot be reused)."""
         matched = ", ".join(entry.matched) if entry is not None else ""
         posted = entry.posted if entry is not None else ""
-        key = (id(item.report), item.revision > 1, locale, matched, posted)
+        style = style or EntryStyle()
+        key = (id(item.report), item.revision > 1, locale, matched, posted, style)
         cached = self._entries.get(key)
         if cached is not None and cached[0] is item.report:
             return Piece(cached[1].content, cached[1].cost, heading=heading)
         L = labels(locale)
-        view = entry_view(item.report, item.revision > 1, L, matched, posted)
+        view = entry_view(item.report, item.revision > 1, L, matched, posted, style)
         chunk = self.entry_chunk(view, L)
         if not self.fits_body(chunk):
             chunk = self.entry_chunk(self.fit_entry(view, L), L)
@@ -219,7 +220,7 @@ class PlatformRenderer(ABC, Generic[C]):
         self._entries[key] = (item.report, piece)
         return piece
 
-    def _group_heading(self, label: str, locale: Locale) -> Piece[C]:
+    def group_heading(self, label: str, locale: Locale) -> Piece[C]:
         """A group's `[tag]` heading, cut to fit; cached like entries (tags repeat a lot)."""
         key = (label, locale)
         piece = self._headings.get(key)
@@ -233,25 +234,18 @@ class PlatformRenderer(ABC, Generic[C]):
             self._headings[key] = piece
         return piece
 
-    def digest(self, digest: Digest, locale: Locale, when: date | None) -> list[RenderedMessage]:
-        L = labels(locale)
-        header = fit_fields(
-            header_view(digest, locale, when),
-            ("title", "top_flags"),
-            lambda v: self.fits_heading(self.header_chunk(v, L)),
+    def synth_chunk(self, line: SynthLine, labels: Mapping[str, str]) -> C:
+        """One synthesis line, its text fields cut until it fits."""
+        fitted = fit_fields(
+            line,
+            ("text", "note", "label"),
+            lambda v: self.fits_body(self.text_chunk("synth_line", labels, s=v)),
         )
-        pieces = [self.piece(self.header_chunk(header, L))]
-        if digest.is_empty:
-            pieces.append(self.piece(self.text_chunk("empty_digest", L)))
-        for group in digest.groups:
-            heading = self._group_heading(group_label(group.tag, L), locale)
-            pieces.append(heading)
-            pieces += [
-                self.entry_piece(entry.item, locale, heading, entry) for entry in group.entries
-            ]
-        if digest.more:
-            pieces.append(self.piece(self.text_chunk("more", L, n=digest.more)))
-        return self.messages(pieces)
+        return self.text_chunk("synth_line", labels, s=fitted)
+
+    def more_chunk(self, n: int, key: str, labels: Mapping[str, str]) -> C:
+        """The "+N more" line; platforms with buttons add one carrying (MORE, key)."""
+        return self.text_chunk("more", labels, n=n, typed="")
 
     def fit_block(self, block: Block, L: Mapping[str, str]) -> list[Block]:
         """A block that fits as it is, split (paragraphs, code) or cut (the rest)."""
@@ -277,7 +271,40 @@ class PlatformRenderer(ABC, Generic[C]):
     ) -> list[RenderedMessage]:
         L = labels(locale)
         report, updated = as_stored(item)
+        blocks = section_blocks(report, section, L)
         title = L[f"section_{section.value}"]
+        return self._blocks(report, updated, title, blocks, L, section is Section.SUMMARY)
+
+    def report_pages(self, item: StoredReport | Report, locale: Locale) -> list[RenderedMessage]:
+        """The whole report (the Full report button), a new message at each section boundary:
+        the summary first, then one run of messages per section the report has, each opening
+        with the PR and that section's name. Every message fits the platform's limits (a
+        Slack message's blocks also fit one modal page)."""
+        L = labels(locale)
+        report, updated = as_stored(item)
+        runs: list[tuple[str, list[Block]]] = [(L["section_full"], [])]
+        for block in section_blocks(report, Section.FULL, L):
+            if block.kind == "heading":
+                runs.append((block.label, []))
+            else:
+                runs[-1][1].append(block)
+        messages: list[RenderedMessage] = []
+        for title, blocks in runs:
+            if blocks:
+                messages += self._blocks(report, updated, title, blocks, L, False)
+        return messages
+
+    def _blocks(
+        self,
+        report: Report,
+        updated: bool,
+        title: str,
+        blocks: Sequence[Block],
+        L: Mapping[str, str],
+        actions: bool,
+    ) -> list[RenderedMessage]:
+        """A head (the PR and `title`), then the blocks, split between messages; a message
+        that continues opens with a shorter head."""
 
         def fits_head(continued: bool) -> Callable[[EntryView], bool]:
             return lambda v: self.fits_heading(self.head_chunk(v, title, continued, L))
@@ -287,13 +314,13 @@ class PlatformRenderer(ABC, Generic[C]):
         again = fit_fields(view, CUTTABLE_ENTRY_FIELDS, fits_head(True))
         continued = self.piece(self.head_chunk(again, title, True, L), keep_with_next=True)
         pieces = [self.piece(self.head_chunk(head, title, False, L))]
-        for block in section_blocks(report, section, L):
+        for block in blocks:
             for fitted in self.fit_block(block, L):
                 chunk = self.block_chunk(fitted, L)
                 pieces.append(self.piece(chunk, heading=continued, tight=fitted.tight))
-        actions = self.actions_chunk(head, L) if section is Section.SUMMARY else None
-        if actions is not None:
-            pieces.append(self.piece(actions, heading=continued, tight=True))
+        buttons = self.actions_chunk(head, L) if actions else None
+        if buttons is not None:
+            pieces.append(self.piece(buttons, heading=continued, tight=True))
         return self.messages(pieces)
 
     def notice(self, text: str, locale: Locale) -> RenderedMessage:

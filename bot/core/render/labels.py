@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from bot.core.models import Locale, Platform
+from bot.core.render.notices import NOTICES
 
 _ZH: dict[str, str] = {
     "tag_view": "标签视图",
@@ -59,6 +60,34 @@ _ZH: dict[str, str] = {
     "report_next_page": "下一页",
     "report_close": "关闭",
     "report_page": "第 {page}/{pages} 页",
+    "report_link": "原文链接",
+    "impact_mark_high": "🔴",
+    "impact_mark_medium": "🟡",
+    "impact_mark_low": "⚪",
+    "legend": "★ 必读 · 🔴 高影响 · 🟡 中影响 · ⚪ 低影响 · ⚠ 风险标记",
+    "flag_count": "⚠{n}",
+    "no_flags": "无风险标记",
+    "unread": "仍未读（{n}）",
+    "unread_dropped": "另有 {n} 个未读 PR 超过保留期限，已移出。",
+    "button_read": "✅ 已读",
+    "button_report": "📄 完整报告",
+    "button_snooze": "💤 7天",
+    "button_mute": "🔇 {tag} 7天",
+    "button_snooze_long": "💤 暂停这个 PR 7 天",
+    "button_mute_long": "🔇 这里屏蔽 {tag} 7 天",
+    "button_more": "▶ 下一页",
+    "more_typed": "（或发送 {cmd}more）",
+    "group_counts": "分组",
+    "synthesis": "综述",
+    "syn_by_tag": "按标签",
+    "syn_by_impact": "按影响",
+    "syn_breaking": "破坏性变更",
+    "syn_hot_files": "热点文件",
+    "syn_storylines": "脉络",
+    "syn_revert": "回滚",
+    "syn_related": "关联",
+    "syn_changed": "自上次推送后有更新",
+    "impact_unknown": "未标注",
 }
 
 _EN: dict[str, str] = {
@@ -110,170 +139,34 @@ _EN: dict[str, str] = {
     "report_next_page": "Next page",
     "report_close": "Close",
     "report_page": "Page {page} of {pages}",
-}
-
-_SECTION_NAMES = "summary, risks, files, related, motivation, impl, comments, full"
-
-# Small bot messages, by key (the commands name them; `{name}` parameters are user or report
-# text and are escaped like report text). Both locales take the same parameters.
-_NOTICES: dict[Locale, dict[str, str]] = {
-    Locale.ZH: {
-        "not_found": "没有找到 {ref} 的报告。",
-        "ambiguous": "{ref} 对应多个仓库：{choices}。请写成 owner/repo#编号。",
-        "bad_ref": "看不懂这个 PR 编号：{ref}。请写 7422、owner/repo#7422 或 PR 链接。",
-        "bad_repo": "仓库应写成 owner/name：{repo}",
-        "bad_tag": "标签只能包含字母、数字和 . _ - ：{tag}",
-        "bad_timezone": "不认识的时区：{tz}（请用 Asia/Shanghai 这样的名字）",
-        "bad_schedule": "无法设置推送时间：{reason}",
-        "too_many_args": "参数太多（最多 {limit} 个）。",
-        "usage": f"用法：/pr 编号 [章节]。章节：{_SECTION_NAMES}。",
-        "usage_find": "用法：{cmd}find 查询。例如 {cmd}find 权重、{cmd}find risk:FP8、"
-        "{cmd}find file:*rollout* impact>=medium -tag:ci",
-        "usage_subscribe": "用法：{cmd}subscribe 查询 [at 频率]，例如 "
-        "{cmd}subscribe tag:breaking at now、{cmd}subscribe rollout at weekly fri 17:00",
-        "usage_unsubscribe": "用法：{cmd}unsubscribe 编号… 或 {cmd}unsubscribe all"
-        "（编号见 {cmd}subscriptions）",
-        "usage_schedule": "用法：{cmd}schedule 09:00 [时区] 或 "
-        '{cmd}schedule "0 9 * * mon-fri" [时区]',
-        "unknown_section": "没有「{section}」这个章节。可选：" + _SECTION_NAMES + "。",
-        "unknown_command": "不认识的命令：{command}。发送 {cmd}help 查看用法。",
-        "not_admin": "只有本{chat}管理员可以修改订阅。",
-        "config_managed": "订阅 {name} 来自配置文件，请在配置里修改。",
-        "locked": "本{chat}的订阅已在配置文件中锁定（频道 {name}），请在配置里修改。",
-        "unknown_subscription": "这里没有编号为 {numbers} 的订阅。发送 {cmd}subscriptions 查看。",
-        "subscribed": "已添加订阅 {number}：{query}（{cadence}），下一次：{next}。"
-        "最近 {days} 天它会匹配 {recent} 个 PR。",
-        "unsubscribed": "已取消订阅：{items}",
-        "subscription_added": "{user} 添加了订阅 {number}：{query}（{cadence}）",
-        "subscription_removed": "{user} 取消了订阅：{items}",
-        "subscriptions": "本{chat}的订阅：\n{items}",
-        "subscription_line": "{number}. {query} · {cadence} · 下一次 {next} · "
-        "上一次 {last} · {owner}",
-        "owner_chat": "本群",
-        "owner_person": "个人（{user}）",
-        "owner_config": "配置 {name}",
-        "no_subscriptions": "本{chat}还没有订阅。发送 {cmd}subscribe 查询 [at 频率] 开始，"
-        "例如 {cmd}subscribe tag:rollout at daily 09:00。",
-        "schedule_set": "推送时间已设为 {cron}（{tz}），下一次：{next}",
-        "schedule_changed": "{user} 把推送时间改为 {cron}（{tz}），下一次：{next}",
-        "status": "状态：{state}\n上次推送：{last}\n待发送：{pending}，失败：{failed}",
-        "digest_empty": "自上次推送以来没有新的 PR。",
-        "find_empty": "没有找到与「{query}」匹配的报告。",
-        "find_results": "与「{query}」匹配的报告：\n{items}",
-        "find_results_more": "与「{query}」匹配的报告（共 {total} 个）：\n{items}\n"
-        "还有 {more} 个未列出。加上条件可以缩小范围，例如 {example}",
-        "bad_query": "查询写法有误：{error}",
-        "bad_cadence": "推送频率写法有误：{error}",
-        "picker": "用法：{cmd}subscribe 查询 [at 频率]，例如 {cmd}subscribe tag:breaking at now",
-        "usage_subscribe_test": "用法：{cmd}subscribe test 查询 [at 频率]，例如 "
-        "{cmd}subscribe test tag:breaking at daily 09:00",
-        "replay": "回放「{query}」按 {cadence} 推送的最近 {days} 天（未做任何修改）："
-        "匹配 {matched} 个 PR，{digests} 次推送，每周约 {per_week} 条消息。\n"
-        "最新的匹配：\n{items}",
-        "replay_empty": "回放「{query}」按 {cadence} 推送的最近 {days} 天："
-        "没有匹配的 PR（未做任何修改）。",
-        "no_tags": "最近 30 天没有带标签的报告。",
-        "tags_list": "最近 30 天的标签：{items}",
-        "help": "命令：\n{commands}",
-        "welcome": "你好！我会把 PR 评审报告按标签推送到这里。\n{commands}",
-        "error": "出错了，请稍后再试。",
-        "how_to_ask": "发送 /pr 7422 查看报告，或发送 /help 查看命令。",
-        "unavailable": "机器人暂时无法使用（数据库连接中断），请稍后再试。",
-        "answer_cut": "只显示了前 {shown} 条（共 {total} 条）。完整报告：{link}，"
-        "或在机器人所在主机运行 prdigest pr {ref} full。",
-        "answer_cut_digest": "只显示了前 {shown} 条（共 {total} 条）。"
-        "其余条目会在下一次定时推送中出现。",
-        "marked_read": "✅ {ref} 已由 {user} 标记为已读",
-        "snoozed": "💤 {user} 暂停了 {ref}：{until} 前不再出现在本{chat}的摘要中",
-        "muted": "🔕 {user} 屏蔽了标签 {tag}：{until} 前不再出现在本{chat}的摘要中",
-        "mute_not_admin": "只有本{chat}管理员可以屏蔽标签。",
-        "no_digest_here": "本{chat}还没有推送过摘要。",
-        "unread_list": "本{chat}未读的必读 PR（{n}）：\n{items}",
-        "unread_line": "{ref} {title} · 首次出现 {first} · 还剩 {left} 天",
-        "unread_none": "本{chat}最近 {days} 天的必读 PR 都已读。",
-        "more_none": "最近的摘要没有更多条目了。",
-        "reaction_read": "✅ {refs} 已由 {user} 标记为已读",
-    },
-    Locale.EN: {
-        "not_found": "No report found for {ref}.",
-        "ambiguous": "{ref} matches several repos: {choices}. Write it as owner/repo#number.",
-        "bad_ref": "Cannot read {ref} as a PR: write 7422, owner/repo#7422 or a PR link.",
-        "bad_repo": "A repo is written owner/name: {repo}",
-        "bad_tag": "A tag has only letters, digits and . _ -: {tag}",
-        "bad_timezone": "Unknown time zone {tz} (use a name like Europe/Berlin).",
-        "bad_schedule": "Cannot set that schedule: {reason}",
-        "too_many_args": "Too many arguments (at most {limit}).",
-        "usage": f"Usage: /pr NUMBER [SECTION]. Sections: {_SECTION_NAMES}.",
-        "usage_find": "Usage: {cmd}find QUERY, e.g. {cmd}find 权重, {cmd}find risk:FP8, "
-        "{cmd}find file:*rollout* impact>=medium -tag:ci",
-        "usage_subscribe": "Usage: {cmd}subscribe QUERY [at CADENCE], e.g. "
-        "{cmd}subscribe tag:breaking at now, {cmd}subscribe rollout at weekly fri 17:00",
-        "usage_unsubscribe": "Usage: {cmd}unsubscribe N… or {cmd}unsubscribe all "
-        "(the numbers {cmd}subscriptions shows)",
-        "usage_schedule": 'Usage: {cmd}schedule 09:00 [TZ] or {cmd}schedule "0 9 * * mon-fri" [TZ]',
-        "unknown_section": "There is no {section} section. Choose one of: " + _SECTION_NAMES + ".",
-        "unknown_command": "Unknown command: {command}. Send {cmd}help for usage.",
-        "not_admin": "Only admins of this {chat} can change its subscriptions.",
-        "config_managed": "Subscription {name} comes from the config: change it there.",
-        "locked": "This {chat}'s subscriptions are locked in the config (channel {name}): "
-        "change them there.",
-        "unknown_subscription": "No subscription {numbers} here: send {cmd}subscriptions to "
-        "see them.",
-        "subscribed": "Added subscription {number}: {query} ({cadence}); next: {next}. "
-        "Over the last {days} days it would have matched {recent} PRs.",
-        "unsubscribed": "Removed: {items}",
-        "subscription_added": "{user} added subscription {number}: {query} ({cadence})",
-        "subscription_removed": "{user} removed: {items}",
-        "subscriptions": "Subscriptions of this {chat}:\n{items}",
-        "subscription_line": "{number}. {query} · {cadence} · next {next} · last {last} · {owner}",
-        "owner_chat": "the chat",
-        "owner_person": "personal ({user})",
-        "owner_config": "config {name}",
-        "no_subscriptions": "This {chat} has no subscription yet: send "
-        "{cmd}subscribe QUERY [at CADENCE], e.g. {cmd}subscribe tag:rollout at daily 09:00.",
-        "schedule_set": "Digests now arrive at {cron} ({tz}); next: {next}",
-        "schedule_changed": "{user} set the digest schedule to {cron} ({tz}); next: {next}",
-        "status": "State: {state}\nLast digest: {last}\nPending: {pending}, failed: {failed}",
-        "digest_empty": "No new PRs since the last digest.",
-        "find_empty": "No report matches {query}.",
-        "find_results": "Reports matching {query}:\n{items}",
-        "find_results_more": "Reports matching {query} ({total}):\n{items}\n"
-        "+{more} more. Add terms to narrow it, e.g. {example}",
-        "bad_query": "{error}",
-        "bad_cadence": "{error}",
-        "picker": "Usage: {cmd}subscribe QUERY [at CADENCE], e.g. "
-        "{cmd}subscribe tag:breaking at now",
-        "usage_subscribe_test": "Usage: {cmd}subscribe test QUERY [at CADENCE], e.g. "
-        "{cmd}subscribe test tag:breaking at daily 09:00",
-        "replay": "Replay of {query} at {cadence} over the last {days} days (nothing changed): "
-        "{matched} PRs matched, {digests} digests, about {per_week} messages a week.\n"
-        "Newest matches:\n{items}",
-        "replay_empty": "Replay of {query} at {cadence} over the last {days} days: no PR "
-        "matched (nothing changed).",
-        "no_tags": "No tagged reports in the last 30 days.",
-        "tags_list": "Tags of the last 30 days: {items}",
-        "help": "Commands:\n{commands}",
-        "welcome": "Hello! I post PR review digests here, grouped by tag.\n{commands}",
-        "error": "Something went wrong; please try again later.",
-        "how_to_ask": "Send /pr 7422, or /help for the commands.",
-        "unavailable": "The bot is temporarily unavailable (its database cannot be reached); "
-        "please try again in a few minutes.",
-        "answer_cut": "Showing the first {shown} of {total} messages. The full report: {link}, "
-        "or run prdigest pr {ref} full on the bot's host.",
-        "answer_cut_digest": "Showing the first {shown} of {total} messages. "
-        "The rest arrive with the next scheduled digest.",
-        "marked_read": "✅ {ref} read by {user}",
-        "snoozed": "💤 {user} snoozed {ref}: it leaves this {chat}'s digests until {until}",
-        "muted": "🔕 {user} muted tag {tag}: it leaves this {chat}'s digests until {until}",
-        "mute_not_admin": "Only admins of this {chat} can mute a tag.",
-        "no_digest_here": "No digest has been posted in this {chat} yet.",
-        "unread_list": "Unread must-read PRs in this {chat} ({n}):\n{items}",
-        "unread_line": "{ref} {title} · first shown {first} · {left} days left",
-        "unread_none": "Nothing unread: every must-read PR of the last {days} days here was "
-        "marked read.",
-        "more_none": "The latest digest has no more entries.",
-        "reaction_read": "✅ {refs} read by {user}",
-    },
+    "report_link": "full report",
+    "impact_mark_high": "🔴",
+    "impact_mark_medium": "🟡",
+    "impact_mark_low": "⚪",
+    "legend": "★ must read · 🔴 high impact · 🟡 medium · ⚪ low · ⚠ risk flags",
+    "flag_count": "⚠{n}",
+    "no_flags": "no risk flags",
+    "unread": "Still unread ({n})",
+    "unread_dropped": "{n} unread PRs older than the limit were dropped.",
+    "button_read": "✅ Read",
+    "button_report": "📄 Full report",
+    "button_snooze": "💤 7d",
+    "button_mute": "🔇 {tag} 7d",
+    "button_snooze_long": "💤 Snooze this PR 7d",
+    "button_mute_long": "🔇 Mute {tag} here 7d",
+    "button_more": "▶ Next page",
+    "more_typed": " (or send {cmd}more)",
+    "group_counts": "groups",
+    "synthesis": "Synthesis",
+    "syn_by_tag": "by tag",
+    "syn_by_impact": "by impact",
+    "syn_breaking": "Breaking changes",
+    "syn_hot_files": "Hot files",
+    "syn_storylines": "Storylines",
+    "syn_revert": "revert",
+    "syn_related": "related",
+    "syn_changed": "Changed since the last digest",
+    "impact_unknown": "unrated",
 }
 
 _LABELS: dict[Locale, dict[str, str]] = {Locale.ZH: _ZH, Locale.EN: _EN}
@@ -340,13 +233,13 @@ def labels(locale: Locale) -> Mapping[str, str]:
 
 def notice_keys() -> frozenset[str]:
     """Every notice key, the same in every locale."""
-    return frozenset(_NOTICES[Locale.EN])
+    return frozenset(NOTICES[Locale.EN])
 
 
 def notice_text(key: str, locale: Locale, params: Mapping[str, str]) -> str:
     """The plain text of a notice, with `params` filled in (not escaped: callers escape)."""
     try:
-        template = _NOTICES[locale][key]
+        template = NOTICES[locale][key]
     except KeyError:
         known = ", ".join(sorted(notice_keys()))
         raise UnknownNoticeError(f"unknown notice {key!r} (known: {known})") from None

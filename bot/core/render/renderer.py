@@ -13,13 +13,13 @@ from pathlib import Path
 from typing import Any
 
 from bot.core.models import Format, Layout, Locale, Section
+from bot.core.render.compose import DigestComposer
 from bot.core.render.flow import PlatformRenderer, RenderedMessage
-from bot.core.render.labels import labels, notice_text
-from bot.core.render.options import ALL_PART, SUMMARY_PART, DigestOptions, DigestPart
+from bot.core.render.labels import notice_text
+from bot.core.render.options import DigestOptions, DigestPart
 from bot.core.render.slack import SlackRenderer
 from bot.core.render.telegram import TelegramRenderer
 from bot.core.render.text import TextRenderer
-from bot.core.render.views import group_label
 from bot.core.reports.model import Report
 from bot.core.select import Digest, StoredReport
 
@@ -63,10 +63,17 @@ class Renderer:
         return platform
 
     def digest(
-        self, digest: Digest, fmt: Format, locale: Locale, *, date: date | None = None
+        self,
+        digest: Digest,
+        fmt: Format,
+        locale: Locale,
+        *,
+        date: date | None = None,
+        options: DigestOptions | None = None,
     ) -> list[RenderedMessage]:
-        """The digest as one or more messages (split between entries)."""
-        return self._platform(fmt).digest(digest, Locale(locale), date)
+        """The digest as one or more messages (split between entries), laid out flat."""
+        options = dataclasses.replace(options or DigestOptions(), layout=Layout.FLAT)
+        return self.digest_parts(digest, fmt, locale, date=date, options=options)[0].messages
 
     def digest_parts(
         self,
@@ -77,27 +84,28 @@ class Renderer:
         date: date | None = None,
         options: DigestOptions | None = None,
     ) -> list[DigestPart]:
-        """The digest as the layout posts it: one part (flat), or a summary and a part per
-        tag group (threaded, topics)."""
-        options = options or DigestOptions()
-        if options.layout is Layout.FLAT:
-            return [DigestPart(ALL_PART, digest.title, self.digest(digest, fmt, locale, date=date))]
-        summary = dataclasses.replace(digest, groups=())
-        parts = [
-            DigestPart(SUMMARY_PART, digest.title, self.digest(summary, fmt, locale, date=date))
-        ]
-        L = labels(Locale(locale))
-        for group in digest.groups:
-            alone = dataclasses.replace(digest, groups=(group,), more=0)
-            messages = self.digest(alone, fmt, locale, date=date)
-            parts.append(DigestPart(group.tag, group_label(group.tag, L), messages))
-        return parts
+        """The digest as the layout posts it: one part (flat: header, synthesis, still unread,
+        groups, "+N more", legend), or a summary (header, group counts, synthesis, still
+        unread, "+N more", legend) and a part per tag group with only its `[tag]` heading
+        (threaded, topics). Every part's messages fit the platform's limits."""
+        composer = DigestComposer(
+            self._platform(fmt), digest, Locale(locale), date, options or DigestOptions()
+        )
+        return [DigestPart(p.key, p.label, p.messages) for p in composer.parts()]
 
     def section(
         self, item: StoredReport | Report, section: Section, fmt: Format, locale: Locale
     ) -> list[RenderedMessage]:
         """A `/pr` answer: one section of a report (`full` for all), split as needed."""
         return self._platform(fmt).section(item, Section(section), Locale(locale))
+
+    def report_pages(
+        self, item: StoredReport | Report, fmt: Format, locale: Locale
+    ) -> list[RenderedMessage]:
+        """The whole report for the Full report button: a new message at each section
+        boundary (Telegram replies with them; a Slack modal shows one message's blocks a
+        page)."""
+        return self._platform(fmt).report_pages(item, Locale(locale))
 
     def notice(self, key: str, fmt: Format, locale: Locale, **params: str) -> RenderedMessage:
         """A small bot message from the labels table; `params` are escaped like report text."""

@@ -18,6 +18,7 @@ from typing import Any
 
 from jinja2 import Environment
 
+from bot.core.render.actions import ENTRY_ACTION_PREFIX, EntryAction, action_data
 from bot.core.render.flow import (
     PART_HEADING_ROOM,
     PlatformRenderer,
@@ -26,7 +27,7 @@ from bot.core.render.flow import (
 )
 from bot.core.render.sections import Block
 from bot.core.render.split import ELLIPSIS, Cost, Piece, cut_to_fit, scrub_surrogates, utf16_len
-from bot.core.render.views import EntryView, HeaderView, action_ref, link_url
+from bot.core.render.views import EntryView, HeaderView, action_ref, button_tag, link_url
 
 SLACK_MAX_BLOCKS = 45  # Slack allows 50; the rest is headroom
 SLACK_MAX_MESSAGE_CHARS = 10_000  # Slack's undocumented total is about 12k (msg_blocks_too_long)
@@ -34,6 +35,8 @@ SLACK_SECTION_TEXT_MAX = 3000
 SLACK_HEADER_MAX = 150
 SLACK_FALLBACK_MAX = 3000  # the notification text; Slack truncates past 40k, keep it short
 SLACK_BUTTON_VALUE_MAX = 2000
+SLACK_OPTION_VALUE_MAX = 150  # an overflow option's value
+SLACK_OPTION_TEXT_MAX = 75  # an overflow option's text (plain_text)
 # Room kept in every message for a header or a repeated heading.
 SLACK_HEADING_MAX = 600
 SLACK_HEADING_BLOCKS = 3
@@ -41,6 +44,7 @@ SLACK_HEADING_BLOCKS = 3
 _BROADCAST = re.compile(r"@(?=(?:channel|here|everyone)\b)", re.IGNORECASE)
 _LINK = re.compile(r"<([^<>|]*)\|([^<>]*)>")
 _ZERO_WIDTH_SPACE = "\u200b"
+_CONTEXT_MACROS = frozenset({"more", "legend", "unread_dropped"})  # small print
 
 
 class SlackText(str):
@@ -84,7 +88,8 @@ def block_texts(block: Mapping[str, Any]) -> Iterator[str]:
         yield text["text"]
     for element in block.get("elements", ()):
         inner = element.get("text")
-        yield inner["text"] if isinstance(inner, dict) else inner
+        if inner is not None:  # an overflow menu has options, not a text
+            yield inner["text"] if isinstance(inner, dict) else inner
 
 
 def blocks_chars(blocks: Sequence[Mapping[str, Any]]) -> int:
@@ -111,6 +116,32 @@ def _header(text: str) -> dict[str, Any]:
 def _button(label: str, action_id: str, value: str) -> dict[str, Any]:
     text = {"type": "plain_text", "text": label}
     return {"type": "button", "text": text, "action_id": action_id, "value": value}
+
+
+def _entry_button(label: str, action: EntryAction, view: EntryView) -> dict[str, Any]:
+    """A digest button: action_id `entry:read`…, value `read:REF`."""
+    ref = action_ref(view, SLACK_BUTTON_VALUE_MAX - len(action.value) - 1)
+    return _button(label, ENTRY_ACTION_PREFIX + action.value, action_data(action, ref))
+
+
+def _option(text: str, value: str) -> dict[str, Any]:
+    return {"text": {"type": "plain_text", "text": text[:SLACK_OPTION_TEXT_MAX]}, "value": value}
+
+
+def _later(view: EntryView, labels: Mapping[str, str]) -> dict[str, Any]:
+    """Snooze 7d and Mute tag here 7d: an overflow menu (action_id `entry:menu`) whose option
+    values are `snooze:REF` and `mute:TAG`; a snooze button alone when the tag does not fit an
+    option's value (an overflow needs two options)."""
+    room = SLACK_OPTION_VALUE_MAX - len(EntryAction.SNOOZE.value) - 1
+    snooze = action_data(EntryAction.SNOOZE, action_ref(view, room))
+    mute = action_data(EntryAction.MUTE, view.tag)
+    if not view.tag or len(mute) > SLACK_OPTION_VALUE_MAX:
+        return _entry_button(labels["button_snooze"], EntryAction.SNOOZE, view)
+    options = [
+        _option(labels["button_snooze_long"], snooze),
+        _option(labels["button_mute_long"].format(tag=button_tag(view.tag)), mute),
+    ]
+    return {"type": "overflow", "action_id": ENTRY_ACTION_PREFIX + "menu", "options": options}
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,14 +203,43 @@ class SlackRenderer(PlatformRenderer[SlackChunk]):
         ]
         return {"type": "actions", "elements": buttons}
 
+    def _entry_actions(self, view: EntryView, labels: Mapping[str, str]) -> dict[str, Any]:
+        """✅ Read, 📄 Full report, Risks, Files, then the ⋯ menu (Snooze, Mute)."""
+        buttons = [
+            _entry_button(labels["button_read"], EntryAction.READ, view),
+            _entry_button(labels["button_report"], EntryAction.REPORT, view),
+            *self._actions(view, labels)["elements"],
+            _later(view, labels),
+        ]
+        return {"type": "actions", "elements": buttons}
+
     def entry_chunk(self, view: EntryView, labels: Mapping[str, str]) -> SlackChunk:
         text = self._text("entry", e=view, L=labels)
-        blocks = (_section(text), self._actions(view, labels))
-        return SlackChunk(blocks, f"#{view.number} {view.title}")
+        fallback = f"{view.label} {view.title}"
+        if not view.buttons:
+            return SlackChunk((_section(text), self._actions(view, labels)), fallback)
+        if view.verbosity == "oneline":  # one block per PR: Read as the section's accessory
+            section = _section(text) | {
+                "accessory": _entry_button(labels["button_read"], EntryAction.READ, view)
+            }
+            return SlackChunk((section,), fallback)
+        return SlackChunk((_section(text), self._entry_actions(view, labels)), fallback)
+
+    def more_chunk(self, n: int, key: str, labels: Mapping[str, str]) -> SlackChunk:
+        typed = labels["more_typed"].format(cmd="/pr ") if key else ""
+        text = self._text("more", n=n, typed=typed, L=labels)
+        if not key or len(action_data(EntryAction.MORE, key)) > SLACK_BUTTON_VALUE_MAX:
+            return SlackChunk((_context(text),), mrkdwn_to_plain(text))
+        button = _button(
+            labels["button_more"],
+            ENTRY_ACTION_PREFIX + EntryAction.MORE.value,
+            action_data(EntryAction.MORE, key),
+        )
+        return SlackChunk((_section(text) | {"accessory": button},), mrkdwn_to_plain(text))
 
     def text_chunk(self, macro: str, labels: Mapping[str, str], **values: Any) -> SlackChunk:
         text = self._text(macro, L=labels, **values)
-        block = _context(text) if macro == "more" else _section(text)
+        block = _context(text) if macro in _CONTEXT_MACROS else _section(text)
         return SlackChunk((block,), mrkdwn_to_plain(text))
 
     def head_chunk(
@@ -229,6 +289,8 @@ class SlackRenderer(PlatformRenderer[SlackChunk]):
 
 def _mergeable(last: Mapping[str, Any], incoming: Mapping[str, Any]) -> bool:
     if last["type"] != "section" or incoming["type"] != "section":
+        return False
+    if "accessory" in last or "accessory" in incoming:
         return False
     size = utf16_len(last["text"]["text"]) + 1 + utf16_len(incoming["text"]["text"])
     return size <= SLACK_SECTION_TEXT_MAX

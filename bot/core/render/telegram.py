@@ -19,6 +19,7 @@ from jinja2 import Environment
 from markupsafe import Markup
 
 from bot.core.models import Section
+from bot.core.render.actions import EntryAction, action_data
 from bot.core.render.flow import (
     PART_HEADING_ROOM,
     PlatformRenderer,
@@ -28,7 +29,7 @@ from bot.core.render.flow import (
 )
 from bot.core.render.sections import Block
 from bot.core.render.split import Cost, Piece, scrub_surrogates, utf16_len
-from bot.core.render.views import EntryView, HeaderView, action_ref, link_url
+from bot.core.render.views import EntryView, HeaderView, action_ref, button_tag, link_url
 
 TELEGRAM_MAX_UTF16 = 4096
 # Telegram ignores entities past the 100th (MessageLimit.MESSAGE_ENTITIES).
@@ -43,6 +44,9 @@ _MENTION = re.compile(r"@(?=[A-Za-z0-9_])")
 _TAG = re.compile(r"<[^>]*>")
 _WORD_JOINER = "\u2060"
 _LANGUAGE = re.compile(r"[A-Za-z0-9_+-]{1,32}")
+_CODE_SPAN = re.compile(r"`([^`\n]*[^`\s][^`\n]*)`")
+# Buttons under one digest entry: Read and Full report, then Snooze, Mute and Risks.
+TELEGRAM_ENTRY_BUTTONS = 5
 
 
 def defang_mentions(text: str) -> str:
@@ -60,9 +64,25 @@ def _finalize(value: Any) -> Any:
 def _link(url: str | None, label: str) -> Markup:
     """`<a href>` for an http(s) URL; otherwise just the (escaped) label."""
     safe = link_url(url)
+    label = label if isinstance(label, Markup) else _finalize(label)  # defang `@name` too
     if safe is None:
         return Markup("{}").format(label)
     return Markup('<a href="{}">{}</a>').format(safe, label)
+
+
+def _code_spans(value: Any) -> Markup:
+    """Report text with its `code spans` as <code>…</code>: every part escaped (and mentions
+    defanged) on its own, so a span can never open a tag it does not close; an unpaired
+    backtick stays a literal backtick."""
+    text = str(value)
+    out: list[Markup] = []
+    last = 0
+    for match in _CODE_SPAN.finditer(text):
+        out.append(Markup.escape(_finalize(text[last : match.start()])))
+        out.append(Markup("<code>{}</code>").format(_finalize(match.group(1))))
+        last = match.end()
+    out.append(Markup.escape(_finalize(text[last:])))
+    return Markup("").join(out)
 
 
 def _language(name: str) -> str:
@@ -75,6 +95,13 @@ def callback_data(section: Section, view: EntryView) -> str:
     the part after the colon is a REF that `/pr` accepts."""
     prefix = f"{section.value}:"
     return prefix + action_ref(view, TELEGRAM_MAX_CALLBACK_BYTES - len(prefix))
+
+
+def _action_button(text: str, action: EntryAction, view: EntryView) -> dict[str, str]:
+    """A digest button carrying `action:REF` (REF shortened to the number to fit 64 bytes)."""
+    prefix = f"{action.value}:"
+    ref = action_ref(view, TELEGRAM_MAX_CALLBACK_BYTES - len(prefix))
+    return {"text": text, "callback_data": action_data(action, ref)}
 
 
 def parse_callback_data(data: str) -> tuple[Section, str]:
@@ -106,6 +133,7 @@ class TelegramRenderer(PlatformRenderer[TelegramChunk]):
             filters={
                 "link": _link,
                 "language": _language,
+                "code": _code_spans,
             },
         )
 
@@ -117,7 +145,8 @@ class TelegramRenderer(PlatformRenderer[TelegramChunk]):
     def fits_body(self, chunk: TelegramChunk) -> bool:
         units, entities, buttons = self.cost(chunk)
         room = TELEGRAM_MAX_UTF16 - TELEGRAM_HEADING_MAX - PART_HEADING_ROOM - 2 * self.separator[0]
-        return units <= room and entities <= TELEGRAM_MAX_ENTITIES // 2 and buttons <= 2
+        fits = units <= room and entities <= TELEGRAM_MAX_ENTITIES // 2
+        return fits and buttons <= TELEGRAM_ENTRY_BUTTONS
 
     def fits_heading(self, chunk: TelegramChunk) -> bool:
         return utf16_len(chunk.html) <= TELEGRAM_HEADING_MAX
@@ -143,9 +172,38 @@ class TelegramRenderer(PlatformRenderer[TelegramChunk]):
             },
         )
 
+    def _entry_buttons(
+        self, view: EntryView, labels: Mapping[str, str]
+    ) -> tuple[tuple[dict[str, str], ...], ...]:
+        """Row 1: `#7422 ✅ Read`, `📄 Full report`; row 2: `💤 7d`, `🔇 rollout 7d` (when the
+        tag fits callback_data), `⚠ Risks`. Oneline keeps only Read."""
+        read = _action_button(f"{view.label} {labels['button_read']}", EntryAction.READ, view)
+        if view.verbosity == "oneline":
+            return ((read,),)
+        report = _action_button(labels["button_report"], EntryAction.REPORT, view)
+        second = [_action_button(labels["button_snooze"], EntryAction.SNOOZE, view)]
+        mute = action_data(EntryAction.MUTE, view.tag)
+        if view.tag and len(mute.encode()) <= TELEGRAM_MAX_CALLBACK_BYTES:
+            text = labels["button_mute"].format(tag=button_tag(view.tag))
+            second.append({"text": text, "callback_data": mute})
+        risks = callback_data(Section.RISKS, view)
+        second.append({"text": f"⚠ {labels['button_risks']}", "callback_data": risks})
+        return ((read, report), tuple(second))
+
     def entry_chunk(self, view: EntryView, labels: Mapping[str, str]) -> TelegramChunk:
         rendered = self._render("entry", e=view, L=labels)
+        if view.buttons:
+            return TelegramChunk(rendered.html, self._entry_buttons(view, labels))
         return TelegramChunk(rendered.html, (self._buttons(view, labels),))
+
+    def more_chunk(self, n: int, key: str, labels: Mapping[str, str]) -> TelegramChunk:
+        typed = labels["more_typed"].format(cmd="/") if key else ""
+        rendered = self._render("more", n=n, typed=typed, L=labels)
+        data = action_data(EntryAction.MORE, key)
+        if not key or len(data.encode()) > TELEGRAM_MAX_CALLBACK_BYTES:
+            return rendered
+        button = {"text": labels["button_more"], "callback_data": data}
+        return TelegramChunk(rendered.html, ((button,),))
 
     def text_chunk(self, macro: str, labels: Mapping[str, str], **values: Any) -> TelegramChunk:
         return self._render(macro, L=labels, **values)

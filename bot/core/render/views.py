@@ -48,20 +48,80 @@ def action_ref(view: EntryView, max_bytes: int) -> str:
     return str(view.number)
 
 
+_COLONS = ("：", ":", "﹕", "︰")
+_POINT = re.compile(r"^\s*(?:\d{1,3}[.)）、．]|[（(]\d{1,3}[)）]|[-*•·])\s*\S")
+
+
 def lead_sentence(text: str) -> str:
-    """The recommendation's opening: sentences up to LEAD_MIN characters, one line at most."""
+    """The recommendation's opening, on one line: sentences up to LEAD_MIN characters, never
+    stopping at a colon (a lead that announces points takes them, up to a sentence end), at
+    most LEAD_MAX characters."""
     text = text.strip()
-    end = 0
+    end = len(text)
     for match in _SENTENCE_END.finditer(text):
-        end = match.end() if match.group() != "\n" else match.start()
-        if match.group() == "\n" or len(text[:end].strip()) >= LEAD_MIN:
+        newline = match.group() == "\n"
+        stop = match.start() if newline else match.end()
+        lead = text[:stop].strip()
+        if lead.endswith(_COLONS) or (newline and _after_colon(text, stop)):
+            continue
+        if newline or len(lead) >= LEAD_MIN:
+            end = stop
             break
-    else:
-        end = len(text)
-    lead = text[:end].strip()
+    lead = " ".join(line.strip() for line in text[:end].splitlines() if line.strip())
     if len(lead) > LEAD_MAX:
         lead = lead[:LEAD_MAX].rstrip() + "…"
     return lead
+
+
+def _after_colon(text: str, stop: int) -> bool:
+    """Whether the line break at `stop` is inside points a colon announced: some line before
+    it ends with a colon (then only a sentence end closes the lead)."""
+    return any(line.rstrip().endswith(_COLONS) for line in text[:stop].splitlines())
+
+
+def recommendation_points(text: str) -> tuple[str, ...]:
+    """The recommendation's numbered (or bulleted) points, one per line, as written."""
+    return tuple(line.strip() for line in text.splitlines() if _POINT.match(line))
+
+
+def lead_before_points(text: str) -> str:
+    """The recommendation up to its first point, on one line (verbosity full shows the points
+    themselves below it), at most LEAD_MAX characters."""
+    lines: list[str] = []
+    for line in text.strip().splitlines():
+        if _POINT.match(line):
+            break
+        if line.strip():
+            lines.append(line.strip())
+    lead = " ".join(lines)
+    return lead[:LEAD_MAX].rstrip() + "…" if len(lead) > LEAD_MAX else lead
+
+
+def github_pr_url(repo: str, number: int) -> str | None:
+    """`https://github.com/{repo}/pull/{n}` when `repo` looks like owner/name."""
+    if not _REF_REPO.fullmatch(repo) or repo.startswith(".") or "/." in repo:
+        return None
+    return link_url(f"https://github.com/{repo}/pull/{number}")
+
+
+BUTTON_TAG_MAX = 24  # a tag on a button: longer ones are cut with "…"
+_BUTTON_UNSAFE = str.maketrans("", "", "<>&@|`*_~\n\r\t")
+
+
+def button_tag(tag: str) -> str:
+    """A tag as a button label shows it (plain text): markup characters dropped, so `<!here>`
+    reads `!here` and can never ping, at most BUTTON_TAG_MAX characters."""
+    shown = tag.translate(_BUTTON_UNSAFE).strip() or "…"
+    return shown if len(shown) <= BUTTON_TAG_MAX else shown[: BUTTON_TAG_MAX - 1] + "…"
+
+
+def display_ref(repo: str, number: int, show_repo: bool) -> str:
+    """`#9087`, or `sglang#9087` (the repo's name without its owner) when the digest mixes
+    repos."""
+    if not show_repo:
+        return f"#{number}"
+    name = repo.rsplit("/", 1)[-1].strip() or repo
+    return f"{name}#{number}"
 
 
 def split_paragraphs(text: str) -> list[str]:
@@ -87,17 +147,49 @@ class EntryView:
     must_read: bool
     matched: str = ""  # the subscriptions that chose it, when a digest serves several
     posted: str = ""  # when a `now` subscription already posted it ("14:02"): a reference only
+    label: str = ""  # how the entry names the PR: `#7422`, or `verl#7422` in a multi-repo digest
+    pr_url: str | None = None  # the PR on GitHub (linkable), None when repo is not owner/name
+    report_url: str | None = None  # the full report (linkable) when it is not pr_url
+    tag: str = ""  # the group the entry is shown under (what "Mute tag here" mutes)
+    verbosity: str = "standard"  # oneline, standard or full (models.Verbosity)
+    points: tuple[str, ...] = ()  # the recommendation's numbered points (verbosity full)
+    flag_count: int = 0  # how many risk flags (verbosity oneline)
+    impact_mark: str = ""  # 🔴 🟡 ⚪ (the legend explains them), "" if unknown
+    buttons: bool = False  # the platform adds the digest buttons (Read, Snooze, Mute, Report)
 
 
-CUTTABLE_ENTRY_FIELDS = ("title", "summary", "lead", "flags", "raw_url", "repo")
+CUTTABLE_ENTRY_FIELDS = ("title", "summary", "lead", "flags", "raw_url", "repo", "label", "tag")
+
+
+@dataclass(frozen=True, slots=True)
+class EntryStyle:
+    """How a digest shows its entries: repo names, the group tag, verbosity, buttons."""
+
+    show_repo: bool = False
+    tag: str = ""
+    verbosity: str = "standard"
+    buttons: bool = False
 
 
 def entry_view(
-    report: Report, updated: bool, labels: Mapping[str, str], matched: str = "", posted: str = ""
+    report: Report,
+    updated: bool,
+    labels: Mapping[str, str],
+    matched: str = "",
+    posted: str = "",
+    style: EntryStyle | None = None,
 ) -> EntryView:
+    style = style or EntryStyle()
+    pr_url = github_pr_url(report.repo, report.number)
     url = link_url(report.url)
+    # the full report's link: the report's own URL, unless it is the PR itself
+    report_url = url if url is not None and url != pr_url else None
     flags = [flag.strip() for flag in report.risk_flags if flag.strip()]
     impact = labels[f"impact_{report.impact_level.value}"] if report.impact_level else ""
+    full = style.verbosity == "full"
+    points = recommendation_points(report.recommendation) if full else ()
+    lead = lead_before_points(report.recommendation) if points else ""
+    level = report.impact_level
     return EntryView(
         ref=report.ref,
         repo=report.repo,
@@ -106,14 +198,35 @@ def entry_view(
         raw_url="" if url else (report.url or ""),
         title=report.title,
         summary=report.summary,
-        lead=lead_sentence(report.recommendation),
+        lead=lead or lead_sentence(report.recommendation),
         impact=impact,
         flags=FLAG_SEPARATOR.join(flags),
         updated=updated,
         must_read=report.recommendation_level is RecommendationLevel.MUST_READ,
         matched=matched,
         posted=posted,
+        label=display_ref(report.repo, report.number, style.show_repo),
+        pr_url=pr_url,
+        report_url=report_url,
+        tag=style.tag,
+        verbosity=style.verbosity,
+        points=points,
+        impact_mark=labels[f"impact_mark_{level.value}"] if level else "",
+        flag_count=len(flags),
+        buttons=style.buttons,
     )
+
+
+@dataclass(frozen=True, slots=True)
+class SynthLine:
+    """One line of the synthesis: a `heading` (label), `counts` (label: text), a `pr` (refs,
+    text = title), a `file` (text = path, refs) or a `story` (refs, label = kind, note)."""
+
+    kind: str
+    text: str = ""
+    label: str = ""
+    refs: tuple[tuple[str, str | None], ...] = ()
+    note: str = ""
 
 
 @dataclass(frozen=True, slots=True)

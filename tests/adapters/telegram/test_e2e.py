@@ -127,7 +127,9 @@ async def test_admins_subscribe_members_cannot_and_the_digest_reaches_only_match
             await asyncio.sleep(5 * TICK_SECONDS)  # more ticks: nothing is sent twice
             digest = next(m for m in fake.sent_to(ROLLOUT_GROUP) if "#9001" in m.plain_text)
             risks = next(
-                b["callback_data"] for b in buttons(digest) if "9001" in b["callback_data"]
+                b["callback_data"]
+                for b in buttons(digest)
+                if b["callback_data"].startswith("risks:") and "9001" in b["callback_data"]
             )
             fake.push_callback_query(ROLLOUT_GROUP, digest.message_id, risks, MEMBER)
             await until(

@@ -9,33 +9,27 @@ The other tests check what a reader sees.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable
-from datetime import UTC, date, datetime
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 
 from bot.core.models import Format, Locale, Section
-from bot.core.render.labels import UnknownNoticeError
+from bot.core.render.actions import EntryAction, parse_action
+from bot.core.render.labels import UnknownNoticeError, labels
 from bot.core.render.renderer import RenderedMessage, Renderer
-from bot.core.render.slack import SLACK_MAX_BLOCKS, escape_mrkdwn
+from bot.core.render.slack import escape_mrkdwn
 from bot.core.render.split import ELLIPSIS, Piece, cut_to_fit, pack, split_to_fit
-from bot.core.render.telegram import TELEGRAM_MAX_UTF16, callback_data, parse_callback_data
+from bot.core.render.telegram import callback_data, parse_callback_data
 from bot.core.render.views import entry_view, lead_sentence, link_url
 from bot.core.reports.model import ImpactLevel, KeyFile, RecommendationLevel, RelatedPR, Report
 from bot.core.reports.parser import parse_file
 from bot.core.select import DigestFilter, StoredReport, build_digest, select_new
-from tests.fakes.slack.messages import check_message
 from tests.fakes.telegram.html import utf16_len
-from tests.fakes.telegram.messages import check_reply_markup, parse_text
+from tests.fakes.telegram.messages import parse_text
 from tests.kits.paths import GOLDEN, ROOT, SEED, TESTS
-
-SAMPLES = sorted(
-    p for p in (ROOT / "examples" / "reports").glob("*") if p.suffix in (".md", ".txt", ".json")
-)
-DAY = date(2026, 8, 18)
-UPDATE = os.environ.get("UPDATE_GOLDEN") == "1"
+from tests.kits.render import DAY, SAMPLES, UPDATE, check_platform
 
 RENDERER = Renderer()
 
@@ -63,17 +57,6 @@ def digest_of(*reports: Report, max_items: int = 30, revision: int = 1) -> Any:
 
 def slack_text(messages: list[RenderedMessage]) -> str:
     return json.dumps([m.payload for m in messages], ensure_ascii=False)
-
-
-def check_platform(fmt: Format, messages: list[RenderedMessage]) -> None:
-    for message in messages:
-        if fmt is Format.SLACK:
-            check_message(message.payload, allowed_users=set())
-            assert len(message.payload["blocks"]) <= SLACK_MAX_BLOCKS
-        elif fmt is Format.TELEGRAM:
-            parse_text(message.payload["text"], "HTML", None)
-            assert utf16_len(message.payload["text"]) <= TELEGRAM_MAX_UTF16
-            check_reply_markup(message.payload.get("reply_markup"))
 
 
 # --- golden files ---------------------------------------------------------------------------
@@ -164,7 +147,7 @@ def test_the_seed_digest_shows_the_tag_view_a_team_reads() -> None:
     assert "  移除 dummy 格式覆盖，修复分离式 rollout 权重广播" in lines
     assert any(line.startswith("  → 值得精读。该 PR 展示了") for line in lines)
     assert (
-        "  影响：中 · ⚠ 移除隐式配置兜底 · standalone 需显式 auto · FP8 例外一并删除 · "
+        "  🟡 影响：中 · ⚠ 移除隐式配置兜底 · standalone 需显式 auto · FP8 例外一并删除 · "
         "多后端行为一致性" in lines
     )
 
@@ -190,7 +173,21 @@ def test_recommendation_shows_its_lead_sentence_only() -> None:
     assert lead_sentence("Worth reading. It shows a contract. Then more.") == (
         "Worth reading. It shows a contract."
     )
-    assert lead_sentence("可略读:\n1) a") == "可略读:"
+    assert lead_sentence("x" * 400).endswith(ELLIPSIS)
+
+
+def test_a_lead_that_announces_points_is_never_cut_at_its_colon() -> None:
+    assert lead_sentence("可略读:\n1) a") == "可略读: 1) a"
+    vllm = (
+        "可略读。改动只有一个分支, 调用方需要知道:\n1) 超长请求返回 400;\n2) 可自行截断。\n尾声。"
+    )
+    assert lead_sentence(vllm) == (
+        "可略读。改动只有一个分支, 调用方需要知道: 1) 超长请求返回 400; 2) 可自行截断。"
+    )
+    assert lead_sentence("值得精读。建议关注：\n1) 三个服务器如何共用相同 guard 逻辑；\n2) b") == (
+        "值得精读。建议关注： 1) 三个服务器如何共用相同 guard 逻辑； 2) b"
+    )
+    assert not lead_sentence("Note: " + "x" * 400).endswith(":")
     assert lead_sentence("x" * 400).endswith(ELLIPSIS)
 
 
@@ -209,8 +206,13 @@ def test_more_than_max_items_ends_with_plus_n_more() -> None:
 
     for fmt in Format:
         messages = RENDERER.digest(digest, fmt, Locale.EN)
-        assert messages[-1].text.rstrip().endswith("+4 more")
-    assert RENDERER.digest(digest, Format.TEXT, Locale.ZH)[-1].text.endswith("还有 4 个 PR 未列出")
+        more, legend = [line for line in messages[-1].text.splitlines() if line.strip()][-2:]
+        assert more == "+4 more"
+        assert legend.startswith("★ must read")
+    text = RENDERER.digest(digest, Format.TEXT, Locale.ZH)[-1].text
+    assert text.endswith(
+        "还有 4 个 PR 未列出\n\n★ 必读 · 🔴 高影响 · 🟡 中影响 · ⚪ 低影响 · ⚠ 风险标记"
+    )
 
 
 def test_an_empty_digest_says_so_when_posted() -> None:
@@ -222,13 +224,22 @@ def test_an_empty_digest_says_so_when_posted() -> None:
     assert "No new PRs" in message.text
 
 
-def test_slack_entries_have_risks_and_files_buttons_carrying_the_ref() -> None:
+def test_slack_entries_have_read_report_risks_files_buttons_and_a_later_menu() -> None:
     [message] = RENDERER.digest(digest_of(report()), Format.SLACK, Locale.ZH)
 
     actions = [b for b in message.payload["blocks"] if b["type"] == "actions"]
-    assert [(e["action_id"], e["value"], e["text"]["text"]) for e in actions[0]["elements"]] == [
+    *buttons, menu = actions[0]["elements"]
+    assert [(e["action_id"], e["value"], e["text"]["text"]) for e in buttons] == [
+        ("entry:read", "read:verl-project/verl#7422", "✅ 已读"),
+        ("entry:report", "report:verl-project/verl#7422", "📄 完整报告"),
         ("pr_risks", "verl-project/verl#7422", "风险"),
         ("pr_files", "verl-project/verl#7422", "文件"),
+    ]
+    assert menu["type"] == "overflow"
+    assert menu["action_id"] == "entry:menu"
+    assert [(o["value"], o["text"]["text"]) for o in menu["options"]] == [
+        ("snooze:verl-project/verl#7422", "💤 暂停这个 PR 7 天"),
+        ("mute:rollout", "🔇 这里屏蔽 rollout 7 天"),
     ]
     assert message.payload["unfurl_links"] is False
     assert message.payload["unfurl_media"] is False
@@ -237,18 +248,25 @@ def test_slack_entries_have_risks_and_files_buttons_carrying_the_ref() -> None:
 def test_telegram_entries_have_a_keyboard_row_whose_data_reads_back() -> None:
     [message] = RENDERER.digest(digest_of(report()), Format.TELEGRAM, Locale.EN)
 
-    [row] = message.payload["reply_markup"]["inline_keyboard"]
-    assert [button["text"] for button in row] == ["#7422 Risks", "#7422 Files"]
-    assert [parse_callback_data(b["callback_data"]) for b in row] == [
-        (Section.RISKS, "verl-project/verl#7422"),
-        (Section.FILES, "verl-project/verl#7422"),
+    first, second = message.payload["reply_markup"]["inline_keyboard"]
+    assert [button["text"] for button in first] == ["#7422 ✅ Read", "📄 Full report"]
+    assert [button["text"] for button in second] == ["💤 7d", "🔇 rollout 7d", "⚠ Risks"]
+    assert [parse_action(b["callback_data"]) for b in [*first, *second[:2]]] == [
+        (EntryAction.READ, "verl-project/verl#7422"),
+        (EntryAction.REPORT, "verl-project/verl#7422"),
+        (EntryAction.SNOOZE, "verl-project/verl#7422"),
+        (EntryAction.MUTE, "rollout"),
     ]
+    assert parse_callback_data(second[2]["callback_data"]) == (
+        Section.RISKS,
+        "verl-project/verl#7422",
+    )
     assert message.payload["link_preview_options"] == {"is_disabled": True}
 
 
 def test_callback_data_falls_back_to_the_number_when_the_repo_is_too_long() -> None:
     long_repo = "an-organisation-with-a-long-name/and-a-rather-long-repository-name"
-    view = entry_view(report(repo=long_repo), False, {"impact_medium": "中"})
+    view = entry_view(report(repo=long_repo), False, labels(Locale.ZH))
 
     data = callback_data(Section.RISKS, view)
 
@@ -305,9 +323,10 @@ def test_only_http_links_are_clickable(url: str) -> None:
     telegram = RENDERER.digest(digest, Format.TELEGRAM, Locale.EN)[0].payload["text"]
 
     assert link_url(url) is None
-    assert "|#7422>" not in slack
-    assert "<a " not in telegram
-    assert "#7422" in telegram
+    assert "|full report>" not in slack  # only the PR on GitHub is linked
+    assert "<https://github.com/verl-project/verl/pull/7422|#7422>" in slack
+    assert telegram.count("<a ") == 1
+    assert '<a href="https://github.com/verl-project/verl/pull/7422">#7422</a>' in telegram
 
 
 def test_an_http_link_with_query_string_is_escaped_inside_the_link() -> None:
@@ -317,8 +336,8 @@ def test_an_http_link_with_query_string_is_escaped_inside_the_link() -> None:
     slack = slack_text(RENDERER.digest(digest, Format.SLACK, Locale.EN))
     telegram = RENDERER.digest(digest, Format.TELEGRAM, Locale.EN)[0].payload["text"]
 
-    assert "<https://x.example/pull/1?a=1&amp;b=2|#7422>" in slack
-    assert '<a href="https://x.example/pull/1?a=1&amp;b=2">#7422</a>' in telegram
+    assert "<https://x.example/pull/1?a=1&amp;b=2|full report>" in slack
+    assert '<a href="https://x.example/pull/1?a=1&amp;b=2">full report</a>' in telegram
 
 
 def test_telegram_escapes_html_and_defangs_mentions() -> None:

@@ -1,4 +1,5 @@
-"""Report text can never ping, spoof a link, break Telegram's parser, or overflow a message.
+"""Report text can never ping, spoof a link, break Telegram's parser, or overflow a message,
+in any layout (flat, threaded, topics) and verbosity, with the synthesis and the unread group.
 
 Every field of generated reports mixes Slack markup (`<!channel>`, `<@U1>`, `<url|label>`),
 HTML (`<script>`, `&`), mrkdwn (`*_~`, backticks), `||`, emoji, RTL marks and CJK. Each
@@ -8,6 +9,7 @@ platform limits the renderers promise.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from datetime import date
@@ -16,13 +18,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bot.core.models import Format, Locale, Section
+from bot.core.models import Format, Layout, Locale, Section, Verbosity
+from bot.core.render.options import DigestOptions
 from bot.core.reports.model import ImpactLevel, KeyFile, RecommendationLevel, Report, Snippet
-from bot.core.select import DigestFilter, StoredReport, build_digest
+from bot.core.select import DigestEntry, DigestFilter, StoredReport, build_digest
 from tests.kits.safety import FORMATS, LOCALES, RENDERER, SECTIONS, Deck, assert_safe, deal_report
 
 
-@pytest.mark.slow  # ~25 s for 10,000 examples (RENDER_SAFETY_EXAMPLES=500 for a quick run)
+@pytest.mark.slow  # ~70 s for 10,000 examples (RENDER_SAFETY_EXAMPLES=500 for a quick run)
 @settings(
     max_examples=int(os.environ.get("RENDER_SAFETY_EXAMPLES", "10000")),
     deadline=None,
@@ -35,10 +38,22 @@ def test_no_report_text_can_ping_spoof_a_link_or_break_a_message(data: bytes) ->
     tags = [deck.choice(["rollout", "<!here>", "漢"]) for _ in range(deck.count(2))]
     items = [deal_report(deck) for _ in range(1 + deck.count(2))]
     stored = [StoredReport(report, seq, revision=seq) for seq, report in enumerate(items, 1)]
-    digest = build_digest(stored, DigestFilter(tags=tuple(tags)), items[0].repo)
+    digest = build_digest(stored, DigestFilter(tags=tuple(tags)), items[0].repo, synthesis=True)
+    unread = tuple(DigestEntry(item, deck.choice(["rollout", "<!here>"])) for item in stored[1:])
+    digest = dataclasses.replace(digest, unread=unread, unread_dropped=deck.count(2))
+    options = DigestOptions(
+        layout=deck.choice(list(Layout)),
+        verbosity=deck.choice(list(Verbosity)),
+        synthesis=deck.choice([True, False]),
+        more_key=deck.choice(["", "run-7", "r" * 80]),
+    )
 
-    assert_safe(fmt, RENDERER.digest(digest, fmt, locale, date=date(2026, 8, 18)))
+    parts = RENDERER.digest_parts(digest, fmt, locale, date=date(2026, 8, 18), options=options)
+    assert parts
+    for part in parts:
+        assert_safe(fmt, part.messages)
     assert_safe(fmt, RENDERER.section(stored[0], section, fmt, locale))
+    assert_safe(fmt, RENDERER.report_pages(stored[-1], fmt, locale))
     assert_safe(fmt, [RENDERER.notice("not_found", fmt, locale, ref=items[-1].title)])
 
 
@@ -75,6 +90,7 @@ def test_a_huge_report_renders_split_in_every_format(fmt: Format) -> None:
 
     digest_messages = RENDERER.digest(digest, fmt, Locale.ZH)
     full = RENDERER.section(report, Section.FULL, fmt, Locale.EN)
+    assert_safe(fmt, RENDERER.report_pages(report, fmt, Locale.ZH))
     files = RENDERER.section(report, Section.FILES, fmt, Locale.ZH)
 
     assert_safe(fmt, digest_messages)
