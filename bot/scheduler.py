@@ -33,6 +33,7 @@ the retention of `core/store/prune.py` (old digest runs, old inbound-event keys)
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -143,6 +144,30 @@ class ScheduleGate:
         self._logged = {k for k in self._logged if k[1:] in keys}
 
 
+SYNTHESIS_GAP = timedelta(days=1, hours=2)  # a day, and room for a DST change
+SYNTHESIS_FIRES = 7  # the shortest gap among this many coming fires is the cadence
+
+
+def longer_than_a_day(sub: Subscription, fire: datetime) -> bool:
+    """Whether the subscription's cadence is longer than a day (weekly: a digest with the weekly
+    synthesis); `workdays 09:30` is daily, though Friday's next fire is on Monday."""
+    return not sub.instant and _cadence_over_a_day(sub.schedule, sub.timezone, fire)
+
+
+@functools.lru_cache(maxsize=4096)
+def _cadence_over_a_day(schedule: str, timezone: str, start: datetime) -> bool:
+    gaps = []
+    try:
+        moment = next_fire(schedule, timezone, start + timedelta(seconds=1))
+        for _ in range(SYNTHESIS_FIRES):
+            following = next_fire(schedule, timezone, moment + timedelta(seconds=1))
+            gaps.append(following - moment)
+            moment = following
+    except CronError:
+        return False
+    return min(gaps) > SYNTHESIS_GAP
+
+
 class DigestTicker:
     """Plans the digest runs that are due; the Deliverer sends what they queue."""
 
@@ -197,7 +222,8 @@ class DigestTicker:
             last = None if sub.instant else await last_scheduled_time(self.engine, sub.id)
             fire = due_time(sub, now, last, calendar)
             if fire is not None:
-                due.setdefault(sub.destination_id, []).append(Due(sub, fire))
+                item = Due(sub, fire, synthesis=longer_than_a_day(sub, fire))
+                due.setdefault(sub.destination_id, []).append(item)
         return due
 
     async def tick(self) -> list[PlannedRun]:

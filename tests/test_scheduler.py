@@ -20,7 +20,7 @@ from bot.core.select import DigestFilter
 from bot.core.store.reports import ReportStore
 from bot.core.store.subscriptions import SubscriptionStore
 from bot.cron import CronError, next_fire, previous_fire, trigger
-from bot.scheduler import DigestTicker, due_time
+from bot.scheduler import DigestTicker, due_time, longer_than_a_day
 from bot.settings import BotConfig
 from tests.fakes.telegram.api import FakeTelegram
 from tests.kits.delivery import (
@@ -293,3 +293,21 @@ def test_a_now_subscription_holds_on_a_holiday_until_the_next_working_day_begins
     assert due_time(Dest(), last_holiday_night, None, calendar) is None  # type: ignore[arg-type]
     october_8 = datetime(2026, 10, 8, 0, 0, 10, tzinfo=SHANGHAI)
     assert due_time(Dest(), october_8, None, calendar) == october_8  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("cadence", "weekly"),
+    [
+        ("0 9 * * *", False),
+        ("30 9 * * mon-fri", False),
+        ("0 17 * * fri", True),
+        ("0 9 1 * *", True),
+        ("now", False),
+    ],
+)
+async def test_only_a_cadence_longer_than_a_day_gets_the_weekly_synthesis(
+    store: ReportStore, cadence: str, weekly: bool
+) -> None:
+    [sub] = await setup_destinations(store.engine, channel("w", "W", schedule=cadence))
+    fire = datetime(2026, 12, 4, 9, 0, tzinfo=UTC)  # a Friday
+    assert longer_than_a_day(sub, fire) is weekly

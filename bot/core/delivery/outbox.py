@@ -78,6 +78,7 @@ class Due:
 
     subscription: Subscription
     fire: datetime
+    synthesis: bool = False  # its cadence is longer than a day: the weekly synthesis on top
 
 
 @dataclass(slots=True)
