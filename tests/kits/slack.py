@@ -137,18 +137,41 @@ def action_body(
         "channel": {"id": message.channel, "name": message.channel.lower()},
         "message": {"type": "message", "ts": message.ts, "text": message.text},
         "response_url": response_url,
-        "actions": [
-            {
-                "type": "button",
-                "action_id": button["action_id"],
-                "block_id": "b1",
-                "text": button["text"],
-                "value": button["value"],
-                "action_ts": f"{time.time():.6f}",
-            }
-        ],
+        "actions": [_action(button)],
     }
     return urlencode({"payload": json.dumps(payload)}).encode()
+
+
+def _action(element: dict[str, Any]) -> dict[str, Any]:
+    """The `actions[]` item Slack sends for pressing a button or choosing an overflow option."""
+    common = {
+        "action_id": element["action_id"],
+        "block_id": "b1",
+        "action_ts": f"{time.time():.6f}",
+    }
+    if element.get("type") == "overflow":
+        return {"type": "overflow", "selected_option": element["selected_option"], **common}
+    return {"type": "button", "text": element["text"], "value": element["value"], **common}
+
+
+def shown_action(message: PostedMessage, value: str) -> dict[str, Any]:
+    """The button (or overflow option, as chosen) carrying `value` that the posted message
+    shows; an AssertionError naming what it shows when there is none."""
+    shown = []
+    for block in message.blocks or []:
+        for element in [block.get("accessory"), *block.get("elements", [])]:
+            if not isinstance(element, dict):
+                continue
+            if element.get("type") == "button":
+                shown.append(element.get("value"))
+                if element.get("value") == value:
+                    return element
+            for option in element.get("options", []) if element.get("type") == "overflow" else []:
+                shown.append(option.get("value"))
+                if option.get("value") == value:
+                    return {"type": "overflow", "action_id": element["action_id"],
+                            "selected_option": option}  # fmt: skip
+    raise AssertionError(f"no button {value!r} on the message; it shows {shown}")
 
 
 def channel_posts(fake: FakeSlack, channel: str) -> list[PostedMessage]:

@@ -66,20 +66,22 @@ async def _digest(bot: TelegramBot, fake: FakeTelegram) -> SentMessage:
     service = bot.service
     [sub] = await service.subscriptions.of(Platform.TELEGRAM, str(GROUP))
     now = service.clock()
+    before = len(fake.sent_to(GROUP))
     run = await plan_digest(service.ctx.engine, sub, now, service.renderer, now)
     assert run.created and run.messages
-    while len(fake.sent_to(GROUP)) < run.messages:
+    while len(fake.sent_to(GROUP)) < before + run.messages:
         await service.deliverer.run_once()
         await asyncio.sleep(0.02)
-    return fake.sent_to(GROUP)[0]
+    return fake.sent_to(GROUP)[before]
 
 
 async def _press(
     fake: FakeTelegram, digest: SentMessage, action: EntryAction, argument: str, user: int
 ) -> dict[str, Any]:
-    """Press the button; the answerCallbackQuery it got."""
+    """Press the button the digest shows (the fake refuses one it does not); the
+    answerCallbackQuery it got."""
     answered = len(fake.answered_callbacks)
-    fake.push_callback_query(GROUP, digest.message_id, action_data(action, argument), user)
+    fake.press(GROUP, digest.message_id, action_data(action, argument), user=user)
     await until(lambda: len(fake.answered_callbacks) > answered)
     return dict(fake.answered_callbacks[-1])
 
