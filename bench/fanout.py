@@ -71,12 +71,9 @@ def scaled_sender(api_url: str, scale: float) -> TelegramSender:
     return TelegramSender(TOKEN, api_url, ChatPacer(limits=scaled_limits(scale)))
 
 
-async def deliver_with_outbox(engine: Any, fake: RemoteFake, scale: float) -> float:
-    """Run the Deliverer until the outbox is empty; wall seconds."""
-    gc.freeze()  # like `prdigest run` after start: what setup built is not garbage
-    sender = scaled_sender(fake.url, scale)
-    deliverer = Deliverer(engine, {Platform.TELEGRAM: sender}, "bench-fanout")
-    started = time.perf_counter()
+async def drain(engine: Any, sender: TelegramSender, worker: str) -> None:
+    """Run a Deliverer until the outbox (which other replicas may share) is empty."""
+    deliverer = Deliverer(engine, {Platform.TELEGRAM: sender}, worker)
     task = asyncio.create_task(deliverer.run_forever())
     try:
         while True:
@@ -87,6 +84,13 @@ async def deliver_with_outbox(engine: Any, fake: RemoteFake, scale: float) -> fl
         deliverer.stop()
         await task
         await sender.close()
+
+
+async def deliver_with_outbox(engine: Any, fake: RemoteFake, scale: float) -> float:
+    """Run the Deliverer until the outbox is empty; wall seconds."""
+    gc.freeze()  # like `prdigest run` after start: what setup built is not garbage
+    started = time.perf_counter()
+    await drain(engine, scaled_sender(fake.url, scale), "bench-fanout")
     return time.perf_counter() - started
 
 

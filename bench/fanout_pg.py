@@ -25,12 +25,16 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench.fanout import QUICK_CHATS, TIME_SCALE, fake_telegram, figures, scaled_sender  # noqa: E402
+from bench.fanout import (  # noqa: E402
+    QUICK_CHATS,
+    TIME_SCALE,
+    drain,
+    fake_telegram,
+    figures,
+    scaled_sender,
+)
 from bench.fanout_setup import NEW_REPORTS, prepare  # noqa: E402
 from bench.pg import postgres_schema  # noqa: E402
-from bot.core.delivery.deliverer import Deliverer  # noqa: E402
-from bot.core.delivery.ledger import unfinished_count  # noqa: E402
-from bot.core.models import Platform  # noqa: E402
 from bot.core.store.db import create_engine  # noqa: E402
 
 REPLICAS = 3
@@ -41,18 +45,9 @@ AIM_RATE_RATIO = 0.90
 async def replica(url: str, api_url: str, scale: float, name: str) -> None:
     """One replica: deliver until the shared outbox is empty."""
     engine = create_engine(url)
-    sender = scaled_sender(api_url, scale)
-    deliverer = Deliverer(engine, {Platform.TELEGRAM: sender}, name)
-    task = asyncio.create_task(deliverer.run_forever())
     try:
-        while True:
-            if not await unfinished_count(engine):
-                break
-            await asyncio.sleep(0.25)
+        await drain(engine, scaled_sender(api_url, scale), name)
     finally:
-        deliverer.stop()
-        await task
-        await sender.close()
         await engine.dispose()
 
 

@@ -29,13 +29,14 @@ if str(ROOT) not in sys.path:
 from sqlalchemy import select  # noqa: E402
 
 from bench.pg import postgres_schema  # noqa: E402
-from bot.core.reports.parser import parse_file  # noqa: E402
 from bot.core.store.db import create_engine  # noqa: E402
 from bot.core.store.tables import outbox  # noqa: E402
 from tests.fakes.slack.api import FakeSlack  # noqa: E402
-from tests.kits.faults import run_cli  # noqa: E402
-from tests.kits.paths import SEED  # noqa: E402
-from tests.kits.proc import BotProcess  # noqa: E402
+from tests.kits.proc import (  # noqa: E402
+    BotProcess,
+    run_cli,
+    write_json_reports,
+)
 from tests.kits.servers import clean_env  # noqa: E402
 
 CHANNELS = 8
@@ -45,12 +46,7 @@ FINISH_SECONDS = 120.0
 
 
 def write_inputs(folder: Path, channels: int) -> Path:
-    reports = folder / "reports"
-    reports.mkdir(parents=True)
-    base = json.loads(parse_file(SEED).report.model_dump_json())
-    for n in range(1, REPORTS + 1):
-        report = {**base, "number": 40_000 + n, "title": f"[rollout] fix: recovery change {n}"}
-        (reports / f"r{n}.json").write_text(json.dumps(report, ensure_ascii=False))
+    write_json_reports(folder / "reports", REPORTS, 40_000, "[rollout] fix: recovery change {n}")
     lines = ["timezone: UTC", "locale: en", "channels:"]
     lines += [
         f"  - {{name: team{n}, platform: slack, target: C0REC{n}, max_items: 500,"

@@ -29,12 +29,11 @@ from pathlib import Path
 import httpx
 import pytest
 
-from bot.core.reports.parser import parse_file
 from tests.fakes.slack.api import FakeSlack
-from tests.kits.faults import report_line, run_cli
+from tests.kits.faults import report_line
 from tests.kits.own_postgres import OwnPostgres, unavailable
 from tests.kits.paths import SEED
-from tests.kits.proc import BotProcess
+from tests.kits.proc import BotProcess, run_cli, write_json_reports
 from tests.kits.slack import SIGNING_SECRET, signed_headers, slash_body
 
 pytestmark = pytest.mark.slow
@@ -51,12 +50,7 @@ Delivery = Counter[tuple[str, str]]
 
 def write_inputs(folder: Path) -> Path:
     """Reports in folder/reports, the config (every channel due at once); the config's path."""
-    reports = folder / "reports"
-    reports.mkdir(parents=True)
-    base = json.loads(parse_file(SEED).report.model_dump_json())
-    for n in range(1, REPORTS + 1):
-        report = {**base, "number": 30_000 + n, "title": f"[rollout] fix: outage change {n}"}
-        (reports / f"r{n}.json").write_text(json.dumps(report, ensure_ascii=False))
+    write_json_reports(folder / "reports", REPORTS, 30_000, "[rollout] fix: outage change {n}")
     lines = ["timezone: UTC", "locale: en", "channels:"]
     lines += [
         f"  - {{name: team{n}, platform: slack, target: {channel}, max_items: 500,"

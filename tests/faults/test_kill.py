@@ -31,11 +31,9 @@ from pathlib import Path
 
 import pytest
 
-from bot.core.reports.parser import parse_file
 from tests.fakes.slack.api import FakeSlack
-from tests.kits.faults import counts, report_line, run_cli
-from tests.kits.paths import SEED
-from tests.kits.proc import BotProcess
+from tests.kits.faults import counts, report_line
+from tests.kits.proc import BotProcess, run_cli, write_json_reports
 
 pytestmark = pytest.mark.slow
 
@@ -46,20 +44,6 @@ FINISH_SECONDS = 90.0
 # start-up, the rows' pacing and a few claims take the time).
 RESUME_BOUND = 30.0
 Delivery = Counter[tuple[str, str]]  # (channel, text) → times
-
-
-def write_reports(folder: Path) -> None:
-    folder.mkdir()
-    base = json.loads(parse_file(SEED).report.model_dump_json())
-    for n in range(1, REPORTS + 1):
-        number = 20_000 + n
-        report = {
-            **base,
-            "number": number,
-            "title": f"[rollout, trainer] fix: kill-safe change {n}",
-            "url": f"https://github.com/verl-project/verl/pull/{number}",
-        }
-        (folder / f"r{n}.json").write_text(json.dumps(report, ensure_ascii=False))
 
 
 def write_config(path: Path) -> None:
@@ -89,7 +73,9 @@ class Template:
 
 
 async def make_template(folder: Path, base_env: dict[str, str]) -> Template:
-    write_reports(folder / "reports")
+    write_json_reports(
+        folder / "reports", REPORTS, 20_000, "[rollout, trainer] fix: kill-safe change {n}"
+    )
     config = folder / "bot.yaml"
     write_config(config)
     db = folder / "template.db"

@@ -7,9 +7,7 @@ rehearsal of the long suite).
 
 from __future__ import annotations
 
-import asyncio
 import os
-import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -41,19 +39,3 @@ def first_failures(check: Callable[[], None], failures: list[str], keep: int = 5
             failures.append(str(error)[:500])
         else:
             failures.append("")
-
-
-async def run_cli(env: dict[str, str], *args: str) -> str:
-    """`prdigest ARGS` as a subprocess; its stdout (a non-zero exit fails with its stderr)."""
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "bot",
-        *args,
-        env=env,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await proc.communicate()
-    assert proc.returncode == 0, err.decode()[-2000:]
-    return out.decode()

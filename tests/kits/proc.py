@@ -125,35 +125,40 @@ def bot_env(base: dict[str, str], **extra: str) -> dict[str, str]:
     return {k: v for k, v in env.items() if v is not None}
 
 
-def write_json_reports(folder: Path, count: int) -> None:
-    """`count` JSON reports (copies of the seed report, PRs 10001…) in a new `folder`."""
-    folder.mkdir()
+def write_json_reports(
+    folder: Path, count: int, first: int = 10_000, title: str = "[rollout] fix: change {n}"
+) -> None:
+    """`count` JSON reports (copies of the seed report, PRs first+1…, titled `title` with
+    `{n}` counting from 1) in a new `folder`."""
+    folder.mkdir(parents=True)
     base = json.loads(parse_file(SEED).report.model_dump_json())
     for n in range(1, count + 1):
         report = {
             **base,
-            "number": 10_000 + n,
-            "title": f"[rollout] fix: change {n}",
-            "url": f"https://github.com/verl-project/verl/pull/{10_000 + n}",
+            "number": first + n,
+            "title": title.format(n=n),
+            "url": f"https://github.com/verl-project/verl/pull/{first + n}",
         }
         (folder / f"r{n}.json").write_text(json.dumps(report, ensure_ascii=False))
 
 
-async def dry_run_texts(env: dict[str, str]) -> list[str]:
-    """What `prdigest digest team --dry-run` would send, one text per message."""
+async def run_cli(env: dict[str, str], *args: str) -> str:
+    """`prdigest ARGS` as a subprocess; its stdout (a non-zero exit fails with its stderr)."""
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
         "bot",
-        "digest",
-        "team",
-        "--dry-run",
-        "--format",
-        "slack",
+        *args,
         env=env,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )
     out, err = await proc.communicate()
-    assert proc.returncode == 0, err.decode()
-    return [json.loads(line)["text"] for line in out.decode().splitlines()]
+    assert proc.returncode == 0, err.decode()[-2000:]
+    return out.decode()
+
+
+async def dry_run_texts(env: dict[str, str]) -> list[str]:
+    """What `prdigest digest team --dry-run` would send, one text per message."""
+    out = await run_cli(env, "digest", "team", "--dry-run", "--format", "slack")
+    return [json.loads(line)["text"] for line in out.splitlines()]
