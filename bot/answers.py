@@ -58,6 +58,8 @@ def render_reply(
     match reply:
         case Notice():
             return [render_notice(renderer, reply, fmt, locale)]
+        case SectionAnswer(item, _, True):
+            return renderer.report_pages(item, fmt, locale)
         case SectionAnswer(item, section):
             return renderer.section(item, section, fmt, locale)
         case DigestAnswer(digest, day, None):

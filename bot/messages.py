@@ -21,6 +21,7 @@ class Notice:
 class SectionAnswer:
     item: StoredReport
     section: Section
+    by_section: bool = False  # the Full report button: a new message at each section
 
 
 @dataclass(frozen=True, slots=True)

@@ -86,7 +86,7 @@ class ReadingVerbs:
         if isinstance(found, Notice):
             return Answer(found)
         if action is EntryAction.REPORT:
-            return Answer(SectionAnswer(found, Section.FULL))
+            return Answer(SectionAnswer(found, Section.FULL, by_section=True))
         kind = MarkKind.READ if action is EntryAction.READ else MarkKind.SNOOZE
         return await self.mark(kind, found, chat)
 

@@ -1,6 +1,6 @@
 """The digest's "Full report" button in Slack: a modal with the whole report.
 
-The report is rendered as `/pr 7422 full` answers it (Renderer.section, Section.FULL); its
+The report is rendered a new message at each section (Renderer.report_pages); its
 blocks are cut into pages that fit a modal (Slack shows at most 100 blocks in a view), and a
 "Next page" button replaces the view with the next one (`views.update`, so any number of
 pages fits, where `views.push` stops at three views).
@@ -16,7 +16,7 @@ from typing import Any, Final
 from slack_sdk.errors import SlackApiError
 
 from bot.adapters.slack import errors
-from bot.core.models import Format, Locale, Section
+from bot.core.models import Format, Locale
 from bot.core.render.flow import RenderedMessage
 from bot.core.render.labels import labels
 from bot.core.render.renderer import Renderer
@@ -104,7 +104,7 @@ async def show_report(
 ) -> bool:
     """Open the modal (with `trigger_id`) or turn the open `view` to `page`; False when
     Slack refused (an expired trigger, a view closed meanwhile)."""
-    messages = renderer.section(item, Section.FULL, Format.SLACK, locale)
+    messages = renderer.report_pages(item, Format.SLACK, locale)
     shown = report_view(item, messages, page, locale)
     try:
         if view is None:

@@ -16,7 +16,7 @@ import pytest
 from sqlalchemy import select
 
 from bot.core.delivery.outbox import plan_digest
-from bot.core.models import Platform
+from bot.core.models import Format, Locale, Platform
 from bot.core.render.actions import EntryAction, action_data
 from bot.core.reports.parser import parse_file
 from bot.core.store.tables import digest_runs, reading_marks
@@ -129,8 +129,14 @@ async def test_full_report_replies_with_the_whole_report(
     before = len(fake.sent_to(GROUP))
     await _press(fake, digest, EntryAction.REPORT, REF, MEMBER)
     await until(lambda: len(fake.sent_to(GROUP)) > before)
-    report = "\n".join(texts(fake, GROUP)[before:])
-    assert "#7422" in report and "FP8 例外一并删除" in report
+    [item] = await bot.service.ctx.reports.find(7422, "verl-project/verl")
+    pages = bot.service.renderer.report_pages(item, Format.TELEGRAM, Locale.EN)
+    assert "FP8 例外一并删除" in "\n".join(page.text for page in pages), "the whole report"
+    assert len(pages) > 3, "a message for each section"
+    assert all("#7422" in page.text.splitlines()[0] for page in pages), "each opens with the PR"
+    await until(lambda: len(fake.sent_to(GROUP)) >= before + 3, timeout=15)  # paced: 20/min
+    assert texts(fake, GROUP)[before : before + 3] == [page.text for page in pages[:3]]
+    assert "#7422" in texts(fake, GROUP)[before]
 
 
 async def test_more_button_and_slash_more_post_the_next_page(
