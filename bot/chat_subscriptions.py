@@ -84,6 +84,10 @@ class SubscriptionVerbs:
         self.calendars = config.calendars()
         self.notes = notes
 
+    def next_post(self, sub: Subscription, now: datetime) -> str:
+        """When the subscription next posts, on its destination's working calendar."""
+        return self._next(sub, now)
+
     def _next(self, sub: Subscription, now: datetime) -> str:
         calendar = self.calendars.for_subscription(sub)
         return next_text(sub.schedule, sub.timezone, now, calendar, note=self.notes)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Final
 
@@ -51,6 +51,7 @@ class HomeData:
     mine: list[Subscription]
     channels: list[str]
     must_read: list[tuple[str, str, str | None]]  # (ref, title, url)
+    next_posts: dict[int, str] = field(default_factory=dict)  # by subscription id, calendar's
 
 
 def _plain(text: str) -> dict[str, Any]:
@@ -69,7 +70,7 @@ def _button(label: str, action_id: str, value: str) -> dict[str, Any]:
     return {"type": "button", "text": _plain(label[:75]), "action_id": action_id, "value": value}
 
 
-def _sub_block(sub: Subscription, locale: Locale, now: Any) -> dict[str, Any]:
+def _sub_block(sub: Subscription, locale: Locale, now: Any, upcoming: str | None) -> dict[str, Any]:
     line = picker_label(
         "home_line",
         locale,
@@ -77,7 +78,7 @@ def _sub_block(sub: Subscription, locale: Locale, now: Any) -> dict[str, Any]:
         number=str(sub.number),
         query=sub.filter.query or sub.name,
         cadence=sub.cadence,
-        next=next_text(sub.schedule, sub.timezone, now),
+        next=upcoming or next_text(sub.schedule, sub.timezone, now),
     )
     remove = _button(picker_label("home_remove", locale), REMOVE, f"{sub.target}:{sub.number}")
     return {"type": "section", "text": _plain(line), "accessory": remove}
@@ -96,7 +97,8 @@ def home_view(data: HomeData, locale: Locale, dm: str, now: Any) -> dict[str, An
     blocks: list[dict[str, Any]] = [_header(word("home_title")), _header(word("home_mine"))]
     if not data.mine:
         blocks.append({"type": "section", "text": _plain(word("home_mine_empty"))})
-    blocks += [_sub_block(s, locale, now) for s in data.mine[:MAX_SHOWN_SUBSCRIPTIONS]]
+    shown = data.mine[:MAX_SHOWN_SUBSCRIPTIONS]
+    blocks += [_sub_block(s, locale, now, data.next_posts.get(s.id)) for s in shown]
     blocks.append({"type": "actions", "elements": [_button(word("home_add"), ADD, dm)]})
     blocks.append(_header(word("home_channels")))
     channels = "\n".join(f"• <#{c}>" for c in data.channels) or word("home_channels_empty")
@@ -190,7 +192,9 @@ class SlackHome:
         chat = await self.host.chat({"channel_id": dm, "user_id": user}, "")
         answerer = self.host.answerer
         now = answerer.clock()
-        data = HomeData(await self._mine(user), await self._channels(user), [])
+        mine = await self._mine(user)
+        upcoming = {sub.id: answerer.verbs.next_post(sub, now) for sub in mine}
+        data = HomeData(mine, await self._channels(user), [], upcoming)
         query = _matching(data.mine)
         if query is not None:
             found = await search(answerer.reports, query, limit=MUST_READ_CANDIDATES, now=now)
