@@ -121,6 +121,11 @@ destinations = Table(
     Column("next_send_at", UtcDateTime(), nullable=True),
     Column("created_at", UtcDateTime(), nullable=False),
     Column("updated_at", UtcDateTime(), nullable=False),
+    # Telegram forum supergroups: None until a topic is first opened there (True), or the
+    # platform said the chat is not a forum (False: topics layouts post flat here).
+    Column("forum", Boolean, nullable=True),
+    # The "not a forum, posting flat" notice, rendered by the planner; queued once.
+    Column("layout_notice", JSON, nullable=True),
     UniqueConstraint("platform", "target", name="uq_destinations_platform_target"),
 )
 
@@ -143,6 +148,7 @@ subscriptions = Table(
     Column("timezone", String(64), nullable=False),
     Column("locale", String(8), nullable=False),
     Column("layout", String(16), nullable=False, default="flat"),
+    Column("verbosity", String(16), nullable=False, default="standard"),
     Column("owner", String(128), nullable=True),
     Column("post_empty", Boolean, nullable=False, default=False),
     Column("locked", Boolean, nullable=False, default=False),
@@ -229,10 +235,27 @@ outbox = Table(
     Column("external_id", String(128), nullable=True),
     Column("created_at", UtcDateTime(), nullable=False),
     Column("sent_at", UtcDateTime(), nullable=True),
+    # Threaded layouts: the part (same run) whose message this one replies to.
+    Column("reply_to_part", Integer, nullable=True),
+    # Topics layouts: the forum topic's key (forum_topics.key) this message goes to.
+    Column("topic", String(128), nullable=True),
     UniqueConstraint("run_id", "part", name="uq_outbox_run_part"),
 )
 Index("ix_outbox_due", outbox.c.status, outbox.c.next_attempt_at, outbox.c.id)
 Index("ix_outbox_destination_status", outbox.c.destination_id, outbox.c.status)
+
+# A destination's forum topics (Telegram), one per key (a tag): the row is written by the
+# planner (name, no thread yet) and the thread id by the sender that opened the topic.
+forum_topics = Table(
+    "forum_topics",
+    metadata,
+    Column("destination_id", Integer, ForeignKey("destinations.id"), primary_key=True),
+    Column("key", String(128), primary_key=True),
+    Column("name", String(128), nullable=False),
+    Column("thread_id", String(32), nullable=True),
+    Column("created_at", UtcDateTime(), nullable=False),
+    Column("opened_at", UtcDateTime(), nullable=True),
+)
 
 processed_events = Table(
     "processed_events",
