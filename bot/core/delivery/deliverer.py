@@ -23,7 +23,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.core.clock import Clock, utc_clock
-from bot.core.delivery import ledger
+from bot.core.delivery import ledger, threads
 from bot.core.delivery.ledger import Claimed
 from bot.core.delivery.pacing import make_pace
 from bot.core.models import Platform
@@ -252,7 +252,11 @@ class Deliverer:
                 return False
             return go and self.clock() <= send_by
 
-        outcome = await sender.send(row.target, row.payload, turn)
+        placed = await threads.place(self.engine, sender, row, self.clock())
+        if isinstance(placed, threads.Placed):
+            outcome = await sender.send(row.target, placed.payload, turn)
+        else:  # a forum topic that could not be opened yet: a 429, a 5xx...
+            outcome = placed if isinstance(placed, Outcome) else Transient(repr(placed))
         if isinstance(outcome, Withheld):
             await self._give_back(row)
             return

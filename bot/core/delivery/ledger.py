@@ -46,6 +46,8 @@ class Claimed:
     payload: dict[str, Any]
     attempts: int
     consecutive_failures: int
+    reply_to_part: int | None = None  # threaded: the part of the run this message replies to
+    topic: str | None = None  # topics: the forum topic's key
 
 
 async def advance_watermark(conn: AsyncConnection, subscription_id: int, seq: int) -> None:
@@ -87,6 +89,8 @@ def _claimable(platforms: tuple[Platform, ...], now: datetime, only_destination:
             outbox.c.part,
             outbox.c.payload,
             outbox.c.attempts,
+            outbox.c.reply_to_part,
+            outbox.c.topic,
             destinations.c.platform,
             destinations.c.target,
             destinations.c.consecutive_failures,
@@ -148,6 +152,8 @@ async def claim(
             payload=dict(r.payload),
             attempts=int(r.attempts),
             consecutive_failures=int(r.consecutive_failures),
+            reply_to_part=r.reply_to_part,
+            topic=r.topic,
         )
         for r in rows
     ]

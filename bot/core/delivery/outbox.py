@@ -27,9 +27,10 @@ from zoneinfo import ZoneInfo
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from bot.core.delivery.ledger import RowStatus, RunStatus, advance_members, advance_watermark
-from bot.core.models import Format, Platform
-from bot.core.render.flow import RenderedMessage
+from bot.core.delivery.ledger import RunStatus, advance_members, advance_watermark
+from bot.core.delivery.queue import Queued, lay_out, layout_for, prepare_topics, queue
+from bot.core.models import Format, Layout, Platform, Verbosity
+from bot.core.render.options import DigestOptions
 from bot.core.render.renderer import Renderer
 from bot.core.select import (
     Digest,
@@ -46,7 +47,6 @@ from bot.core.store.tables import (
     destinations,
     digest_runs,
     instant_posts,
-    outbox,
     run_members,
     subscriptions,
 )
@@ -157,29 +157,6 @@ async def _read_window(
         skipped = await count_after(conn, start) - WINDOW_LIMIT
         log(logger, "digest.window_capped", logging.WARNING, destination=label, skipped=skipped)
     return window
-
-
-async def _queue(
-    conn: AsyncConnection,
-    run_id: int,
-    destination_id: int,
-    messages: Sequence[RenderedMessage],
-    now: datetime,
-) -> None:
-    """One pending outbox row per message of the run, in order."""
-    for part, message in enumerate(messages):
-        await conn.execute(
-            outbox.insert().values(
-                run_id=run_id,
-                destination_id=destination_id,
-                part=part,
-                payload=message.payload,
-                status=RowStatus.PENDING.value,
-                attempts=0,
-                next_attempt_at=now,
-                created_at=now,
-            )
-        )
 
 
 async def _lock_destination(conn: AsyncConnection, destination_id: int) -> None:
@@ -306,13 +283,11 @@ async def _finish_plan(
 ) -> PlannedRun:
     """Render the merged digest, queue its messages, record the run and its members."""
     digest, instant = await _build(conn, destination_id, parts)
-    lead = parts[0].sub
-    messages = []
+    messages: list[Queued] = []
     if not digest.is_empty or any(part.sub.post_empty for part in parts):
         fire = max(part.fire for part in parts)
-        fmt = PLATFORM_FORMAT[lead.platform]
-        messages = renderer.digest(digest, fmt, lead.locale, date=fire.date())
-    await _queue(conn, run_id, destination_id, messages, now)
+        messages = await _lay_out(conn, destination_id, parts[0].sub, (digest, fire), renderer, now)
+    await queue(conn, run_id, destination_id, messages, now)
     for seq in instant:
         values = {"destination_id": destination_id, "seq": seq, "run_id": run_id, "posted_at": now}
         await insert_ignore(conn, instant_posts, values, instant_posts.c.seq)
@@ -338,6 +313,26 @@ async def _finish_plan(
     if not messages:
         await advance_members(conn, run_id)
     return PlannedRun(run_id, True, status, digest.total, len(messages))
+
+
+async def _lay_out(
+    conn: AsyncConnection,
+    destination_id: int,
+    lead: Subscription,
+    what: tuple[Digest, datetime],
+    renderer: Renderer,
+    now: datetime,
+) -> list[Queued]:
+    """The digest's messages in the layout and verbosity of the run's lead subscription (its
+    first member, whose language the run speaks too)."""
+    digest, fire = what
+    fmt = PLATFORM_FORMAT[lead.platform]
+    layout = await layout_for(conn, destination_id, Layout(lead.layout))
+    options = DigestOptions(layout=layout, verbosity=Verbosity(lead.verbosity))
+    parts = renderer.digest_parts(digest, fmt, lead.locale, date=fire.date(), options=options)
+    if layout is Layout.TOPICS:
+        await prepare_topics(conn, destination_id, parts, (renderer, fmt, lead.locale), now)
+    return lay_out(parts, layout)
 
 
 async def plan_digest(
