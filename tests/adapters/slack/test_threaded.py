@@ -1,0 +1,51 @@
+"""A threaded digest in Slack: one parent summary in the channel, each tag group a reply in its
+thread, not broadcast back to the channel."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+
+from bot.adapters.slack.sender import SlackSender
+from bot.core.delivery.deliverer import Deliverer
+from bot.core.delivery.outbox import plan_digest
+from bot.core.models import Platform
+from bot.core.render.renderer import Renderer
+from bot.core.store.reports import ReportStore
+from tests.fakes.slack.api import FakeSlack
+from tests.kits.delivery import FakeClock, add_reports, channel, run_until_idle, setup_destinations
+
+CHANNEL = "C0THREAD"
+
+
+@pytest.fixture
+async def fake() -> AsyncIterator[FakeSlack]:
+    async with FakeSlack() as server:
+        server.add_channel(CHANNEL)
+        yield server
+
+
+async def test_a_threaded_digest_is_one_parent_and_a_reply_per_group_not_broadcast(
+    store: ReportStore, fake: FakeSlack
+) -> None:
+    clock = FakeClock()
+    [sub] = await setup_destinations(
+        store.engine, channel("team", CHANNEL, platform="slack", layout="threaded")
+    )
+    await add_reports(store, [1, 2], tags=["rollout"])
+    await add_reports(store, [3], tags=["sglang"])
+    await plan_digest(store.engine, sub, clock(), Renderer(), clock())
+    sender = SlackSender(fake.bot_token, fake.api_url)
+    await run_until_idle(Deliverer(store.engine, {Platform.SLACK: sender}, "t", clock), clock, 20)
+
+    parent, *replies = [m for m in fake.posted if m.method == "chat.postMessage"]
+    assert parent.thread_ts is None and len(replies) == 2
+    assert {reply.thread_ts for reply in replies} == {parent.ts}
+    assert all(reply.params.get("reply_broadcast") in (False, "false") for reply in replies)
+    assert [reply.text and reply.text.count("change number") for reply in replies] == [2, 1]
+
+
+def test_topics_are_refused_on_slack_at_config_load() -> None:
+    with pytest.raises(ValueError, match="topics are Telegram forum topics"):
+        channel("team", CHANNEL, platform="slack", layout="topics")
