@@ -13,7 +13,8 @@ from bot.core.delivery.outbox import plan_digest
 from bot.core.models import Platform
 from bot.core.render.renderer import Renderer
 from bot.core.store.reports import ReportStore
-from tests.fakes.slack.api import FakeSlack
+from bot.core.store.status import collect
+from tests.fakes.slack.api import FakeSlack, Fault
 from tests.kits.delivery import FakeClock, add_reports, channel, run_until_idle, setup_destinations
 
 CHANNEL = "C0THREAD"
@@ -44,6 +45,26 @@ async def test_a_threaded_digest_is_one_parent_and_a_reply_per_group_not_broadca
     assert {reply.thread_ts for reply in replies} == {parent.ts}
     assert all(reply.params.get("reply_broadcast") in (False, "false") for reply in replies)
     assert [reply.text and reply.text.count("change number") for reply in replies] == [2, 1]
+
+
+async def test_replies_whose_parent_failed_for_good_are_posted_in_the_channel(
+    store: ReportStore, fake: FakeSlack
+) -> None:
+    clock = FakeClock()
+    [sub] = await setup_destinations(
+        store.engine, channel("team", CHANNEL, platform="slack", layout="threaded")
+    )
+    await add_reports(store, [1], tags=["rollout"])
+    await add_reports(store, [2], tags=["sglang"])
+    await plan_digest(store.engine, sub, clock(), Renderer(), clock())
+    fake.script("chat.postMessage", Fault.error("restricted_action"))  # the parent, for good
+    sender = SlackSender(fake.bot_token, fake.api_url)
+    await run_until_idle(Deliverer(store.engine, {Platform.SLACK: sender}, "t", clock), clock, 20)
+
+    replies = [m for m in fake.posted if m.method == "chat.postMessage"]
+    assert len(replies) == 2 and all(m.thread_ts is None for m in replies), "not lost"
+    [status] = await collect(store.engine)
+    assert status.failed == 1
 
 
 def test_topics_are_refused_on_slack_at_config_load() -> None:
