@@ -115,6 +115,9 @@ class SlackSender:
     async def open_topic(self, target: str, name: str) -> object:
         return Refused("Slack has no forum topics")
 
+    def topic_gone(self, reason: str) -> bool:
+        return False
+
     async def _post(self, target: str, args: dict[str, Any]) -> Outcome:
         try:
             response = await self.client.chat_postMessage(channel=target, **args)

@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 
 from bot.adapters.telegram.pace import ChatPacer
-from bot.adapters.telegram.topics import place_message, topic_answer
+from bot.adapters.telegram.topics import is_topic_gone, place_message, topic_answer
 from bot.core.delivery.deliverer import (
     Blocked,
     Gone,
@@ -141,6 +141,9 @@ class TelegramSender:
         """`createForumTopic`; a chat without topics answers NotForum."""
         answer = await self._request("createForumTopic", {"chat_id": target, "name": name})
         return topic_answer(answer)
+
+    def topic_gone(self, reason: str) -> bool:
+        return is_topic_gone(reason)
 
     async def close(self) -> None:
         await self.client.aclose()

@@ -13,6 +13,14 @@ from bot.core.delivery.threads import NotForum, Opened, Placement, Refused
 # topics are off, or a private chat or basic group (topics exist in supergroups only).
 NOT_FORUM_ERRORS = ("not a forum", "chat_not_forum", "supergroup", "topics are disabled")
 
+# A send into a forum topic that was deleted in the chat.
+TOPIC_GONE_ERRORS = ("message thread not found", "topic_deleted", "topic not found")
+
+
+def is_topic_gone(reason: str) -> bool:
+    lowered = reason.lower()
+    return any(marker in lowered for marker in TOPIC_GONE_ERRORS)
+
 
 def place_message(payload: Mapping[str, object], placement: Placement) -> dict[str, object]:
     placed = dict(payload)

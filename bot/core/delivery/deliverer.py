@@ -257,12 +257,21 @@ class Deliverer:
             outcome = await sender.send(row.target, placed.payload, turn)
         else:  # a forum topic that could not be opened yet: a 429, a 5xx...
             outcome = placed if isinstance(placed, Outcome) else Transient(repr(placed))
+        if isinstance(outcome, Rejected) and row.topic is not None:
+            outcome = await self._topic_gone(sender, row, outcome)
         if isinstance(outcome, Withheld):
             await self._give_back(row)
             return
         await self._record_durably(row, sender, outcome, send_by + self.lease / 2)
         if self.on_result is not None:
             self.on_result(row, outcome)
+
+    async def _topic_gone(self, sender: Sender, row: Claimed, outcome: Rejected) -> Outcome:
+        """A send refused because its forum topic was deleted: retried, in a new topic."""
+        if not isinstance(sender, threads.Threads) or not sender.topic_gone(outcome.reason):
+            return outcome
+        await threads.forget_topic(self.engine, row)
+        return Transient(f"forum topic gone: {outcome.reason}")
 
     async def _give_back(self, row: Claimed) -> None:
         """Unsent: stopping, or the row waited past half its lease. Pending again at once."""

@@ -81,6 +81,10 @@ class Threads(Protocol):
         5xx...), recorded for the row as if its send had ended so."""
         ...
 
+    def topic_gone(self, reason: str) -> bool:
+        """Whether a refused send means its forum topic no longer exists (deleted in the chat)."""
+        ...
+
 
 async def place(engine: AsyncEngine, sender: object, row: Claimed, now: datetime) -> object:
     """The row's payload placed in its thread or topic (`Placed`), or (a topic could not be
@@ -109,6 +113,20 @@ async def place(engine: AsyncEngine, sender: object, row: Claimed, now: datetime
             return opened
         thread = await _record_topic(engine, row.destination_id, row.topic, opened.thread, now)
     return Placed(sender.placed(row.payload, Placement(thread=thread)))
+
+
+async def forget_topic(engine: AsyncEngine, row: Claimed) -> None:
+    """The row's topic was deleted in the chat: the next message that needs it opens a new one."""
+    async with write_transaction(engine) as conn:
+        await conn.execute(
+            update(forum_topics)
+            .where(
+                forum_topics.c.destination_id == row.destination_id,
+                forum_topics.c.key == row.topic,
+            )
+            .values(thread_id=None, opened_at=None)
+        )
+    log(logger, "topic.gone", logging.WARNING, destination=row.destination_id, key=row.topic)
 
 
 async def _parent_id(engine: AsyncEngine, row: Claimed) -> str | None:

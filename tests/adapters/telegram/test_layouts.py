@@ -144,3 +144,22 @@ async def test_topics_in_a_chat_that_is_not_a_forum_post_flat_and_say_so_once(
     assert "change number 10" in sent[-1].plain_text, "the second digest came flat, no notice"
     texts = " ".join(m.plain_text for m in sent)
     assert all(f"change number {n}" in texts for n in (1, 2, 3, 10)), "nothing lost"
+
+
+async def test_a_topic_deleted_in_the_chat_is_opened_again_and_nothing_is_lost(
+    store: ReportStore, fake: FakeTelegram, sender: TelegramSender, clock: FakeClock
+) -> None:
+    fake.add_chat(GROUP, "supergroup", is_forum=True)
+    fake.set_member(GROUP, fake.bot_id, "administrator")
+    sub = await _subscribe(store, "topics")
+    await add_reports(store, [1], tags=["rollout"])
+    await _digest(store, sub, sender, clock)
+    fake.chats[GROUP].topics.clear()  # someone deleted the rollout topic
+
+    clock.advance(3600)
+    await add_reports(store, [2], tags=["rollout"])
+    await _digest(store, sub, sender, clock)
+
+    assert [str(c.params["name"]) for c in fake.calls("createForumTopic")] == ["rollout"] * 2
+    last = fake.sent_to(GROUP)[-1]
+    assert "change number 2" in last.plain_text and _topic_of(fake, last) == "rollout"
