@@ -40,13 +40,16 @@ def upgrade() -> None:
     )
 
 
+_ADDED = (
+    ("destinations", "layout_notice"),
+    ("destinations", "forum"),
+    ("outbox", "topic"),
+    ("outbox", "reply_to_part"),
+    ("subscriptions", "verbosity"),
+)
+
+
 def downgrade() -> None:
     op.drop_table("forum_topics")
-    with op.batch_alter_table("destinations") as batch:
-        batch.drop_column("layout_notice")
-        batch.drop_column("forum")
-    with op.batch_alter_table("outbox") as batch:
-        batch.drop_column("topic")
-        batch.drop_column("reply_to_part")
-    with op.batch_alter_table("subscriptions") as batch:
-        batch.drop_column("verbosity")
+    for table, column in _ADDED:  # SQLite drops columns natively (3.35 and later)
+        op.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
