@@ -327,7 +327,7 @@ async def _lay_out(
     first member, whose language the run speaks too)."""
     digest, fire = what
     fmt = PLATFORM_FORMAT[lead.platform]
-    layout = await layout_for(conn, destination_id, Layout(lead.layout))
+    layout = await layout_for(conn, destination_id, Layout(lead.layout), now)
     options = DigestOptions(layout=layout, verbosity=Verbosity(lead.verbosity))
     parts = renderer.digest_parts(digest, fmt, lead.locale, date=fire.date(), options=options)
     if layout is Layout.TOPICS:

@@ -9,9 +9,10 @@
   `forum_topics` is written here (its name, no thread yet); the sender of the first message
   that needs it opens it (bot/core/delivery/threads.py).
 
-A topics layout on a destination the platform said is not a forum is planned flat, and the
-notice saying so is rendered here (the planner knows the run's language), queued once by the
-deliverer when it learns the chat is not a forum.
+A topics layout on a destination the platform said is not a forum is planned flat (for a day;
+then topics are tried again, in case they were turned on), and the notice saying so is rendered
+here (the planner knows the run's language), queued once by the deliverer when it learns the
+chat is not a forum.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bot.core.delivery.ledger import RowStatus
+from bot.core.delivery.threads import flat_for_now
 from bot.core.models import Format, Layout, Locale
 from bot.core.render.options import DigestPart
 from bot.core.render.renderer import Renderer
@@ -66,15 +68,21 @@ def topic_key(key: str) -> str:
     return key[:TOPIC_KEY_MAX]
 
 
-async def layout_for(conn: AsyncConnection, destination_id: int, wanted: Layout) -> Layout:
+async def layout_for(
+    conn: AsyncConnection, destination_id: int, wanted: Layout, now: datetime
+) -> Layout:
     """The layout a run is planned with: topics fall back to flat where the platform said the
-    chat is not a forum."""
+    chat is not a forum (until it is asked again, threads.FORUM_RECHECK later)."""
     if wanted is not Layout.TOPICS:
         return wanted
-    forum = (
-        await conn.execute(select(destinations.c.forum).where(destinations.c.id == destination_id))
-    ).scalar()
-    return Layout.FLAT if forum is False else wanted
+    state = (
+        await conn.execute(
+            select(destinations.c.forum, destinations.c.forum_checked_at).where(
+                destinations.c.id == destination_id
+            )
+        )
+    ).one()
+    return Layout.FLAT if flat_for_now(state.forum, state.forum_checked_at, now) else wanted
 
 
 async def prepare_topics(
@@ -85,7 +93,7 @@ async def prepare_topics(
     now: datetime,
 ) -> None:
     """A forum topic row per tag group not seen here before (its name; opened on first use),
-    and the not-a-forum notice, while the destination's forum state is unknown."""
+    and the not-a-forum notice, unless the chat was told already."""
     for part in parts[1:]:
         values = {
             "destination_id": destination_id,
@@ -100,7 +108,7 @@ async def prepare_topics(
         update(destinations)
         .where(
             destinations.c.id == destination_id,
-            destinations.c.forum.is_(None),
+            destinations.c.forum_told_at.is_(None),
             destinations.c.layout_notice.is_(None),
         )
         .values(layout_notice=payload)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Protocol, runtime_checkable
 
 from sqlalchemy import select, update
@@ -30,6 +30,16 @@ from bot.core.store.tables import destinations, forum_topics, outbox
 from bot.logs import log
 
 logger = logging.getLogger("prdigest.delivery")
+
+FORUM_RECHECK = timedelta(days=1)  # a chat found not to be a forum is asked again after this
+
+
+def flat_for_now(forum: bool | None, checked_at: datetime | None, now: datetime) -> bool:
+    """Whether a topics layout posts flat here: the chat was found not to be a forum, less
+    than FORUM_RECHECK ago (topics may have been turned on since)."""
+    if forum is not False:
+        return False
+    return checked_at is None or now - checked_at < FORUM_RECHECK
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,8 +108,8 @@ async def place(engine: AsyncEngine, sender: object, row: Claimed, now: datetime
             return flat
         return Placed(sender.placed(row.payload, Placement(reply_to=parent)))
     assert row.topic is not None
-    forum, name, thread = await _topic(engine, row.destination_id, row.topic)
-    if forum is False or name is None:
+    flat_now, name, thread = await _topic(engine, row.destination_id, row.topic, now)
+    if flat_now or name is None:
         return flat
     if thread is None:
         opened = await sender.open_topic(row.target, name)
@@ -142,15 +152,17 @@ async def _parent_id(engine: AsyncEngine, row: Claimed) -> str | None:
 
 
 async def _topic(
-    engine: AsyncEngine, destination_id: int, key: str
-) -> tuple[bool | None, str | None, str | None]:
-    """(the destination's forum state, the topic's name, its thread id once opened)."""
+    engine: AsyncEngine, destination_id: int, key: str, now: datetime
+) -> tuple[bool, str | None, str | None]:
+    """(whether the chat gets topics flat for now, the topic's name, its thread once opened)."""
     async with engine.connect() as conn:
-        forum = (
+        state = (
             await conn.execute(
-                select(destinations.c.forum).where(destinations.c.id == destination_id)
+                select(destinations.c.forum, destinations.c.forum_checked_at).where(
+                    destinations.c.id == destination_id
+                )
             )
-        ).scalar()
+        ).one()
         topic = (
             await conn.execute(
                 select(forum_topics.c.name, forum_topics.c.thread_id).where(
@@ -158,9 +170,10 @@ async def _topic(
                 )
             )
         ).first()
+    flat_now = flat_for_now(state.forum, state.forum_checked_at, now)
     if topic is None:
-        return forum, None, None
-    return forum, str(topic.name), None if topic.thread_id is None else str(topic.thread_id)
+        return flat_now, None, None
+    return flat_now, str(topic.name), None if topic.thread_id is None else str(topic.thread_id)
 
 
 async def _record_topic(
@@ -175,8 +188,10 @@ async def _record_topic(
             .where(*mine, forum_topics.c.thread_id.is_(None))
             .values(thread_id=thread, opened_at=now)
         )
-        await conn.execute(
-            update(destinations).where(destinations.c.id == destination_id).values(forum=True)
+        await conn.execute(  # a later "not a forum" is news again, and said again
+            update(destinations)
+            .where(destinations.c.id == destination_id)
+            .values(forum=True, forum_checked_at=now, forum_told_at=None)
         )
         kept = (await conn.execute(select(forum_topics.c.thread_id).where(*mine))).scalar()
     log(logger, "topic.opened", destination=destination_id, key=key, thread=thread)
@@ -184,23 +199,19 @@ async def _record_topic(
 
 
 async def not_a_forum(engine: AsyncEngine, destination_id: int, reason: str, now: datetime) -> None:
-    """Remember that the chat has no topics, and queue the notice saying so, once."""
+    """Remember that the chat has no topics (asked again after FORUM_RECHECK), and queue the
+    notice saying so, once: not again while the chat stays without topics."""
     async with write_transaction(engine) as conn:
         found = (
             await conn.execute(
-                select(destinations.c.forum, destinations.c.layout_notice).where(
+                select(destinations.c.forum_told_at, destinations.c.layout_notice).where(
                     destinations.c.id == destination_id
                 )
             )
         ).one()
-        if found.forum is False:
-            return
-        await conn.execute(
-            update(destinations)
-            .where(destinations.c.id == destination_id)
-            .values(forum=False, layout_notice=None, updated_at=now)
-        )
-        if found.layout_notice is not None:
+        values: dict[str, object] = {"forum": False, "forum_checked_at": now, "updated_at": now}
+        if found.forum_told_at is None and found.layout_notice is not None:
+            values.update(forum_told_at=now, layout_notice=None)
             await conn.execute(
                 outbox.insert().values(
                     run_id=None,
@@ -213,6 +224,9 @@ async def not_a_forum(engine: AsyncEngine, destination_id: int, reason: str, now
                     created_at=now,
                 )
             )
+        await conn.execute(
+            update(destinations).where(destinations.c.id == destination_id).values(**values)
+        )
     log(
         logger,
         "destination.not_a_forum",

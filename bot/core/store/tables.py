@@ -122,10 +122,14 @@ destinations = Table(
     Column("created_at", UtcDateTime(), nullable=False),
     Column("updated_at", UtcDateTime(), nullable=False),
     # Telegram forum supergroups: None until a topic is first opened there (True), or the
-    # platform said the chat is not a forum (False: topics layouts post flat here).
+    # platform said the chat is not a forum (False, at forum_checked_at: topics layouts post
+    # flat here, and ask again a day later in case topics were turned on).
     Column("forum", Boolean, nullable=True),
-    # The "not a forum, posting flat" notice, rendered by the planner; queued once.
+    Column("forum_checked_at", UtcDateTime(), nullable=True),
+    # The "not a forum, posting flat" notice, rendered by the planner; queued once, when
+    # (forum_told_at) the chat is first found not to be a forum.
     Column("layout_notice", JSON, nullable=True),
+    Column("forum_told_at", UtcDateTime(), nullable=True),
     UniqueConstraint("platform", "target", name="uq_destinations_platform_target"),
 )
 

@@ -23,7 +23,9 @@ def upgrade() -> None:
     op.add_column("outbox", sa.Column("reply_to_part", sa.Integer, nullable=True))
     op.add_column("outbox", sa.Column("topic", sa.String(128), nullable=True))
     op.add_column("destinations", sa.Column("forum", sa.Boolean, nullable=True))
+    op.add_column("destinations", sa.Column("forum_checked_at", when, nullable=True))
     op.add_column("destinations", sa.Column("layout_notice", sa.JSON, nullable=True))
+    op.add_column("destinations", sa.Column("forum_told_at", when, nullable=True))
     op.create_table(
         "forum_topics",
         sa.Column(
@@ -41,7 +43,9 @@ def upgrade() -> None:
 
 
 _ADDED = (
+    ("destinations", "forum_told_at"),
     ("destinations", "layout_notice"),
+    ("destinations", "forum_checked_at"),
     ("destinations", "forum"),
     ("outbox", "topic"),
     ("outbox", "reply_to_part"),

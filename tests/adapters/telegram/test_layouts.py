@@ -163,3 +163,23 @@ async def test_a_topic_deleted_in_the_chat_is_opened_again_and_nothing_is_lost(
     assert [str(c.params["name"]) for c in fake.calls("createForumTopic")] == ["rollout"] * 2
     last = fake.sent_to(GROUP)[-1]
     assert "change number 2" in last.plain_text and _topic_of(fake, last) == "rollout"
+
+
+async def test_topics_turned_on_later_are_used_from_the_next_day_without_a_second_notice(
+    store: ReportStore, fake: FakeTelegram, sender: TelegramSender, clock: FakeClock
+) -> None:
+    chat = fake.add_chat(GROUP, "supergroup")
+    fake.set_member(GROUP, fake.bot_id, "administrator")
+    sub = await _subscribe(store, "topics")
+    await _two_groups(store)
+    await _digest(store, sub, sender, clock)
+    before = len(fake.sent_to(GROUP))
+
+    chat.is_forum = True  # an admin turns topics on
+    clock.advance(25 * 3600)
+    await add_reports(store, [10], tags=["rollout"])
+    await _digest(store, sub, sender, clock)
+
+    summary, grouped = fake.sent_to(GROUP)[before:]
+    assert summary.message_thread_id is None and _topic_of(fake, grouped) == "rollout"
+    assert sum("not a forum" in m.plain_text for m in fake.sent_to(GROUP)) == 1
