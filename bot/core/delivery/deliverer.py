@@ -252,7 +252,12 @@ class Deliverer:
                 return False
             return go and self.clock() <= send_by
 
-        placed = await threads.place(self.engine, sender, row, self.clock())
+        try:
+            placed = await threads.place(self.engine, sender, row, self.clock())
+        except (SQLAlchemyError, OSError) as exc:  # its parent or topic could not be read
+            log(logger, "delivery.store_error", logging.ERROR, error=str(exc)[:500])
+            await self._give_back(row)
+            return
         if isinstance(placed, threads.Placed):
             outcome = await sender.send(row.target, placed.payload, turn)
         else:  # a forum topic that could not be opened yet: a 429, a 5xx...
@@ -270,7 +275,10 @@ class Deliverer:
         """A send refused because its forum topic was deleted: retried, in a new topic."""
         if not isinstance(sender, threads.Threads) or not sender.topic_gone(outcome.reason):
             return outcome
-        await threads.forget_topic(self.engine, row)
+        try:
+            await threads.forget_topic(self.engine, row)
+        except (SQLAlchemyError, OSError) as exc:  # the retry finds the topic gone again
+            log(logger, "delivery.store_error", logging.ERROR, error=str(exc)[:500])
         return Transient(f"forum topic gone: {outcome.reason}")
 
     async def _give_back(self, row: Claimed) -> None:

@@ -67,6 +67,26 @@ async def test_replies_whose_parent_failed_for_good_are_posted_in_the_channel(
     assert status.failed == 1
 
 
+async def test_a_reply_too_big_for_slack_falls_back_to_plain_text_in_the_same_thread(
+    store: ReportStore, fake: FakeSlack
+) -> None:
+    clock = FakeClock()
+    [sub] = await setup_destinations(
+        store.engine, channel("team", CHANNEL, platform="slack", layout="threaded")
+    )
+    await add_reports(store, [1], tags=["rollout"])
+    await plan_digest(store.engine, sub, clock(), Renderer(), clock())
+    sender = SlackSender(fake.bot_token, fake.api_url)
+    deliverer = Deliverer(store.engine, {Platform.SLACK: sender}, "t", clock)
+    await deliverer.run_once()  # the parent
+    fake.script("chat.postMessage", Fault.error("msg_blocks_too_long"))
+    await run_until_idle(deliverer, clock, 10)
+
+    parent, reply = [m for m in fake.posted if m.method == "chat.postMessage"]
+    assert reply.blocks is None and reply.thread_ts == parent.ts
+    assert reply.params.get("reply_broadcast") in (False, "false")
+
+
 def test_topics_are_refused_on_slack_at_config_load() -> None:
     with pytest.raises(ValueError, match="topics are Telegram forum topics"):
         channel("team", CHANNEL, platform="slack", layout="topics")
