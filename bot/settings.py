@@ -11,7 +11,7 @@ import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal, Self, get_args
+from typing import Any, Self, get_args
 
 import yaml
 from pydantic import (
@@ -24,7 +24,7 @@ from pydantic import (
 )
 
 from bot.core.calendar import CalendarBook
-from bot.core.models import Locale, Platform
+from bot.core.models import Layout, Locale, Platform, Verbosity
 from bot.settings_calendar import CalendarConfig, calendar_book, shared_calendar_problem
 from bot.settings_errors import describe_config_error
 from bot.settings_types import (
@@ -139,7 +139,9 @@ class Channel(_Frozen):
     # `cadence:` (or `schedule:`, not both): a cron, `daily 09:00`, `workdays 09:30`,
     # `weekly fri 17:00` or `now`; read into `schedule` (a cron, or "now"), kept as written.
     cadence: str | None = None
-    layout: Literal["flat"] = "flat"
+    # flat | threaded (a summary, one reply per tag group) | topics (Telegram forum topics)
+    layout: Layout = Layout.FLAT
+    verbosity: Verbosity = Verbosity.STANDARD  # oneline | standard | full
     locked: bool = False  # the chat may not change this destination's subscriptions
     calendar: CalendarConfig | None = None  # its destination's, over the top level key by key
     unread_days: int | None = Field(None, ge=1, le=30)  # None: `reading.unread_days`
@@ -148,6 +150,15 @@ class Channel(_Frozen):
     @classmethod
     def _cadence(cls, data: Any) -> Any:
         return read_cadence(data)
+
+    @model_validator(mode="after")
+    def _topics_need_telegram(self) -> Self:
+        if self.layout is Layout.TOPICS and self.platform is not Platform.TELEGRAM:
+            raise ValueError(
+                f"layout: topics are Telegram forum topics; on {self.platform.value} use"
+                " layout: threaded (a summary with one reply per tag group) or flat"
+            )
+        return self
 
 
 class BotConfig(_Frozen):

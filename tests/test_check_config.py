@@ -545,3 +545,33 @@ def test_without_a_calendar_check_config_reads_as_before(monkeypatch: pytest.Mon
     expected = "channel:   a → console:stdout '0 9 * * mon-fri' UTC, next 2026-09-30T09:00:00+00:00"
     assert expected in lines
     assert not any(line.startswith("  calendar:") for line in lines)
+
+
+def test_topics_on_a_slack_channel_are_refused_at_load_with_the_channel_named(
+    tmp_path: Path,
+) -> None:
+    lines = _config_error(
+        tmp_path, "channels:\n  - {name: team, platform: slack, target: C0123, layout: topics}\n"
+    )
+    assert lines == [
+        "  channels.team: layout: topics are Telegram forum topics; on slack use layout: "
+        "threaded (a summary with one reply per tag group) or flat"
+    ]
+
+
+def test_check_config_prints_each_channels_layout_and_verbosity(tmp_path: Path) -> None:
+    config = load_config(
+        _write(
+            tmp_path,
+            "channels:\n"
+            "  - {name: forum, platform: telegram, target: '-100123', layout: topics,"
+            " verbosity: oneline}\n"
+            "  - {name: team, platform: slack, target: C0123}\n",
+        )
+    )
+    lines = describe(_env(), config)
+    at = [n for n, line in enumerate(lines) if line.startswith("channel:   ")]
+    assert [lines[n + 1] for n in at] == [
+        "  layout:  topics, verbosity oneline",
+        "  layout:  flat, verbosity standard",
+    ]

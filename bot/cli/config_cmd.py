@@ -142,6 +142,7 @@ def _subscription_lines(config: BotConfig, now: datetime) -> list[str]:
         query = DigestFilter.from_channel(channel).query_ast
         if query is not None:  # repos, tags, exclude_tags and query: as the digest reads them
             lines.append(f"  query:   {unparse(query)}")
+        lines.append(f"  layout:  {channel.layout.value}, verbosity {channel.verbosity.value}")
     return lines
 
 

@@ -16,6 +16,7 @@ from bot.core.delivery.deliverer import Deliverer
 from bot.core.delivery.ledger import unfinished_count
 from bot.core.delivery.outbox import plan_digest
 from bot.core.models import Format
+from bot.core.render.options import DigestOptions
 from bot.core.render.renderer import Renderer
 from bot.core.select import DigestFilter, build_digest, default_title, select_new
 from bot.core.store.runs import last_scheduled_time
@@ -62,7 +63,9 @@ async def _dry_run(ctx: Context, channel: Channel, fmt: Format) -> int:
         print(nothing_new(channel.name, last), file=sys.stderr)
         return 0
     locale = ctx.config.channel_locale(channel)
-    messages = Renderer().digest(digest, fmt, locale, date=utc_clock().date())
+    options = DigestOptions(layout=channel.layout, verbosity=channel.verbosity)
+    parts = Renderer().digest_parts(digest, fmt, locale, date=utc_clock().date(), options=options)
+    messages = [message for part in parts for message in part.messages]
     if fmt is Format.TEXT:
         print("\n\n".join(m.text for m in messages))
     else:

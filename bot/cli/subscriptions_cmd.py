@@ -12,10 +12,17 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Annotated, Any, Final, Literal
+from typing import Annotated, Any, Final
 
 import yaml
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    model_validator,
+)
 
 from bot.chat_subscriptions import SubscriptionVerbs
 from bot.cli.common import CliError, Command
@@ -23,7 +30,7 @@ from bot.context import load, open_context
 from bot.core.cadence import CadenceError, parse_cadence
 from bot.core.clock import Clock, utc_clock
 from bot.core.commands import Invocation, Verb
-from bot.core.models import Locale, Platform
+from bot.core.models import Layout, Locale, Platform, Verbosity
 from bot.core.query import QueryError
 from bot.core.query import parse as parse_query
 from bot.core.select import DigestFilter
@@ -92,8 +99,15 @@ class Entry(BaseModel):
     cadence: Annotated[str, AfterValidator(_cadence)]
     timezone: Timezone | None = None
     locale: Locale | None = None
-    layout: Literal["flat"] = "flat"
+    layout: Layout = Layout.FLAT
+    verbosity: Verbosity = Verbosity.STANDARD
     owner: str | None = Field(None, min_length=1, max_length=NAME_MAX)
+
+    @model_validator(mode="after")
+    def _topics_need_telegram(self) -> Entry:
+        if self.layout is Layout.TOPICS and self.platform is not Platform.TELEGRAM:
+            raise ValueError("layout: topics are Telegram forum topics; use threaded or flat")
+        return self
 
     def wanted(self, index: int, config: BotConfig) -> Wanted:
         schedule, cadence = _read_cadence(self.cadence)
@@ -115,7 +129,8 @@ class Entry(BaseModel):
             cadence=cadence,
             timezone=self.timezone or config.timezone,
             locale=self.locale or config.locale,
-            layout=self.layout,
+            layout=self.layout.value,
+            verbosity=self.verbosity.value,
             owner=self.owner,
         )
 
@@ -143,6 +158,7 @@ def entry_of(sub: Subscription) -> dict[str, Any]:
         "timezone": sub.timezone,
         "locale": sub.locale.value,
         "layout": sub.layout,
+        "verbosity": sub.verbosity,
         "owner": sub.owner,
     }
     return entry
@@ -267,7 +283,9 @@ async def _list(_args: argparse.Namespace) -> int:
             answer = await verbs.list(Invocation(Verb.SUBSCRIPTIONS), chat)
             assert isinstance(answer.reply, Notice)
             print(f"{first.platform.value}:{first.target}")
-            print("\n".join(f"  {line}" for line in answer.reply.params["items"].splitlines()))
+            lines = answer.reply.params["items"].splitlines()
+            for line, sub in zip(lines, await verbs.mine(chat), strict=False):
+                print(f"  {line} · {sub.layout} · {sub.verbosity}")
     return 0
 
 

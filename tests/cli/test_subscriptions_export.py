@@ -111,6 +111,7 @@ subscriptions:
   timezone: Europe/Berlin
   locale: en
   layout: flat
+  verbosity: standard
   owner: null
 - platform: slack
   target: D0BOB
@@ -122,6 +123,7 @@ subscriptions:
   timezone: Europe/Berlin
   locale: en
   layout: flat
+  verbosity: standard
   owner: U0BOB
 - platform: telegram
   target: '-100'
@@ -133,6 +135,7 @@ subscriptions:
   timezone: Europe/Berlin
   locale: en
   layout: flat
+  verbosity: standard
   owner: null
 - platform: telegram
   target: '-100'
@@ -144,6 +147,7 @@ subscriptions:
   timezone: Europe/Berlin
   locale: en
   layout: flat
+  verbosity: standard
   owner: null
 """
 
@@ -424,6 +428,6 @@ async def test_list_prints_what_the_chat_answers(
     assert lines[1].startswith("  1. tag:breaking · now · next now · last - · the chat")
     at = lines.index("telegram:-100")  # speaks its first subscription's language: the config's
     assert lines[at + 1].startswith("  1. tag:rollout · 0 9 * * mon-fri · 下一次 ")
-    assert lines[at + 1].endswith(" · 配置 team")
+    assert lines[at + 1].endswith(" · 配置 team · flat · standard")
     assert lines[at + 3].startswith("  4. 权重 impact>=medium · weekly fri 17:00 · 下一次 ")
     assert "telegram:-300" in lines and "personal (U0BOB)" in out

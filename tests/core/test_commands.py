@@ -283,9 +283,9 @@ def test_every_notice_the_bot_can_say_exists_in_both_locales_and_renders() -> No
 
 
 def _any_text(key: str) -> str:
-    from bot.core.render.labels import _NOTICES
+    from bot.core.render.notices import NOTICES
 
-    return "".join(table[key] for table in _NOTICES.values())
+    return "".join(table[key] for table in NOTICES.values())
 
 
 async def test_an_inbound_event_is_handled_once(store: ReportStore) -> None:

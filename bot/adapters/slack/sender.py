@@ -35,6 +35,7 @@ from bot.core.delivery.deliverer import (
     Turn,
     Withheld,
 )
+from bot.core.delivery.threads import Placement, Refused
 from bot.core.models import Platform
 from bot.core.render.slack import SLACK_FALLBACK_MAX
 from bot.logs import log
@@ -61,6 +62,7 @@ GONE_ERRORS = frozenset(
 TRANSIENT_ERRORS = frozenset(
     {"internal_error", "fatal_error", "service_unavailable", "request_timeout", "ratelimited"}
 )
+THREAD_KEYS = ("thread_ts", "reply_broadcast")  # kept by the plain-text fallback
 TOO_BIG_ERRORS = frozenset({"invalid_blocks", "msg_blocks_too_long", "msg_too_long"})
 METADATA_EVENT = "prdigest_outbox"  # the metadata event_type of every digest message
 CLOCK_SKEW_SECONDS = 60.0  # history is read from this long before the attempt began
@@ -144,10 +146,26 @@ class SlackSender:
             # One plain-text fallback, so the digest still arrives; never a retry loop.
             # The renderer keeps `text` within the cap already; the cut guards other payloads.
             text = str(payload.get("text", ""))[:SLACK_FALLBACK_MAX] or "(empty)"
-            fallback = await self._post(target, {"text": text, "unfurl_links": False})
+            plain = {"text": text, "unfurl_links": False}
+            plain |= {key: payload[key] for key in THREAD_KEYS if key in payload}
+            fallback = await self._post(target, plain)
             if isinstance(fallback, Sent):
                 return fallback
         return outcome
+
+    def placed(self, payload: Mapping[str, object], placement: Placement) -> dict[str, object]:
+        """A reply in the parent's thread, not broadcast to the channel. Slack has no forum
+        topics (the config refuses `layout: topics` here)."""
+        placed = dict(payload)
+        if placement.reply_to is not None:
+            placed.update(thread_ts=placement.reply_to, reply_broadcast=False)
+        return placed
+
+    async def open_topic(self, target: str, name: str) -> object:
+        return Refused("Slack has no forum topics")
+
+    def topic_gone(self, reason: str) -> bool:
+        return False
 
     async def _post(self, target: str, args: dict[str, Any]) -> Outcome:
         try:

@@ -15,6 +15,7 @@ from typing import Any
 import httpx
 
 from bot.adapters.telegram.pace import ChatPacer
+from bot.adapters.telegram.topics import is_topic_gone, place_message, topic_answer
 from bot.core.delivery.deliverer import (
     Blocked,
     Gone,
@@ -28,6 +29,7 @@ from bot.core.delivery.deliverer import (
     Withheld,
 )
 from bot.core.delivery.pacing import ArrivalWindow
+from bot.core.delivery.threads import Placement
 from bot.core.models import Platform
 from bot.core.render.telegram import html_to_plain
 
@@ -96,6 +98,15 @@ class TelegramSender:
         return outcome
 
     async def _call(self, method: str, args: dict[str, Any], ready: Ready | None = None) -> Outcome:
+        answer = await self._request(method, args, ready)
+        if not isinstance(answer, dict):
+            return answer
+        return Sent(str(answer.get("message_id")) if answer else None)
+
+    async def _request(
+        self, method: str, args: dict[str, Any], ready: Ready | None = None
+    ) -> dict[str, Any] | Outcome:
+        """The call's `result` object (empty when it is not one), or the outcome it ended with."""
         try:
             async with self.arrivals.slot() as place:
                 if ready is not None and (refused := await ready()) is not None:
@@ -114,12 +125,25 @@ class TelegramSender:
         if not isinstance(body, dict):
             return Transient(f"HTTP {response.status_code} without a JSON object")
         if body.get("ok"):
-            result = body.get("result") or {}
-            return Sent(str(result.get("message_id")) if isinstance(result, dict) else None)
+            result = body.get("result")
+            return result if isinstance(result, dict) else {}
         outcome = _error(response.status_code, body)
         if isinstance(outcome, RetryAfter):
             self.pacer.hold(str(args.get("chat_id", "")), outcome.seconds)
         return outcome
+
+    def placed(self, payload: Mapping[str, object], placement: Placement) -> dict[str, object]:
+        """A reply under its parent (sent even if the parent was deleted since), or a message
+        in a forum topic."""
+        return place_message(payload, placement)
+
+    async def open_topic(self, target: str, name: str) -> object:
+        """`createForumTopic`; a chat without topics answers NotForum."""
+        answer = await self._request("createForumTopic", {"chat_id": target, "name": name})
+        return topic_answer(answer)
+
+    def topic_gone(self, reason: str) -> bool:
+        return is_topic_gone(reason)
 
     async def close(self) -> None:
         await self.client.aclose()

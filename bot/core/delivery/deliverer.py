@@ -14,24 +14,56 @@ import contextlib
 import itertools
 import logging
 import random
-from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
-from typing import Protocol, runtime_checkable
 
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.core.clock import Clock, utc_clock
-from bot.core.delivery import ledger
+from bot.core.delivery import ledger, threads
 from bot.core.delivery.heartbeat import Heartbeat
 from bot.core.delivery.ledger import Claimed
+from bot.core.delivery.outcomes import (
+    Blocked,
+    Gone,
+    Moved,
+    Outcome,
+    Reconciles,
+    Rejected,
+    RetryAfter,
+    Sender,
+    Sent,
+    Transient,
+    Turn,
+    WarmsUp,
+    Withheld,
+)
 from bot.core.delivery.pacing import make_pace
 from bot.core.models import Platform
 from bot.core.store.errors import is_outage
 from bot.logs import log, observe
 
 logger = logging.getLogger("prdigest.delivery")
+
+__all__ = [
+    "LEASE",
+    "Blocked",
+    "Deliverer",
+    "Gone",
+    "Moved",
+    "Outcome",
+    "Reconciles",
+    "Rejected",
+    "RetryAfter",
+    "Sender",
+    "Sent",
+    "Transient",
+    "Turn",
+    "WarmsUp",
+    "Withheld",
+    "backoff",
+]
 
 LEASE = timedelta(seconds=60)
 CLAIM_BATCH = 50
@@ -48,111 +80,6 @@ BLOCKED_LIMIT = 5  # consecutive "blocked/kicked" answers before a destination i
 RECORD_RETRY_FIRST_SECONDS = 0.05  # a send's result that could not be written: first wait
 RECORD_RETRY_MAX_SECONDS = 5.0  # ... doubling up to this, for as long as the store is away
 RELEASE_ATTEMPTS = 3  # giving back an unsent row; after that its lease frees it
-
-
-# --- outcomes a Sender reports -------------------------------------------------------------
-@dataclass(frozen=True, slots=True)
-class Sent:
-    external_id: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class RetryAfter:
-    """The platform asked us to wait (429). Not a failure; the row is rescheduled."""
-
-    seconds: float
-    reason: str = "rate limited"
-
-
-@dataclass(frozen=True, slots=True)
-class Transient:
-    """5xx, timeout, connection reset: back off with jitter, the row stays pending."""
-
-    reason: str
-
-
-@dataclass(frozen=True, slots=True)
-class Blocked:
-    """The bot was blocked or kicked: deactivate after BLOCKED_LIMIT in a row."""
-
-    reason: str
-
-
-@dataclass(frozen=True, slots=True)
-class Gone:
-    """The destination no longer exists for us (archived, not found, token revoked)."""
-
-    reason: str
-
-
-@dataclass(frozen=True, slots=True)
-class Moved:
-    """The chat has a new id (Telegram group → supergroup); resend there."""
-
-    new_target: str
-
-
-@dataclass(frozen=True, slots=True)
-class Rejected:
-    """The platform will never accept this message; it is failed and reported."""
-
-    reason: str
-
-
-@dataclass(frozen=True, slots=True)
-class Withheld:
-    """Not sent: no turn came (stopping, or the row waited past half its lease). The row is
-    given back, pending again at once."""
-
-    reason: str = "no turn"
-
-
-Outcome = Sent | RetryAfter | Transient | Blocked | Gone | Moved | Rejected | Withheld
-
-Turn = Callable[[], Awaitable[bool]]
-"""The platform pace's go-ahead for one row; False: do not send it (`Withheld`).
-
-A sender awaits it as late as it can, inside any admission of its own (Telegram's arrival
-window): a turn taken first and then held up there would leave in a bunch with the turns
-behind it, and the platform counts arrivals, across every replica."""
-
-
-class Sender(Protocol):
-    platform: Platform
-    max_per_second: float  # the platform's overall pace for this bot
-
-    def interval_for(self, target: str) -> float:
-        """Seconds between two messages to the same destination."""
-        ...
-
-    async def send(self, target: str, payload: Mapping[str, object], turn: Turn) -> Outcome: ...
-
-
-@runtime_checkable
-class WarmsUp(Protocol):
-    """A sender whose first requests would open new connections at once."""
-
-    async def warm_up(self) -> None:
-        """Open a connection before a burst (errors are the first send's to report)."""
-        ...
-
-
-@runtime_checkable
-class Reconciles(Protocol):
-    """A sender that can tell whether an earlier attempt reached the platform (Slack: the row's
-    key in the message's metadata, read back with the channel's history). Its rows are then
-    sent exactly once; others at least once (one copy more per kill inside a send)."""
-
-    def tagged(self, payload: Mapping[str, object], key: str) -> dict[str, object]:
-        """The payload carrying the row's key, as the platform will store it."""
-        ...
-
-    async def find_sent(
-        self, target: str, payload: Mapping[str, object], key: str, since: datetime
-    ) -> Sent | None:
-        """The message with `key` posted since `since`, if there is one (None if not, or if
-        the platform cannot say: then it is sent)."""
-        ...
 
 
 def backoff(attempts: int, rng: random.Random) -> float:
@@ -279,7 +206,18 @@ class Deliverer:
                 return False
             return go and self.clock() <= send_by
 
-        outcome = await self._send_once(row, sender, turn)
+        try:
+            placed = await threads.place(self.engine, sender, row, self.clock())
+        except (SQLAlchemyError, OSError) as exc:  # its parent or topic could not be read
+            log(logger, "delivery.store_error", logging.ERROR, error=str(exc)[:500])
+            await self._give_back(row)
+            return
+        if isinstance(placed, threads.Placed):
+            outcome = await self._send_once(row, sender, turn, placed.payload)
+        else:  # a forum topic that could not be opened yet: a 429, a 5xx...
+            outcome = placed if isinstance(placed, Outcome) else Transient(repr(placed))
+        if isinstance(outcome, Rejected) and row.topic is not None:
+            outcome = await self._topic_gone(sender, row, outcome)
         if isinstance(outcome, Withheld):
             await self._give_back(row)
             return
@@ -287,16 +225,28 @@ class Deliverer:
         if self.on_result is not None:
             self.on_result(row, outcome)
 
-    async def _send_once(self, row: Claimed, sender: Sender, turn: Turn) -> Outcome:
+    async def _send_once(
+        self, row: Claimed, sender: Sender, turn: Turn, payload: Mapping[str, object]
+    ) -> Outcome:
         """Send the row, unless a sender that can look finds an earlier attempt arrived."""
         if not isinstance(sender, Reconciles):
-            return await sender.send(row.target, row.payload, turn)
+            return await sender.send(row.target, payload, turn)
         if row.maybe_sent_since is not None:
-            found = await sender.find_sent(row.target, row.payload, row.key, row.maybe_sent_since)
+            found = await sender.find_sent(row.target, payload, row.key, row.maybe_sent_since)
             if found is not None:
                 log(logger, "message.found_sent", row=row.id, external_id=found.external_id)
                 return found
-        return await sender.send(row.target, sender.tagged(row.payload, row.key), turn)
+        return await sender.send(row.target, sender.tagged(payload, row.key), turn)
+
+    async def _topic_gone(self, sender: Sender, row: Claimed, outcome: Rejected) -> Outcome:
+        """A send refused because its forum topic was deleted: retried, in a new topic."""
+        if not isinstance(sender, threads.Threads) or not sender.topic_gone(outcome.reason):
+            return outcome
+        try:
+            await threads.forget_topic(self.engine, row)
+        except (SQLAlchemyError, OSError) as exc:  # the retry finds the topic gone again
+            log(logger, "delivery.store_error", logging.ERROR, error=str(exc)[:500])
+        return Transient(f"forum topic gone: {outcome.reason}")
 
     async def _give_back(self, row: Claimed) -> None:
         """Unsent: stopping, or the row waited past half its lease. Pending again at once."""

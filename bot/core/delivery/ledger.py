@@ -57,6 +57,9 @@ class Claimed:
         stamp = f"{self.created_at.timestamp():.6f}" if self.created_at else ""
         return f"{self.id}@{stamp}"
 
+    reply_to_part: int | None = None  # threaded: the part of the run this message replies to
+    topic: str | None = None  # topics: the forum topic's key
+
 
 async def advance_watermark(conn: AsyncConnection, subscription_id: int, seq: int) -> None:
     await conn.execute(
@@ -99,6 +102,8 @@ def _claimable(platforms: tuple[Platform, ...], now: datetime, only_destination:
             outbox.c.attempts,
             outbox.c.created_at,
             outbox.c.unsure_since,
+            outbox.c.reply_to_part,
+            outbox.c.topic,
             destinations.c.platform,
             destinations.c.target,
             destinations.c.consecutive_failures,
@@ -167,6 +172,8 @@ async def claim(
             consecutive_failures=int(r.consecutive_failures),
             created_at=r.created_at,
             maybe_sent_since=r.unsure_since,
+            reply_to_part=r.reply_to_part,
+            topic=r.topic,
         )
         for r in rows
     ]

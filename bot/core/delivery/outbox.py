@@ -18,6 +18,7 @@ refers to that post ("posted 14:02") instead of repeating it.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -27,10 +28,11 @@ from zoneinfo import ZoneInfo
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from bot.core.delivery.ledger import RowStatus, RunStatus, advance_members, advance_watermark
+from bot.core.delivery.ledger import RunStatus, advance_members, advance_watermark
+from bot.core.delivery.queue import Queued, lay_out, layout_for, prepare_topics, queue
 from bot.core.delivery.reading import DEFAULT_READING, ReadingPolicy, record_entries, with_unread
-from bot.core.models import Format, Platform
-from bot.core.render.flow import RenderedMessage
+from bot.core.models import Format, Layout, Platform, Verbosity
+from bot.core.render.options import DigestOptions
 from bot.core.render.renderer import Renderer
 from bot.core.select import (
     Digest,
@@ -48,7 +50,6 @@ from bot.core.store.tables import (
     destinations,
     digest_runs,
     instant_posts,
-    outbox,
     run_members,
     subscriptions,
 )
@@ -89,6 +90,7 @@ class _Part:
     fire: datetime
     start: int  # its watermark, or past its runs still being delivered
     picked: list[StoredReport] = field(default_factory=list)
+    synthesis: bool = False  # a cadence over a day: the weekly synthesis
 
 
 async def _new_run(
@@ -143,7 +145,12 @@ async def _claim_parts(conn: AsyncConnection, run_id: int, due: Sequence[Due]) -
         }
         if await insert_ignore(conn, run_members, values, run_members.c.run_id) is not None:
             parts.append(
-                _Part(item.subscription, item.fire, await covered_seq(conn, item.subscription.id))
+                _Part(
+                    item.subscription,
+                    item.fire,
+                    await covered_seq(conn, item.subscription.id),
+                    synthesis=item.synthesis,
+                )
             )
     return parts
 
@@ -160,29 +167,6 @@ async def _read_window(
         skipped = await count_after(conn, start) - WINDOW_LIMIT
         log(logger, "digest.window_capped", logging.WARNING, destination=label, skipped=skipped)
     return window
-
-
-async def _queue(
-    conn: AsyncConnection,
-    run_id: int,
-    destination_id: int,
-    messages: Sequence[RenderedMessage],
-    now: datetime,
-) -> None:
-    """One pending outbox row per message of the run, in order."""
-    for part, message in enumerate(messages):
-        await conn.execute(
-            outbox.insert().values(
-                run_id=run_id,
-                destination_id=destination_id,
-                part=part,
-                payload=message.payload,
-                status=RowStatus.PENDING.value,
-                attempts=0,
-                next_attempt_at=now,
-                created_at=now,
-            )
-        )
 
 
 async def _lock_destination(conn: AsyncConnection, destination_id: int) -> None:
@@ -241,7 +225,7 @@ def _combined(parts: Sequence[_Part]) -> tuple[DigestFilter, str]:
 
 
 async def _build(
-    conn: AsyncConnection, destination_id: int, parts: Sequence[_Part]
+    conn: AsyncConnection, destination_id: int, parts: Sequence[_Part], synthesis: bool = False
 ) -> tuple[Digest, list[int]]:
     """The merged digest (each PR once, saying which subscriptions matched it when several
     picked something) and the seqs the run's `now` subscriptions post."""
@@ -262,7 +246,7 @@ async def _build(
     }
     flt, title = _combined(parts)
     items = sorted(chosen.values(), key=lambda item: item.seq)
-    return build_digest(items, flt, title, notes), instant
+    return build_digest(items, flt, title, notes, synthesis=synthesis), instant
 
 
 async def plan_run(
@@ -314,21 +298,20 @@ async def _finish_plan(
     reading: ReadingPolicy,
 ) -> PlannedRun:
     """Render the merged digest, queue its messages, record the run and its members."""
-    digest, instant = await _build(conn, destination_id, parts)
+    digest, instant = await _build(conn, destination_id, parts, any(p.synthesis for p in parts))
     days = reading.days_at(parts[0].sub.platform.value, parts[0].sub.target)
     carry = any(not part.sub.instant for part in parts)  # a `now` post carries no unread
     digest, options = await with_unread(conn, run_id, destination_id, digest, now, days, carry)
-    lead = parts[0].sub
-    messages = []
+    messages: list[Queued] = []
     if not digest.is_empty or any(part.sub.post_empty for part in parts):
         fire = max(part.fire for part in parts)
-        fmt = PLATFORM_FORMAT[lead.platform]
-        day = fire.date()
-        layout = renderer.digest_parts(digest, fmt, lead.locale, date=day, options=options)
-        messages = [message for part in layout for message in part.messages]
-    await _queue(conn, run_id, destination_id, messages, now)
+        options = dataclasses.replace(options, synthesis=digest.synthesis is not None)
+        what = (digest, fire, options)
+        messages = await _lay_out(conn, destination_id, parts[0].sub, what, renderer, now)
+    await queue(conn, run_id, destination_id, messages, now)
     if messages:
-        await record_entries(conn, run_id, digest, [i for p in parts for i in p.picked], messages)
+        picked = [item for part in parts for item in part.picked]
+        await record_entries(conn, run_id, digest, picked, [m.text for m in messages])
     for seq in instant:
         values = {"destination_id": destination_id, "seq": seq, "run_id": run_id, "posted_at": now}
         await insert_ignore(conn, instant_posts, values, instant_posts.c.seq)
@@ -354,6 +337,26 @@ async def _finish_plan(
     if not messages:
         await advance_members(conn, run_id)
     return PlannedRun(run_id, True, status, digest.total, len(messages))
+
+
+async def _lay_out(
+    conn: AsyncConnection,
+    destination_id: int,
+    lead: Subscription,
+    what: tuple[Digest, datetime, DigestOptions],
+    renderer: Renderer,
+    now: datetime,
+) -> list[Queued]:
+    """The digest's messages in the layout and verbosity of the run's lead subscription (its
+    first member, whose language the run speaks too)."""
+    digest, fire, base = what
+    fmt = PLATFORM_FORMAT[lead.platform]
+    layout = await layout_for(conn, destination_id, Layout(lead.layout), now)
+    options = dataclasses.replace(base, layout=layout, verbosity=Verbosity(lead.verbosity))
+    parts = renderer.digest_parts(digest, fmt, lead.locale, date=fire.date(), options=options)
+    if layout is Layout.TOPICS:
+        await prepare_topics(conn, destination_id, parts, (renderer, fmt, lead.locale), now)
+    return lay_out(parts, layout)
 
 
 async def plan_digest(

@@ -18,7 +18,6 @@ from datetime import datetime, timedelta
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from bot.core.render.flow import RenderedMessage
 from bot.core.render.options import DigestOptions
 from bot.core.select import Digest, DigestEntry, StoredReport, group_tag
 from bot.core.store.reading import (
@@ -99,11 +98,10 @@ async def record_entries(
     run_id: int,
     digest: Digest,
     picked: Sequence[StoredReport],
-    messages: Sequence[RenderedMessage],
+    texts: Sequence[str],
 ) -> None:
-    """The run's PRs in digest order: shown (new, then unread) with their message, then the
-    ones kept for "+N more"."""
-    texts = [message.text for message in messages]
+    """The run's PRs in digest order: shown (new, then unread) with the message (by its
+    plain text, in sending order) that shows each, then the ones kept for "+N more"."""
     shown = [(entry, EntryKind.NEW) for group in digest.groups for entry in group.entries]
     shown += [(entry, EntryKind.UNREAD) for entry in digest.unread]
     rows = [

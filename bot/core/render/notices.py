@@ -75,6 +75,9 @@ NOTICES: dict[Locale, dict[str, str]] = {
         "或在机器人所在主机运行 prdigest pr {ref} full。",
         "answer_cut_digest": "只显示了前 {shown} 条（共 {total} 条）。"
         "其余条目会在下一次定时推送中出现。",
+        "topics_not_forum": "这个群没有开启话题（不是论坛群），"
+        "所以按标签分话题的摘要改为直接发在群里。"
+        "在群设置中开启「话题」后，之后的摘要会按标签发到各自的话题。",
         "marked_read": "✅ {ref} 已由 {user} 标记为已读",
         "snoozed": "💤 {user} 暂停了 {ref}：{until} 前不再出现在本{chat}的摘要中",
         "muted": "🔕 {user} 屏蔽了标签 {tag}：{until} 前不再出现在本{chat}的摘要中",
@@ -154,6 +157,9 @@ NOTICES: dict[Locale, dict[str, str]] = {
         "or run prdigest pr {ref} full on the bot's host.",
         "answer_cut_digest": "Showing the first {shown} of {total} messages. "
         "The rest arrive with the next scheduled digest.",
+        "topics_not_forum": "This {chat} is not a forum (topics are off), so the digest is "
+        "posted here directly instead of one topic per tag. Turn topics on in the group's "
+        "settings and later digests go to a topic per tag.",
         "marked_read": "✅ {ref} read by {user}",
         "snoozed": "💤 {user} snoozed {ref}: it leaves this {chat}'s digests until {until}",
         "muted": "🔕 {user} muted tag {tag}: it leaves this {chat}'s digests until {until}",

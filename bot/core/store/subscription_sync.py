@@ -40,7 +40,17 @@ from bot.core.store.tables import destinations, subscriptions
 
 IMPORT = "import"  # the audit table's action
 # The columns an import compares and writes; the rest (watermark, created_at) stay.
-COMPARED = ("name", "filters", "schedule", "cadence", "timezone", "locale", "layout", "owner")
+COMPARED = (
+    "name",
+    "filters",
+    "schedule",
+    "cadence",
+    "timezone",
+    "locale",
+    "layout",
+    "verbosity",
+    "owner",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +68,7 @@ class Wanted:
     timezone: str
     locale: Locale
     layout: str
+    verbosity: str
     owner: str | None
 
     @property
@@ -75,6 +86,7 @@ class Wanted:
             owner=self.owner,
             actor=actor,
             layout=self.layout,
+            verbosity=self.verbosity,
         )
 
     def compared(self) -> dict[str, Any]:
@@ -87,6 +99,7 @@ class Wanted:
             "timezone": self.timezone,
             "locale": self.locale.value,
             "layout": self.layout,
+            "verbosity": self.verbosity,
             "owner": self.owner,
         }
 

@@ -29,6 +29,7 @@ CHAT = "chat"
 NOW = "now"  # the schedule of a subscription that posts each matching PR as it arrives
 DEFAULT_CHAT_SCHEDULE = "0 9 * * mon-fri"
 FLAT = "flat"
+STANDARD = "standard"  # the default verbosity
 NAME_MAX = 128
 
 
@@ -46,7 +47,8 @@ class Subscription:
     cadence: str  # as written: `daily 09:00`, a cron, `now`
     timezone: str
     locale: Locale
-    layout: str
+    layout: str  # a Layout value
+    verbosity: str  # a Verbosity value
     owner: str | None
     post_empty: bool
     locked: bool
@@ -118,6 +120,7 @@ def _from_row(row: Any) -> Subscription:
         timezone=str(row.timezone),
         locale=Locale(row.locale),
         layout=str(row.layout),
+        verbosity=str(row.verbosity),
         owner=row.owner,
         post_empty=bool(row.post_empty),
         locked=bool(row.locked),
@@ -135,7 +138,8 @@ def _channel_values(config: BotConfig, channel: Channel) -> dict[str, Any]:
         "cadence": channel.cadence or channel.schedule,
         "timezone": config.channel_timezone(channel),
         "locale": config.channel_locale(channel).value,
-        "layout": channel.layout,
+        "layout": channel.layout.value,
+        "verbosity": channel.verbosity.value,
         "post_empty": channel.post_empty,
         "locked": channel.locked,
     }
@@ -350,6 +354,7 @@ class NewSubscription:
     owner: str | None
     actor: str
     layout: str = FLAT
+    verbosity: str = STANDARD
 
     def values(self, name: str, watermark: int, now: datetime) -> dict[str, Any]:
         return {
@@ -361,6 +366,7 @@ class NewSubscription:
             "timezone": self.timezone,
             "locale": self.locale.value,
             "layout": self.layout,
+            "verbosity": self.verbosity,
             "owner": self.owner,
             "post_empty": False,
             "locked": False,

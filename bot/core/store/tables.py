@@ -121,6 +121,15 @@ destinations = Table(
     Column("next_send_at", UtcDateTime(), nullable=True),
     Column("created_at", UtcDateTime(), nullable=False),
     Column("updated_at", UtcDateTime(), nullable=False),
+    # Telegram forum supergroups: None until a topic is first opened there (True), or the
+    # platform said the chat is not a forum (False, at forum_checked_at: topics layouts post
+    # flat here, and ask again a day later in case topics were turned on).
+    Column("forum", Boolean, nullable=True),
+    Column("forum_checked_at", UtcDateTime(), nullable=True),
+    # The "not a forum, posting flat" notice, rendered by the planner; queued once, when
+    # (forum_told_at) the chat is first found not to be a forum.
+    Column("layout_notice", JSON, nullable=True),
+    Column("forum_told_at", UtcDateTime(), nullable=True),
     UniqueConstraint("platform", "target", name="uq_destinations_platform_target"),
 )
 
@@ -143,6 +152,7 @@ subscriptions = Table(
     Column("timezone", String(64), nullable=False),
     Column("locale", String(8), nullable=False),
     Column("layout", String(16), nullable=False, default="flat"),
+    Column("verbosity", String(16), nullable=False, default="standard"),
     Column("owner", String(128), nullable=True),
     Column("post_empty", Boolean, nullable=False, default=False),
     Column("locked", Boolean, nullable=False, default=False),
@@ -266,10 +276,27 @@ outbox = Table(
     # When the earliest attempt whose outcome is unknown began (set at claim, cleared once the
     # outcome is known): a row claimed again with it set may already be on the platform.
     Column("unsure_since", UtcDateTime(), nullable=True),
+    # Threaded layouts: the part (same run) whose message this one replies to.
+    Column("reply_to_part", Integer, nullable=True),
+    # Topics layouts: the forum topic's key (forum_topics.key) this message goes to.
+    Column("topic", String(128), nullable=True),
     UniqueConstraint("run_id", "part", name="uq_outbox_run_part"),
 )
 Index("ix_outbox_due", outbox.c.status, outbox.c.next_attempt_at, outbox.c.id)
 Index("ix_outbox_destination_status", outbox.c.destination_id, outbox.c.status)
+
+# A destination's forum topics (Telegram), one per key (a tag): the row is written by the
+# planner (name, no thread yet) and the thread id by the sender that opened the topic.
+forum_topics = Table(
+    "forum_topics",
+    metadata,
+    Column("destination_id", Integer, ForeignKey("destinations.id"), primary_key=True),
+    Column("key", String(128), primary_key=True),
+    Column("name", String(128), nullable=False),
+    Column("thread_id", String(32), nullable=True),
+    Column("created_at", UtcDateTime(), nullable=False),
+    Column("opened_at", UtcDateTime(), nullable=True),
+)
 
 processed_events = Table(
     "processed_events",

@@ -5,14 +5,14 @@ with a kill or a dropped connection) and cleared once the outcome is known. A ro
 with it set is looked for on Slack before it is sent again (delivery/deliverer.py).
 
 Revision ID: 0012
-Revises: 0010
+Revises: 0011
 """
 
 import sqlalchemy as sa
 from alembic import op
 
 revision = "0012"
-down_revision = "0010"
+down_revision = "0011"
 branch_labels = None
 depends_on = None
 

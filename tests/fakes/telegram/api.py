@@ -125,8 +125,9 @@ class FakeTelegram:
         type: ChatType = "private",
         title: str | None = None,
         username: str | None = None,
+        is_forum: bool = False,
     ) -> FakeChat:
-        return self.state.add_chat(chat_id, type, title, username)
+        return self.state.add_chat(chat_id, type, title, username, is_forum)
 
     def set_member(self, chat_id: int, user_id: int, status: MemberStatus = "member") -> None:
         self.state.set_member(chat_id, user_id, status)

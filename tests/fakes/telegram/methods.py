@@ -10,6 +10,7 @@ import json
 import re
 from collections.abc import Awaitable, Callable
 
+from tests.fakes.telegram.forum import create_forum_topic, placement
 from tests.fakes.telegram.keyboards import (
     NOT_MODIFIED,
     edit_message_reply_markup,
@@ -99,6 +100,7 @@ def _accept_text(
     text = str(params["text"])
     plain, entities = parse_text(text, _parse_mode(params), params.get("entities"))
     check_reply_markup(params.get("reply_markup"))
+    thread, reply_to = placement(chat, params) if message_id is None else (None, None)
     markup = params.get("reply_markup")
     if message_id is not None:
         old = chat.messages[message_id]
@@ -124,6 +126,8 @@ def _accept_text(
         entities=tuple(entities),
         reply_markup=markup if isinstance(markup, dict) else None,
         time=state.flood.clock(),
+        message_thread_id=thread,
+        reply_to=reply_to,
     )
     chat.messages[message_id] = sent
     state.sent.append(sent)
@@ -213,6 +217,7 @@ HANDLERS: dict[str, Handler] = {
     "getChatMemberCount": get_chat_member_count,
     "deleteMessage": delete_message,
     "leaveChat": leave_chat,
+    "createForumTopic": create_forum_topic,
 }
 
 

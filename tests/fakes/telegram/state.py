@@ -49,6 +49,8 @@ class SentMessage:
     entities: tuple[Entity, ...]
     reply_markup: dict[str, object] | None
     time: float
+    message_thread_id: int | None = None  # the forum topic it went to (None: General / chat)
+    reply_to: int | None = None  # the message it replies to (reply_parameters.message_id)
 
 
 @dataclass
@@ -73,6 +75,8 @@ class FakeChat:
     members: dict[int, MemberStatus] = field(default_factory=dict)
     messages: dict[int, SentMessage] = field(default_factory=dict)
     last_message_id: int = 0
+    is_forum: bool = False  # a forum supergroup: topics on
+    topics: dict[int, str] = field(default_factory=dict)  # message_thread_id -> topic name
 
     def to_api(self) -> dict[str, object]:
         """The Chat object of this chat."""
@@ -83,6 +87,8 @@ class FakeChat:
             data["title"] = self.title or f"Test {self.type} {self.id}"
         if self.username:
             data["username"] = self.username
+        if self.is_forum:
+            data["is_forum"] = True
         return data
 
     def next_message_id(self) -> int:
@@ -130,12 +136,16 @@ class BotState:
         type: ChatType = "private",
         title: str | None = None,
         username: str | None = None,
+        is_forum: bool = False,
     ) -> FakeChat:
         if (type == "private") != (chat_id > 0):
             raise ValueError(f"private chats have positive ids, others negative: {chat_id}")
+        if is_forum and type != "supergroup":
+            raise ValueError("only supergroups are forums")
         chat = self.chats.get(chat_id)
         if chat is None:
             chat = self.chats[chat_id] = FakeChat(chat_id, type, title, username)
+        chat.is_forum = chat.is_forum or is_forum
         return chat
 
     def set_member(self, chat_id: int, user_id: int, status: MemberStatus = "member") -> None:
@@ -193,6 +203,8 @@ class BotState:
         }
         if sent.entities:
             message["entities"] = [entity.to_api() for entity in sent.entities]
+        if sent.message_thread_id is not None:
+            message.update(message_thread_id=sent.message_thread_id, is_topic_message=True)
         if sent.reply_markup and "inline_keyboard" in sent.reply_markup:
             message["reply_markup"] = sent.reply_markup
         if edited:

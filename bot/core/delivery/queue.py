@@ -1,0 +1,143 @@
+"""How a run's rendered parts become outbox rows, per layout.
+
+- flat: every message in order, none a reply.
+- threaded: the summary's first message is the parent; every later message of the run replies
+  to it (`reply_to_part` = the parent's part). The deliverer sends a destination's rows in
+  order, so a reply is claimed only once its parent is final, its platform id known.
+- topics: the summary goes to the chat itself (a forum's General topic); each tag group's
+  messages go to the forum topic of that tag (`topic` = the tag). The topic's row in
+  `forum_topics` is written here (its name, no thread yet); the sender of the first message
+  that needs it opens it (bot/core/delivery/threads.py).
+
+A topics layout on a destination the platform said is not a forum is planned flat (for a day;
+then topics are tried again, in case they were turned on), and the notice saying so is rendered
+here (the planner knows the run's language), queued once by the deliverer when it learns the
+chat is not a forum.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import select, update
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from bot.core.delivery.ledger import RowStatus
+from bot.core.delivery.threads import flat_for_now
+from bot.core.models import Format, Layout, Locale
+from bot.core.render.options import DigestPart
+from bot.core.render.renderer import Renderer
+from bot.core.store.db import insert_ignore
+from bot.core.store.tables import destinations, forum_topics, outbox
+
+TOPIC_NAME_MAX = 128  # Telegram: createForumTopic's name, 1-128 characters
+TOPIC_KEY_MAX = 128  # forum_topics.key
+NOT_FORUM_NOTICE = "topics_not_forum"  # the labels' notice key
+
+
+@dataclass(frozen=True, slots=True)
+class Queued:
+    """One message of a run as its outbox row holds it."""
+
+    payload: dict[str, Any]
+    reply_to_part: int | None = None
+    topic: str | None = None
+    text: str = ""  # the plain text (which PRs it shows: reading state)
+
+
+def lay_out(parts: Sequence[DigestPart], layout: Layout) -> list[Queued]:
+    """The run's messages in sending order, each knowing its parent or its topic."""
+    # The renderer's first part is the summary (threaded, topics) or the whole digest (flat).
+    messages = [(at, part, message) for at, part in enumerate(parts) for message in part.messages]
+    if layout is Layout.THREADED:
+        return [
+            Queued(message.payload, None if index == 0 else 0, text=message.text)
+            for index, (_, _, message) in enumerate(messages)
+        ]
+    if layout is Layout.TOPICS:
+        return [
+            Queued(
+                message.payload, topic=None if at == 0 else topic_key(part.key), text=message.text
+            )
+            for at, part, message in messages
+        ]
+    return [Queued(message.payload, text=message.text) for _, _, message in messages]
+
+
+def topic_key(key: str) -> str:
+    return key[:TOPIC_KEY_MAX]
+
+
+async def layout_for(
+    conn: AsyncConnection, destination_id: int, wanted: Layout, now: datetime
+) -> Layout:
+    """The layout a run is planned with: topics fall back to flat where the platform said the
+    chat is not a forum (until it is asked again, threads.FORUM_RECHECK later)."""
+    if wanted is not Layout.TOPICS:
+        return wanted
+    state = (
+        await conn.execute(
+            select(destinations.c.forum, destinations.c.forum_checked_at).where(
+                destinations.c.id == destination_id
+            )
+        )
+    ).one()
+    return Layout.FLAT if flat_for_now(state.forum, state.forum_checked_at, now) else wanted
+
+
+async def prepare_topics(
+    conn: AsyncConnection,
+    destination_id: int,
+    parts: Sequence[DigestPart],
+    notice: tuple[Renderer, Format, Locale],
+    now: datetime,
+) -> None:
+    """A forum topic row per tag group not seen here before (its name; opened on first use),
+    and the not-a-forum notice, unless the chat was told already."""
+    for part in parts[1:]:
+        values = {
+            "destination_id": destination_id,
+            "key": topic_key(part.key),
+            "name": (part.label or part.key)[:TOPIC_NAME_MAX],
+            "created_at": now,
+        }
+        await insert_ignore(conn, forum_topics, values, forum_topics.c.key)
+    renderer, fmt, locale = notice
+    payload = renderer.notice(NOT_FORUM_NOTICE, fmt, locale).payload
+    await conn.execute(
+        update(destinations)
+        .where(
+            destinations.c.id == destination_id,
+            destinations.c.forum_told_at.is_(None),
+            destinations.c.layout_notice.is_(None),
+        )
+        .values(layout_notice=payload)
+    )
+
+
+async def queue(
+    conn: AsyncConnection,
+    run_id: int,
+    destination_id: int,
+    messages: Sequence[Queued],
+    now: datetime,
+) -> None:
+    """One pending outbox row per message of the run, in order."""
+    for part, message in enumerate(messages):
+        await conn.execute(
+            outbox.insert().values(
+                run_id=run_id,
+                destination_id=destination_id,
+                part=part,
+                payload=message.payload,
+                status=RowStatus.PENDING.value,
+                attempts=0,
+                next_attempt_at=now,
+                created_at=now,
+                reply_to_part=message.reply_to_part,
+                topic=message.topic,
+            )
+        )
