@@ -72,7 +72,10 @@ async def test_daily_and_weekly_on_one_channel_both_arrive_and_a_shared_pr_shows
     await _deliver(store, sender, clock)
     [both] = _texts(sender)
     assert "daily · weekly" in both
-    assert both.count("#3 ") == 1 and "matched: daily, weekly" in both
+    entries = [line for line in both.splitlines() if line.startswith(("#", "★ #"))]
+    assert sum(1 for line in entries if "#3 " in line) == 1, "an entry once (the synthesis aside)"
+    assert "matched: daily, weekly" in both
+    assert "== Synthesis ==" in both, "the weekly subscription's run carries the synthesis"
     assert "#1 " in both and "matched: weekly" in both  # the week's breaking PR, for weekly
     assert "#2 " not in both  # the daily sent it yesterday; weekly does not want it
     async with store.engine.connect() as conn:
