@@ -151,11 +151,12 @@ SYNTHESIS_FIRES = 7  # the shortest gap among this many coming fires is the cade
 def longer_than_a_day(sub: Subscription, fire: datetime) -> bool:
     """Whether the subscription's cadence is longer than a day (weekly: a digest with the weekly
     synthesis); `workdays 09:30` is daily, though Friday's next fire is on Monday."""
-    return not sub.instant and _cadence_over_a_day(sub.schedule, sub.timezone, fire)
+    return not sub.instant and cadence_over_a_day(sub.schedule, sub.timezone, fire)
 
 
 @functools.lru_cache(maxsize=4096)
-def _cadence_over_a_day(schedule: str, timezone: str, start: datetime) -> bool:
+def cadence_over_a_day(schedule: str, timezone: str, start: datetime) -> bool:
+    """Whether the cron's shortest gap between fires (after `start`) is longer than a day."""
     gaps = []
     try:
         moment = next_fire(schedule, timezone, start + timedelta(seconds=1))

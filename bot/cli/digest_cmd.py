@@ -20,8 +20,9 @@ from bot.core.render.options import DigestOptions
 from bot.core.render.renderer import Renderer
 from bot.core.select import DigestFilter, build_digest, default_title, select_new
 from bot.core.store.runs import last_scheduled_time
-from bot.core.store.subscriptions import CONFIG, Subscription, SubscriptionStore
+from bot.core.store.subscriptions import CONFIG, NOW, Subscription, SubscriptionStore
 from bot.reading import reading_policy
+from bot.scheduler import cadence_over_a_day, longer_than_a_day
 from bot.settings import Channel
 
 DELIVERY_DEADLINE_SECONDS = 120.0
@@ -57,13 +58,16 @@ async def _dry_run(ctx: Context, channel: Channel, fmt: Format) -> int:
     watermark = existing.watermark if existing else 0
     flt = DigestFilter.from_channel(channel)
     window = await ctx.reports.since(watermark)
-    digest = build_digest(select_new(window, flt, watermark), flt, default_title(flt, channel.name))
+    tz = channel.timezone or ctx.config.timezone
+    weekly = channel.schedule != NOW and cadence_over_a_day(channel.schedule, tz, utc_clock())
+    title = default_title(flt, channel.name)
+    digest = build_digest(select_new(window, flt, watermark), flt, title, synthesis=weekly)
     if digest.is_empty and not channel.post_empty:
         last = await last_scheduled_time(ctx.engine, existing.id) if existing else None
         print(nothing_new(channel.name, last), file=sys.stderr)
         return 0
     locale = ctx.config.channel_locale(channel)
-    options = DigestOptions(layout=channel.layout, verbosity=channel.verbosity)
+    options = DigestOptions(layout=channel.layout, verbosity=channel.verbosity, synthesis=weekly)
     parts = Renderer().digest_parts(digest, fmt, locale, date=utc_clock().date(), options=options)
     messages = [message for part in parts for message in part.messages]
     if fmt is Format.TEXT:
@@ -96,8 +100,10 @@ async def _deliver(ctx: Context, dest: Subscription, deadline: float) -> int:
         return 1
     last = await last_scheduled_time(ctx.engine, dest.id)
     now = utc_clock()  # a manual run is its own scheduled time
+    weekly = longer_than_a_day(dest, now)
+    reading = reading_policy(ctx.config)
     run = await plan_digest(
-        ctx.engine, dest, now, Renderer(), now, reading=reading_policy(ctx.config)
+        ctx.engine, dest, now, Renderer(), now, reading=reading, synthesis=weekly
     )
     if not run.created and not dest.instant:
         raise CliError(f"a digest for {dest.label} was run at the same instant")

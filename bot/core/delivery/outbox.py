@@ -367,7 +367,9 @@ async def plan_digest(
     now: datetime,
     windows: WindowCache | None = None,
     reading: ReadingPolicy = DEFAULT_READING,
+    synthesis: bool = False,
 ) -> PlannedRun:
-    """One subscription's run for `scheduled_for` (a destination with one due subscription)."""
-    due = [Due(sub, scheduled_for)]
+    """One subscription's run for `scheduled_for` (a destination with one due subscription);
+    `synthesis`: its cadence is longer than a day (the scheduler says which)."""
+    due = [Due(sub, scheduled_for, synthesis)]
     return await plan_run(engine, sub.destination_id, due, renderer, now, windows, reading)
