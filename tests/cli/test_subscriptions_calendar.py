@@ -47,7 +47,8 @@ async def test_subscriptions_list_shows_the_first_digest_after_golden_week(
     assert lines == [
         "telegram:-100",
         "  1. * · daily 09:00 · next 2026-10-08 01:00 UTC (after the holidays 2026-10-01 to "
-        "2026-10-07: National Day, National Day (observed), ...) · last - · config team · flat · standard",
+        "2026-10-07: National Day, National Day (observed), ...) · last - · config team · "
+        "flat · standard",
     ]
 
 
