@@ -165,8 +165,8 @@ def section(figures: dict[str, Any]) -> list[str]:
         f"{CHANNELS} Slack channels (the strict fake); right after a post, the replica holding "
         "claims is SIGKILLed. Its rows are leased for 60 s; the other replica frees them as soon "
         "as it knows the holder is dead: here at once, since both run on this host and the "
-        "killed pid is gone; replicas on other hosts wait for its heartbeat (renewed every "
-        "second, 3 s to live) to expire.",
+        "killed pid is gone; a replica on another host frees them once it has watched the dead "
+        "one's heartbeat (renewed every second) stand still for 4 s.",
         "",
         "| rows held at the kill | seconds until all were sent | aim | messages | duplicates |",
         "|---|---|---|---|---|",

@@ -3,8 +3,10 @@
 A claimed row stays leased to its sender for LEASE (60 s), so no other replica takes a send that
 may be in flight. When that sender is known to be dead, its rows are freed at once instead:
 - every sender keeps a lease named `worker:<its id>` in the `leases` table, renewed every
-  BEAT_SECONDS for BEAT_TTL; a SIGKILLed sender stops renewing, and BEAT_TTL later any replica
-  (or its own restart) sees the beat expired;
+  BEAT_SECONDS; a SIGKILLed sender stops renewing. Another sender judges a beat by watching it
+  change, on its own monotonic clock: a beat it has seen unchanged for STALE_SECONDS is a dead
+  sender's. No two hosts' clocks are compared (a skewed or a test's fast clock cannot make a
+  live sender look dead), and a sender whose loop stalls for less than that keeps its rows;
 - a sender on this host whose process id is gone (`host:pid`, `os.kill(pid, 0)` says no such
   process) is dead at once: a restart frees its own predecessor's claims on its first beat.
   Host names must then be unique per process namespace, as Docker and Kubernetes make them.
@@ -21,7 +23,9 @@ import contextlib
 import logging
 import os
 import socket
-from datetime import timedelta
+import time
+from collections.abc import Callable
+from datetime import datetime, timedelta
 
 from sqlalchemy import select, update
 from sqlalchemy.exc import SQLAlchemyError
@@ -37,7 +41,8 @@ from bot.logs import log
 logger = logging.getLogger("prdigest.delivery")
 
 BEAT_SECONDS = 1.0
-BEAT_TTL = timedelta(seconds=3)
+BEAT_TTL = timedelta(seconds=30)  # the row's own expiry: only for a holder never watched
+STALE_SECONDS = 4.0
 BEAT_PREFIX = "worker:"
 FREED_AGO = timedelta(seconds=1)  # a freed claim's lease ends this long ago: claimable now
 
@@ -59,11 +64,19 @@ def pid_gone(holder: str, host: str) -> bool:
 class Heartbeat:
     """Beats for `worker` and frees the claims of senders known to be dead."""
 
-    def __init__(self, engine: AsyncEngine, worker: str, clock: Clock = utc_clock) -> None:
+    def __init__(
+        self,
+        engine: AsyncEngine,
+        worker: str,
+        clock: Clock = utc_clock,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.engine = engine
         self.worker = worker
         self.clock = clock
+        self.monotonic = monotonic
         self.host = socket.gethostname()
+        self._seen: dict[str, tuple[datetime, float]] = {}  # holder: (its beat, seen since)
 
     async def run(self, stopping: asyncio.Event) -> None:
         """Beat until `stopping` is set; a store outage skips beats, never ends the loop."""
@@ -102,11 +115,22 @@ class Heartbeat:
             if not others:
                 return []
             names = [BEAT_PREFIX + holder for holder in others]
-            beats = await conn.execute(
+            rows = await conn.execute(
                 select(leases.c.name, leases.c.expires_at).where(leases.c.name.in_(names))
             )
-            expired = {str(r.name)[len(BEAT_PREFIX) :] for r in beats if r.expires_at < now}
-        return sorted(h for h in others if h in expired or pid_gone(h, self.host))
+            beats = {str(r.name)[len(BEAT_PREFIX) :]: r.expires_at for r in rows}
+        self._seen = {h: seen for h, seen in self._seen.items() if h in beats}
+        stale = {h for h, beat in beats.items() if self._stale(h, beat)}
+        return sorted(h for h in others if h in stale or pid_gone(h, self.host))
+
+    def _stale(self, holder: str, beat: datetime) -> bool:
+        """Whether `holder`'s beat has not moved for STALE_SECONDS of this process's time."""
+        now = self.monotonic()
+        seen = self._seen.get(holder)
+        if seen is None or seen[0] != beat:
+            self._seen[holder] = (beat, now)
+            return False
+        return now - seen[1] >= STALE_SECONDS
 
     async def free_dead_claims(self) -> int:
         """End the leases of dead senders' claims now; how many rows were freed."""
