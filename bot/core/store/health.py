@@ -66,5 +66,8 @@ async def _probe(engine: AsyncEngine) -> str | None:
         try:
             await asyncio.to_thread(_sqlite_write_lock, path)
         except sqlite3.Error as error:
-            return f"locked: {_first_line(error)} (another connection holds the write lock)"
+            if "locked" in str(error) or "busy" in str(error):
+                held = f"{WRITE_PROBE_SECONDS:g} s"
+                return f"locked: another connection has held the write lock for over {held}"
+            return f"unwritable: {_first_line(error)}"
     return None
