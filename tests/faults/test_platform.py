@@ -6,10 +6,11 @@ fakes, which answer a random script of faults per destination first: HTTP 500/50
 a good, odd or missing Retry-After, a connection reset after the message was accepted, and a
 stall past the client's timeout (1 s here, 15 s in production). Time runs on a fake clock
 shared by the Deliverer, Telegram's chat pacer and the Telegram fake's flood limits, so backoffs
-and Retry-After waits take no real time. Expected: nothing lost; on Slack nothing twice (a row
-whose send may have gone through is looked for in the channel first); on Telegram, which has no
-history to look in, a message twice only where it had accepted it before the connection failed
-(a reset or a stall): at most one extra copy per such fault.
+and Retry-After waits take no real time. Expected: nothing lost; on Slack a reset after it took the
+post never repeats it (a row whose send may have gone through is looked for in the channel
+first), and a stall repeats it only if Slack is still handling the stalled request when the bot
+looks; on Telegram, which has no history to look in, a message twice only where it had accepted
+it before the connection failed (a reset or a stall): at most one extra copy per such fault.
 
 Sample: 2 Slack + 2 Telegram destinations in `make test`; `pytest -m faults`: 40 + 40.
 """
@@ -39,6 +40,7 @@ from bot.core.store.subscriptions import Subscription
 from bot.core.store.tables import destinations, outbox
 from tests.fakes.slack import api as slack_api
 from tests.fakes.slack.api import FakeSlack
+from tests.fakes.slack.faults import FaultKind
 from tests.fakes.telegram import api as telegram_api
 from tests.fakes.telegram.api import FakeTelegram
 from tests.kits.delivery import FakeClock, add_reports, channel, setup_destinations
@@ -143,6 +145,7 @@ async def test_every_message_arrives_once_the_platform_faults_clear(
     expected = await expected_deliveries(store)
     ambiguous = 0  # Telegram's: Slack's are looked for
     slack_ambiguous = 0
+    slack_stalls = 0  # requests Slack is still handling when the bot has given up and looks
     async with (
         FakeSlack(clock=lambda: clock().timestamp()) as slack,
         FakeTelegram(clock=lambda: clock().timestamp()) as telegram,
@@ -152,6 +155,7 @@ async def test_every_message_arrives_once_the_platform_faults_clear(
             faults, accepted = slack_faults(rng)
             slack.script("chat.postMessage", *faults, channel=ch.target)
             slack_ambiguous += accepted
+            slack_stalls += len([fault for fault in faults if fault.kind is FaultKind.DELAY])
         for chat in chats:
             telegram.add_chat(int(chat.target))
             tg_faults, accepted = telegram_faults(rng)
@@ -160,7 +164,9 @@ async def test_every_message_arrives_once_the_platform_faults_clear(
         deliverer = Deliverer(store.engine, fast_senders(slack, telegram, clock), "faults", clock)
         steps = await deliver_until_done(deliverer, store, clock)
         got = received(slack, telegram)
-        assert slack.pending_faults() == 0
+        # A post Slack took before the connection failed is found, not posted again: it stands
+        # for the success the script expected after it, so at most that many faults go unused.
+        assert slack.pending_faults() <= slack_ambiguous
         flood = telegram.flood_429s
     lost = sum((expected - got).values())
     duplicates = sum((got - expected).values())
@@ -171,7 +177,9 @@ async def test_every_message_arrives_once_the_platform_faults_clear(
         "platform faults",
         destinations=len(dests),
         messages=sum(expected.values()),
-        accepted_then_failed=f"{slack_ambiguous} Slack + {ambiguous} Telegram",
+        accepted_then_failed=(
+            f"{slack_ambiguous} Slack ({slack_stalls} stalls) + {ambiguous} Telegram"
+        ),
         lost=lost,
         duplicates=f"{slack_duplicates} Slack + {duplicates - slack_duplicates} Telegram",
         flood_429s=flood,
@@ -180,6 +188,9 @@ async def test_every_message_arrives_once_the_platform_faults_clear(
     print(summary)
     assert lost == 0, summary
     assert set(got) <= set(expected), summary
-    assert slack_duplicates == 0, summary
-    assert duplicates <= ambiguous, summary
+    # A reset after Slack took the post is found by the history check: never twice. A stall is
+    # still being handled when the bot looks (the fake holds it 1.5 s of real time while the
+    # bot's clock jumps ahead): found only if it landed by then, else posted twice, once at most.
+    assert slack_duplicates <= slack_stalls, summary
+    assert duplicates - slack_duplicates <= ambiguous, summary
     assert flood == 0, summary
