@@ -51,7 +51,7 @@ from bot.core.render.renderer import Renderer
 from bot.core.select import select_new
 from bot.core.store.prune import prune
 from bot.core.store.reports import ReportStore, WindowCache
-from bot.core.store.runs import last_scheduled_time
+from bot.core.store.runs import last_scheduled_times
 from bot.core.store.subscriptions import Subscription, SubscriptionStore
 from bot.cron import CronError, next_fire, next_real_fire, previous_fire
 from bot.logs import log
@@ -214,14 +214,17 @@ class DigestTicker:
     async def _due(self, active: Sequence[Subscription], now: datetime) -> dict[int, list[Due]]:
         """The due subscriptions, by destination."""
         due: dict[int, list[Due]] = {}
+        working = []
         for sub in active:
             if not self.gate.allows(sub, now):
                 continue
             calendar = self._working(sub, now)
-            if calendar is None:
-                continue  # held by its calendar: nothing to read from the database
-            last = None if sub.instant else await last_scheduled_time(self.engine, sub.id)
-            fire = due_time(sub, now, last, calendar)
+            if calendar is not None:  # else held by its calendar: nothing to read
+                working.append((sub, calendar))
+        ids = [sub.id for sub, _ in working if not sub.instant]
+        lasts = await last_scheduled_times(self.engine, ids)  # one read, not one per subscription
+        for sub, calendar in working:
+            fire = due_time(sub, now, None if sub.instant else lasts.get(sub.id), calendar)
             if fire is not None:
                 item = Due(sub, fire, synthesis=longer_than_a_day(sub, fire))
                 due.setdefault(sub.destination_id, []).append(item)

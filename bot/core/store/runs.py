@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.core.store.tables import digest_runs, run_members
@@ -36,3 +37,24 @@ async def last_scheduled_time(engine: AsyncEngine, subscription_id: int) -> date
     """When the subscription's latest run was due; None before the first."""
     run = await last_run(engine, subscription_id)
     return run.scheduled_for if run is not None else None
+
+
+ID_CHUNK = 500  # subscription ids per IN list
+
+
+async def last_scheduled_times(
+    engine: AsyncEngine, subscription_ids: Sequence[int]
+) -> dict[int, datetime]:
+    """`last_scheduled_time` of many subscriptions in a few statements (a scheduler tick asks
+    for every due one); those without a run yet are left out."""
+    found: dict[int, datetime] = {}
+    async with engine.connect() as conn:
+        for start in range(0, len(subscription_ids), ID_CHUNK):
+            chunk = subscription_ids[start : start + ID_CHUNK]
+            rows = await conn.execute(
+                select(run_members.c.subscription_id, func.max(run_members.c.scheduled_for))
+                .where(run_members.c.subscription_id.in_(chunk))
+                .group_by(run_members.c.subscription_id)
+            )
+            found.update({int(sub_id): at for sub_id, at in rows})
+    return found
