@@ -26,7 +26,7 @@ from bot.core.store.search import rebuild_index
 from bot.cron import CronError, next_fire, next_real_fire
 from bot.env_checks import ingest_problems, slack_problems, telegram_problems
 from bot.settings import BotConfig, Env
-from bot.settings_types import NOW_SCHEDULE
+from bot.settings.values import NOW_SCHEDULE
 
 CLOCK: Clock = utc_clock  # tests set the time here
 

@@ -44,7 +44,7 @@ from bot.core.store.subscriptions import NAME_MAX, NOW, Subscription, Subscripti
 from bot.cron import next_fire
 from bot.messages import Chat, Notice
 from bot.settings import BotConfig, Env
-from bot.settings_types import ChatId, Repo, Tag, Timezone
+from bot.settings.values import ChatId, Repo, Tag, Timezone
 
 CLOCK: Clock = utc_clock  # tests set the time here
 ACTOR: Final = "prdigest subscriptions import"

@@ -25,9 +25,9 @@ from pydantic import (
 
 from bot.core.calendar import CalendarBook
 from bot.core.models import Layout, Locale, Platform, Verbosity
-from bot.settings_calendar import CalendarConfig, calendar_book, shared_calendar_problem
-from bot.settings_errors import describe_config_error
-from bot.settings_types import (
+from bot.settings.calendars import CalendarConfig, calendar_book, shared_calendar_problem
+from bot.settings.errors import describe_config_error
+from bot.settings.values import (
     ChannelQuery,
     ChatId,
     Cron,
@@ -208,7 +208,7 @@ class BotConfig(_Frozen):
         return channel.locale or self.locale
 
     def calendars(self) -> CalendarBook:
-        """Each destination's working calendar (bot/settings_calendar.py)."""
+        """Each destination's working calendar (bot/settings/calendars.py)."""
         return calendar_book(self.calendar, self.channels)
 
 

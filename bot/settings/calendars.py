@@ -43,7 +43,7 @@ from bot.core.calendar import (
     parse_workdays,
 )
 from bot.core.models import Platform
-from bot.settings_types import Timezone
+from bot.settings.values import Timezone
 
 
 class HolidaysConfig(BaseModel):
