@@ -6,10 +6,12 @@ from __future__ import annotations
 import os
 from datetime import date
 
-from bot.core.models import Format
-from bot.core.render.renderer import RenderedMessage
+from bot.core.models import Format, Locale
+from bot.core.render.options import DigestOptions, DigestPart
+from bot.core.render.renderer import RenderedMessage, Renderer
 from bot.core.render.slack import SLACK_MAX_BLOCKS
 from bot.core.render.telegram import TELEGRAM_MAX_UTF16
+from bot.core.select import Digest
 from tests.fakes.slack.messages import check_message
 from tests.fakes.telegram.html import utf16_len
 from tests.fakes.telegram.messages import check_reply_markup, parse_text
@@ -31,3 +33,31 @@ def check_platform(fmt: Format, messages: list[RenderedMessage]) -> None:
             parse_text(message.payload["text"], "HTML", None)
             assert utf16_len(message.payload["text"]) <= TELEGRAM_MAX_UTF16
             check_reply_markup(message.payload.get("reply_markup"))
+
+
+class RecordingRenderer(Renderer):
+    """The real renderer; it also keeps each digest and the options the planner hands it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: list[tuple[Digest, DigestOptions]] = []
+
+    def digest_parts(
+        self,
+        digest: Digest,
+        fmt: Format,
+        locale: Locale,
+        *,
+        date: date | None = None,
+        options: DigestOptions | None = None,
+    ) -> list[DigestPart]:
+        self.seen.append((digest, options or DigestOptions()))
+        return super().digest_parts(digest, fmt, locale, date=date, options=options)
+
+    @property
+    def last(self) -> Digest:
+        return self.seen[-1][0]
+
+    @property
+    def options(self) -> list[DigestOptions]:
+        return [options for _, options in self.seen]

@@ -3,41 +3,20 @@ name their forum topic, and the run takes its lead subscription's layout and ver
 
 from __future__ import annotations
 
-from datetime import date
 from typing import Any
 
 from sqlalchemy import select, update
 
 from bot.core.delivery.outbox import Due, plan_digest, plan_run
-from bot.core.models import Format, Layout, Locale, Verbosity
-from bot.core.render.options import DigestOptions, DigestPart
+from bot.core.models import Layout, Verbosity
+from bot.core.render.options import DigestOptions
 from bot.core.render.renderer import Renderer
-from bot.core.select import Digest
 from bot.core.store.reports import ReportStore
 from bot.core.store.tables import destinations, forum_topics, outbox
 from tests.kits.delivery import FakeClock, add_reports, channel, setup_destinations
+from tests.kits.render import RecordingRenderer
 
 RENDERER = Renderer()
-
-
-class RecordingRenderer(Renderer):
-    """The real renderer, remembering the options each digest was rendered with."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.options: list[DigestOptions | None] = []
-
-    def digest_parts(
-        self,
-        digest: Digest,
-        fmt: Format,
-        locale: Locale,
-        *,
-        date: date | None = None,
-        options: DigestOptions | None = None,
-    ) -> list[DigestPart]:
-        self.options.append(options)
-        return super().digest_parts(digest, fmt, locale, date=date, options=options)
 
 
 async def _rows(store: ReportStore) -> list[Any]:

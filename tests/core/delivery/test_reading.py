@@ -6,15 +6,13 @@ Runs on SQLite, and on PostgreSQL too when BOT_TEST_DATABASE_URL is set (the `st
 
 from __future__ import annotations
 
-from datetime import date, timedelta
+from datetime import timedelta
 from typing import Any
 
 from bot.core.delivery.deliverer import Deliverer
 from bot.core.delivery.outbox import plan_digest
 from bot.core.delivery.reading import ReadingPolicy
-from bot.core.models import Format, Locale, Platform
-from bot.core.render.options import DigestOptions, DigestPart
-from bot.core.render.renderer import Renderer
+from bot.core.models import Platform
 from bot.core.reports.model import RecommendationLevel, Report
 from bot.core.select import Digest
 from bot.core.store.prune import prune
@@ -30,33 +28,10 @@ from tests.kits.delivery import (
     run_until_idle,
     setup_destinations,
 )
+from tests.kits.render import RecordingRenderer
 
 REPO = "verl-project/verl"
 DAY = timedelta(days=1)
-
-
-class CapturingRenderer(Renderer):
-    """The real renderer; it also keeps each digest and options the planner hands it."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.seen: list[tuple[Digest, DigestOptions]] = []
-
-    def digest_parts(
-        self,
-        digest: Digest,
-        fmt: Format,
-        locale: Locale,
-        *,
-        date: date | None = None,
-        options: DigestOptions | None = None,
-    ) -> list[DigestPart]:
-        self.seen.append((digest, options or DigestOptions()))
-        return super().digest_parts(digest, fmt, locale, date=date, options=options)
-
-    @property
-    def last(self) -> Digest:
-        return self.seen[-1][0]
 
 
 def must_read(number: int, **kw: Any) -> Report:
@@ -72,7 +47,7 @@ class Desk:
         self.store, self.sub, self.policy = store, sub, policy
         self.clock = FakeClock()
         self.sender = ScriptedSender(self.clock)
-        self.renderer = CapturingRenderer()
+        self.renderer = RecordingRenderer()
         self.deliverer = Deliverer(store.engine, {Platform.CONSOLE: self.sender}, "w", self.clock)
 
     async def add(self, *reports: Report) -> None:
