@@ -311,7 +311,7 @@ async def _finish_plan(
     await queue(conn, run_id, destination_id, messages, now)
     if messages:
         picked = [item for part in parts for item in part.picked]
-        await record_entries(conn, run_id, digest, picked, [m.text for m in messages])
+        await record_entries(conn, run_id, digest, picked, [m.shows for m in messages])
     for seq in instant:
         values = {"destination_id": destination_id, "seq": seq, "run_id": run_id, "posted_at": now}
         await insert_ignore(conn, instant_posts, values, instant_posts.c.seq)

@@ -45,7 +45,7 @@ class Queued:
     payload: dict[str, Any]
     reply_to_part: int | None = None
     topic: str | None = None
-    text: str = ""  # the plain text (which PRs it shows: reading state)
+    shows: tuple[int, ...] = ()  # the reports (seqs) whose entries it holds: reading state
 
 
 def lay_out(parts: Sequence[DigestPart], layout: Layout) -> list[Queued]:
@@ -54,17 +54,17 @@ def lay_out(parts: Sequence[DigestPart], layout: Layout) -> list[Queued]:
     messages = [(at, part, message) for at, part in enumerate(parts) for message in part.messages]
     if layout is Layout.THREADED:
         return [
-            Queued(message.payload, None if index == 0 else 0, text=message.text)
+            Queued(message.payload, None if index == 0 else 0, shows=message.shows)
             for index, (_, _, message) in enumerate(messages)
         ]
     if layout is Layout.TOPICS:
         return [
             Queued(
-                message.payload, topic=None if at == 0 else topic_key(part.key), text=message.text
+                message.payload, topic=None if at == 0 else topic_key(part.key), shows=message.shows
             )
             for at, part, message in messages
         ]
-    return [Queued(message.payload, text=message.text) for _, _, message in messages]
+    return [Queued(message.payload, shows=message.shows) for _, _, message in messages]
 
 
 def topic_key(key: str) -> str:

@@ -11,7 +11,6 @@ outbox part shows each PR (a ✅ reaction on a message marks those read), and th
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -84,13 +83,12 @@ async def with_unread(
     return dataclasses.replace(digest, unread=tuple(unread), unread_dropped=dropped), options
 
 
-def _part_of(number: int, texts: Sequence[str]) -> int | None:
-    """The first message that shows PR `number`."""
-    pattern = re.compile(rf"#{number}(?!\d)")
-    for index, text in enumerate(texts):
-        if pattern.search(text):
+def _part_of(seq: int, shown_in: Sequence[tuple[int, ...]]) -> int | None:
+    """The first message that holds the entry of report `seq`."""
+    for index, shows in enumerate(shown_in):
+        if seq in shows:
             return index
-    return 0 if len(texts) == 1 else None
+    return 0 if len(shown_in) == 1 else None
 
 
 async def record_entries(
@@ -98,14 +96,15 @@ async def record_entries(
     run_id: int,
     digest: Digest,
     picked: Sequence[StoredReport],
-    texts: Sequence[str],
+    shown_in: Sequence[tuple[int, ...]],
 ) -> None:
-    """The run's PRs in digest order: shown (new, then unread) with the message (by its
-    plain text, in sending order) that shows each, then the ones kept for "+N more"."""
+    """The run's PRs in digest order: shown (new, then unread) with the message (in sending
+    order; each says which entries it holds) that shows each, then the ones kept for
+    "+N more"."""
     shown = [(entry, EntryKind.NEW) for group in digest.groups for entry in group.entries]
     shown += [(entry, EntryKind.UNREAD) for entry in digest.unread]
     rows = [
-        EntryRow(i, entry.item, entry.tag, kind, _part_of(entry.report.number, texts))
+        EntryRow(i, entry.item, entry.tag, kind, _part_of(entry.item.seq, shown_in))
         for i, (entry, kind) in enumerate(shown)
     ]
     seen = {entry.item.seq for entry, _ in shown}

@@ -53,6 +53,7 @@ class RenderedMessage:
 
     payload: dict[str, Any]
     text: str
+    shows: tuple[int, ...] = ()  # the reports (seqs) whose digest entries it holds
 
 
 def _with(obj: V, name: str, text: str) -> V:
@@ -185,7 +186,14 @@ class PlatformRenderer(ABC, Generic[C]):
         return Piece(chunk, self.cost(chunk), **options)
 
     def messages(self, pieces: Sequence[Piece[C]]) -> list[RenderedMessage]:
-        return [self.assemble(message) for message in pack(pieces, self.limit, self.separator)]
+        packed = pack(pieces, self.limit, self.separator)
+        return [
+            dataclasses.replace(
+                self.assemble(message),
+                shows=tuple(p.shows for p in message if p.shows is not None),
+            )
+            for message in packed
+        ]
 
     def fit_entry(self, view: EntryView, L: Mapping[str, str]) -> EntryView:
         return fit_fields(
@@ -208,13 +216,13 @@ class PlatformRenderer(ABC, Generic[C]):
         key = (id(item.report), item.revision > 1, locale, matched, posted, style)
         cached = self._entries.get(key)
         if cached is not None and cached[0] is item.report:
-            return Piece(cached[1].content, cached[1].cost, heading=heading)
+            return Piece(cached[1].content, cached[1].cost, heading=heading, shows=item.seq)
         L = labels(locale)
         view = entry_view(item.report, item.revision > 1, L, matched, posted, style)
         chunk = self.entry_chunk(view, L)
         if not self.fits_body(chunk):
             chunk = self.entry_chunk(self.fit_entry(view, L), L)
-        piece = self.piece(chunk, heading=heading)
+        piece = self.piece(chunk, heading=heading, shows=item.seq)
         if len(self._entries) >= _ENTRY_CACHE_SIZE:
             self._entries.clear()
         self._entries[key] = (item.report, piece)

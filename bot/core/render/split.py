@@ -162,6 +162,7 @@ class Piece(Generic[T]):
     heading: Piece[T] | None = None
     keep_with_next: bool = False
     tight: bool = False
+    shows: int | None = None  # the seq of the report whose digest entry this is
 
 
 def _joined(used: Cost, separator: Cost, cost: Cost) -> Cost:

@@ -147,6 +147,23 @@ def test_threaded_posts_a_summary_then_one_part_per_group_without_the_digest_hea
         assert all(f"#{entry.report.number}" in text for entry in group.entries)
 
 
+@pytest.mark.parametrize("fmt", [Format.SLACK, Format.TELEGRAM])
+def test_each_message_knows_the_entries_it_holds_not_the_prs_its_synthesis_names(
+    fmt: Format,
+) -> None:
+    """A ✅ on a message marks read the PRs whose entries it holds; the summary names breaking
+    PRs and storylines, but holds only the still-unread entries."""
+    parts = RENDERER.digest_parts(
+        WEEKLY, fmt, Locale.EN, date=DAY, options=options("threaded", "standard")
+    )
+    summary, *groups = parts
+    held = {seq for message in summary.messages for seq in message.shows}
+    assert held == {entry.item.seq for entry in WEEKLY.unread}
+    for part, group in zip(groups, WEEKLY.groups, strict=True):
+        held = {seq for message in part.messages for seq in message.shows}
+        assert held == {entry.item.seq for entry in group.entries}
+
+
 def test_topics_render_like_threaded_parts_labelled_for_forum_topics() -> None:
     threaded = RENDERER.digest_parts(
         WEEKLY, Format.TELEGRAM, Locale.ZH, options=options("threaded", "oneline")
