@@ -76,10 +76,10 @@ class ReadingVerbs:
         """A digest button pressed in `chat`."""
         match action:
             case EntryAction.MORE:
-                run_id = int(argument) if argument.isdigit() and len(argument) < 12 else None
-                if run_id is None:
+                key = int(argument) if argument.isdigit() and len(argument) < 12 else None
+                if key is None:
                     return Answer(Notice("more_none"))
-                return await self.more(chat, run_id)
+                return await self.more(chat, key)
             case EntryAction.MUTE:
                 return await self.mute(argument, chat)
         found = await self.find_report(argument)
@@ -177,14 +177,15 @@ class ReadingVerbs:
             return Answer(Notice("unread_none", {"days": str(days)}))
         return Answer(Notice("unread_list", {"n": str(len(lines)), "items": "\n".join(lines)}))
 
-    async def more(self, chat: Chat, run_id: int | None = None) -> Answer:
-        """The next page of the chat's latest digest with entries left (or of run `run_id`)."""
+    async def more(self, chat: Chat, key: int | None = None) -> Answer:
+        """The next page of the chat's latest digest with entries left (or of the digest whose
+        button carries `key`: its edition, shared with other chats, the run being this one's)."""
         dest = await self._here(chat)
         if dest is None:
             return Answer(Notice("no_digest_here"))
         subs = await self.subscriptions.of(chat.platform, chat.chat_id)
         size = max((sub.filter.max_items for sub in subs), default=DEFAULT_PAGE)
-        page = await take_page(self.engine, dest.id, run_id, size, self.clock())
+        page = await take_page(self.engine, dest.id, key, size, self.clock())
         if page is None or not page.items:
             return Answer(Notice("more_none"))
         return Answer(_page_answer(page), public=True)
@@ -196,5 +197,5 @@ def _page_answer(page: Page) -> DigestAnswer:
     items = [item for item, _ in page.items]
     digest = build_digest(items, DigestFilter(tags=tags, max_items=len(items)), page.title)
     digest = dataclasses.replace(digest, total=digest.total + page.left, more=page.left)
-    options = DigestOptions(more_key=str(page.run_id) if page.left else "")
+    options = DigestOptions(more_key=str(page.key) if page.left else "")
     return DigestAnswer(digest, page.at.date(), options)

@@ -45,7 +45,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.core.calendar import Block, CalendarBook, WorkingCalendar, WorkingFire
 from bot.core.clock import Clock, human_time, utc_clock
-from bot.core.delivery.outbox import Due, PlannedRun, covered_seq, plan_run
+from bot.core.delivery.outbox import Due, PlannedRun, covered_seq, plan_runs
 from bot.core.delivery.reading import DEFAULT_READING, ReadingPolicy
 from bot.core.render.renderer import Renderer
 from bot.core.select import select_new
@@ -78,7 +78,7 @@ def due_time(
     if dest.instant:
         return now
     try:
-        fire = previous_fire(dest.schedule, dest.timezone, now, CATCH_UP_HORIZON_DAYS)
+        fire = latest_fire(dest.schedule, dest.timezone, now)
     except CronError:
         return None
     if fire is None or (last is not None and fire <= last):
@@ -86,6 +86,13 @@ def due_time(
     if calendar is not None and not calendar.is_working(fire):
         return None
     return fire
+
+
+@functools.lru_cache(maxsize=1024)
+def latest_fire(schedule: str, timezone: str, now: datetime) -> datetime | None:
+    """The schedule's latest fire up to `now` within the catch-up horizon, worked out once per
+    (schedule, zone, tick) however many subscriptions share it."""
+    return previous_fire(schedule, timezone, now, CATCH_UP_HORIZON_DAYS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -236,10 +243,10 @@ class DigestTicker:
         windows = WindowCache()
         active = await self.subscriptions.all(active_only=True)
         self.gate.keep_only(active)
-        for destination_id, due in (await self._due(active, now)).items():
-            run = await plan_run(
-                self.engine, destination_id, due, self.renderer, now, windows, self.reading
-            )
+        due_now = await self._due(active, now)
+        runs = await plan_runs(self.engine, due_now, self.renderer, now, windows, self.reading)
+        for destination_id, due in due_now.items():
+            run = runs[destination_id]
             if run.created or any(not item.subscription.instant for item in due):
                 planned.append(run)
                 log(

@@ -39,6 +39,7 @@ from bot.core.delivery.outbox import plan_digest
 from bot.core.models import Platform
 from bot.core.render.renderer import Renderer
 from bot.core.store.db import create_engine, migrate
+from bot.core.store.editions import PAYLOAD
 from bot.core.store.reports import ReportStore
 from bot.core.store.tables import destinations, outbox
 from tests.fakes.slack.api import FakeSlack
@@ -116,7 +117,7 @@ async def drained(admin: AsyncEngine) -> None:
 
 
 async def expected_deliveries(engine: AsyncEngine) -> Delivery:
-    query = select(destinations.c.target, outbox.c.payload).join(
+    query = select(destinations.c.target, PAYLOAD).join(
         destinations, destinations.c.id == outbox.c.destination_id
     )
     async with engine.connect() as conn:

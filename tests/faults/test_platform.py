@@ -35,6 +35,7 @@ from bot.core.delivery.ledger import unfinished_count
 from bot.core.delivery.outbox import plan_digest
 from bot.core.models import Platform
 from bot.core.render.renderer import Renderer
+from bot.core.store.editions import PAYLOAD
 from bot.core.store.reports import ReportStore
 from bot.core.store.subscriptions import Subscription
 from bot.core.store.tables import destinations, outbox
@@ -88,7 +89,7 @@ async def plan_all(engine: AsyncEngine, dests: list[Subscription], clock: FakeCl
 
 
 async def expected_deliveries(store: ReportStore) -> Delivery:
-    query = select(destinations.c.target, outbox.c.payload).join(
+    query = select(destinations.c.target, PAYLOAD).join(
         destinations, destinations.c.id == outbox.c.destination_id
     )
     async with store.engine.connect() as conn:

@@ -20,8 +20,8 @@ from bot.core.delivery.ledger import unfinished_count
 from bot.core.delivery.outbox import plan_digest
 from bot.core.models import Platform
 from bot.core.render.renderer import Renderer
+from bot.core.store.editions import PAYLOAD
 from bot.core.store.reports import ReportStore
-from bot.core.store.tables import outbox
 from tests.fakes.slack.api import FakeSlack
 from tests.kits.delivery import FakeClock, add_reports, channel, run_until_idle, setup_destinations
 
@@ -66,7 +66,7 @@ async def test_a_killed_threaded_digest_resumes_with_one_parent_and_every_reply_
         await add_reports(store, [10 * n + 1, 10 * n + 2], tags=[tag])
     await plan_digest(store.engine, sub, clock(), Renderer(), clock())
     async with store.engine.connect() as conn:
-        planned = [str(p["text"]) for (p,) in await conn.execute(select(outbox.c.payload))]
+        planned = [str(p["text"]) for (p,) in await conn.execute(select(PAYLOAD))]
     assert len(planned) == 5
 
     dies_after = 2 if kill == "inside_the_first_reply" else 1_000

@@ -15,6 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from bot.core.models import Platform
 from bot.core.store.db import write_transaction
+from bot.core.store.editions import PAYLOAD
 from bot.core.store.tables import destinations, digest_runs, outbox, run_members, subscriptions
 
 
@@ -98,7 +99,7 @@ def _claimable(platforms: tuple[Platform, ...], now: datetime, only_destination:
             outbox.c.run_id,
             outbox.c.destination_id,
             outbox.c.part,
-            outbox.c.payload,
+            PAYLOAD,
             outbox.c.attempts,
             outbox.c.created_at,
             outbox.c.unsure_since,

@@ -4,12 +4,16 @@ A destination holds any number of subscriptions. The scheduler hands over, per d
 tick, the subscriptions that are due; they are planned as one run, so a PR that several of them
 match appears once, its entry saying which (`matched: breaking, rollout`). Each subscription's
 part is a `run_members` row unique on (subscription, its fire time): every replica may fire the
-same cron, one insert wins. The winner selects what is new since each subscription's
-watermark, renders it and writes one outbox row per message, all in the same transaction
-(which holds the destination's row on PostgreSQL, so replicas plan a destination one at a
-time). Senders claim rows in order per destination, and each result is committed at once
+same cron, one plan wins. The winner selects what is new since each subscription's watermark,
+builds the digest and queues one outbox row per message, all in the same transaction (which
+holds the destinations' rows on PostgreSQL, so replicas plan a destination one at a time).
+Senders claim rows in order per destination, and each result is committed at once
 (`bot/core/delivery/ledger.py`). A subscription's watermark advances only when every message of
 its run has reached a final state, so a restart resumes the rendered rows and never recomputes.
+
+A tick plans its destinations PLAN_BATCH at a time, one transaction each, in a few statements
+per batch (`bot/core/delivery/runs.py`), and renders each audience once: destinations whose
+digests are alike share an edition (`bot/core/delivery/editions.py`), stored once.
 
 A `now` subscription is due at every tick and takes part only when something new matches; the
 PRs it posts are remembered (`instant_posts`), and a later digest in the same destination
@@ -18,21 +22,29 @@ refers to that post ("posted 14:02") instead of repeating it.
 
 from __future__ import annotations
 
-import dataclasses
+import asyncio
 import logging
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from bot.core.delivery.ledger import RunStatus, advance_members, advance_watermark
-from bot.core.delivery.queue import Queued, lay_out, layout_for, prepare_topics, queue
-from bot.core.delivery.reading import DEFAULT_READING, ReadingPolicy, record_entries, with_unread
-from bot.core.models import Format, Layout, Platform, Verbosity
-from bot.core.render.options import DigestOptions
+from bot.core.delivery.editions import EditionBook
+from bot.core.delivery.reading import DEFAULT_READING, ReadingPolicy, shown_before, with_unread
+from bot.core.delivery.runs import (
+    NOT_PLANNED,
+    PLATFORM_FORMAT,
+    Due,
+    Part,
+    PlannedRun,
+    Run,
+    advance_watermarks,
+    covered_seq,
+    take_parts,
+    write_runs,
+)
 from bot.core.render.renderer import Renderer
 from bot.core.select import (
     Digest,
@@ -42,177 +54,236 @@ from bot.core.select import (
     default_title,
     select_new,
 )
-from bot.core.store.db import insert_ignore, write_transaction
-from bot.core.store.reading import marks_at
-from bot.core.store.reports import WINDOW_LIMIT, WindowCache, count_after, reports_after
+from bot.core.store.db import write_transaction
+from bot.core.store.reading import Marks, marks_in
+from bot.core.store.reports import WINDOW_LIMIT, WindowCache, count_after
 from bot.core.store.subscriptions import Subscription
-from bot.core.store.tables import (
-    destinations,
-    digest_runs,
-    instant_posts,
-    run_members,
-    subscriptions,
-)
+from bot.core.store.tables import instant_posts
 from bot.logs import log
 
+__all__ = ["PLATFORM_FORMAT", "Due", "PlannedRun", "covered_seq", "plan_digest", "plan_run"]
+
 logger = logging.getLogger("prdigest.outbox")
-PLATFORM_FORMAT = {
-    Platform.SLACK: Format.SLACK,
-    Platform.TELEGRAM: Format.TELEGRAM,
-    Platform.CONSOLE: Format.TEXT,
-}
 POSTED_FORMAT = "%H:%M"  # "posted 14:02", in the subscription's zone
+PLAN_BATCH = 500  # destinations planned per transaction
 
 
-@dataclass(frozen=True, slots=True)
-class PlannedRun:
-    run_id: int | None
-    created: bool
-    status: RunStatus | None = None
-    entries: int = 0
-    messages: int = 0
+class TickPlan:
+    """What the batches of one tick share: the windows read, each audience's picks and digest,
+    the editions rendered."""
+
+    def __init__(
+        self,
+        renderer: Renderer,
+        now: datetime,
+        windows: WindowCache | None = None,
+        reading: ReadingPolicy = DEFAULT_READING,
+    ) -> None:
+        self.now = now
+        self.windows = windows or WindowCache(WINDOW_LIMIT)
+        self.reading = reading
+        self.book = EditionBook(renderer, now)
+        self._window: list[StoredReport] | None = None  # the window the picks are of
+        self.generation = 0  # counts the windows the picks were of (an audience names its own)
+        self._picks: dict[tuple[DigestFilter, int, datetime], list[StoredReport]] = {}
+        self._capped: list[StoredReport] | None = None  # a capped window, logged once
+
+    def pick(self, window: list[StoredReport], part: Part) -> list[StoredReport]:
+        """What the part's filter selects from the window (once per filter, start and fire)."""
+        if window is not self._window:
+            self._window, self._picks = window, {}
+            self.generation += 1
+        key = (part.sub.filter, part.start, part.fire)
+        found = self._picks.get(key)
+        if found is None:
+            found = self._picks[key] = select_new(window, part.sub.filter, part.start, part.fire)
+        return found
+
+    async def window(self, conn: AsyncConnection, label: str, start: int) -> list[StoredReport]:
+        """The reports after `start`, at most WINDOW_LIMIT of them (a cap is logged once)."""
+        window = await self.windows.after(conn, start)
+        if len(window) == self.windows.limit and window is not self._capped:
+            self._capped = window
+            skipped = await count_after(conn, start) - len(window)
+            log(logger, "digest.window_capped", logging.WARNING, destination=label, skipped=skipped)
+        return window
 
 
-@dataclass(frozen=True, slots=True)
-class Due:
-    """A subscription whose fire time has come (for `now`: the tick's time)."""
+async def plan_runs(
+    engine: AsyncEngine,
+    due: Mapping[int, Sequence[Due]],
+    renderer: Renderer,
+    now: datetime,
+    windows: WindowCache | None = None,
+    reading: ReadingPolicy = DEFAULT_READING,
+    batch: int = PLAN_BATCH,
+) -> dict[int, PlannedRun]:
+    """Plan the due subscriptions of each destination as one run, once across replicas,
+    `batch` destinations per transaction. `windows` shares the reports read among them."""
+    tick = TickPlan(renderer, now, windows, reading)
+    results = {destination: NOT_PLANNED for destination in due}
+    todo = sorted((destination, items) for destination, items in due.items() if items)
+    for first in range(0, len(todo), batch):
+        runs = [Run(destination, items) for destination, items in todo[first : first + batch]]
+        try:
+            async with write_transaction(engine) as conn:
+                await _plan_batch(conn, runs, tick)
+        except BaseException:
+            tick.book.rolled_back()
+            raise
+        tick.book.committed()
+        results.update((run.destination_id, run.result) for run in runs)
+        await asyncio.sleep(0)  # let acks and sends run between batches
+    return results
 
-    subscription: Subscription
-    fire: datetime
-    synthesis: bool = False  # its cadence is longer than a day: the weekly synthesis on top
+
+async def _plan_batch(conn: AsyncConnection, runs: Sequence[Run], tick: TickPlan) -> None:
+    await take_parts(conn, runs)
+    live = [run for run in runs if run.parts]
+    if not live:
+        return
+    marks = await _pick(conn, live, tick)
+    live = [run for run in live if run.parts]
+    if not live:
+        return
+    audiences = await _build(conn, live, tick, marks)
+    posting = [
+        (run, audience)
+        for run, audience in zip(live, audiences, strict=True)
+        if run.digest is not None
+        and (not run.digest.is_empty or any(part.sub.post_empty for part in run.parts))
+    ]
+    await tick.book.assign(conn, posting)
+    await write_runs(conn, live, tick.now)
 
 
-@dataclass(slots=True)
-class _Part:
-    """A subscription's part in a run being planned."""
+async def _pick(conn: AsyncConnection, runs: Sequence[Run], tick: TickPlan) -> dict[int, Marks]:
+    """Each part's new reports (snoozed PRs and muted tags leave); a `now` subscription with
+    nothing new leaves its run, and what it read is behind it. The destinations' marks."""
+    marks = await marks_in(conn, [run.destination_id for run in runs], tick.now)
+    windows: dict[int, tuple[list[StoredReport], int]] = {}  # start: (window, newest seq)
+    moves = []
+    for run in sorted(runs, key=lambda run: min(part.start for part in run.parts)):
+        start = min(part.start for part in run.parts)
+        if start not in windows:
+            window = await tick.window(conn, run.label, start)
+            windows[start] = (window, max((item.seq for item in window), default=start))
+        window, end = windows[start]
+        run.seqs = (start, end)
+        quiet = marks.get(run.destination_id)
+        run.marked = quiet is not None
+        for part in run.parts:
+            picked = tick.pick(window, part)
+            part.picked = [i for i in picked if not quiet.quiet(i)] if quiet else list(picked)
+        run.window = tick.generation
+        kept = []
+        for part in run.parts:
+            if part.sub.instant and not part.picked:
+                if part.start == part.sub.watermark:  # nothing of it is still being delivered
+                    moves.append((part.sub.id, end))
+                continue
+            kept.append(part)
+        run.parts = kept
+    await advance_watermarks(conn, moves)
+    return marks
 
-    sub: Subscription
-    fire: datetime
-    start: int  # its watermark, or past its runs still being delivered
-    picked: list[StoredReport] = field(default_factory=list)
-    synthesis: bool = False  # a cadence over a day: the weekly synthesis
 
-
-async def _new_run(
-    conn: AsyncConnection, destination_id: int, at: datetime, now: datetime
-) -> int | None:
-    """The run row for (destination, at), unless one exists; its id or None."""
-    values = {
-        "destination_id": destination_id,
-        "scheduled_for": at,
-        "created_at": now,
-        "from_seq": 0,
-        "to_seq": 0,
-        "entries": 0,
-        "messages": 0,
-        "status": RunStatus.PENDING.value,
+async def _build(
+    conn: AsyncConnection, runs: Sequence[Run], tick: TickPlan, marks: Mapping[int, Marks]
+) -> list[Hashable]:
+    """Each run's merged digest (its audience's, built once) with its own unread carry-over;
+    the audiences, in order."""
+    posted = await _posted_before(conn, runs)
+    days = {
+        run.destination_id: tick.reading.days_at(run.lead.platform.value, run.lead.target)
+        for run in runs
+        if any(not part.sub.instant for part in run.parts)  # a `now` post carries no unread
     }
-    inserted = await insert_ignore(conn, digest_runs, values, digest_runs.c.id)
-    return None if inserted is None else int(inserted)
-
-
-async def covered_seq(conn: AsyncConnection, subscription_id: int) -> int:
-    """The last report seq the subscription's digests cover: its watermark, or past its runs
-    still being delivered (their entries are queued already)."""
-    watermark = (
-        await conn.execute(
-            select(subscriptions.c.watermark).where(subscriptions.c.id == subscription_id)
-        )
-    ).scalar()
-    pending = (
-        await conn.execute(
-            select(func.max(run_members.c.to_seq))
-            .join(digest_runs, digest_runs.c.id == run_members.c.run_id)
-            .where(
-                run_members.c.subscription_id == subscription_id,
-                digest_runs.c.status == RunStatus.PENDING.value,
+    shown = await shown_before(conn, days, tick.now)
+    audiences = []
+    for run in runs:
+        before = posted.get(run.destination_id, {})
+        audience, build = _audience(run, before) if before or run.marked else _alone(run)
+        digest = tick.book.digest(audience, build)
+        if run.destination_id in days:
+            here = marks.get(run.destination_id, Marks())
+            digest = with_unread(
+                digest, shown[run.destination_id], here, days[run.destination_id], tick.now
             )
-        )
-    ).scalar()
-    return max(int(watermark or 0), int(pending or 0))
+        run.digest = digest
+        audiences.append(audience)
+    return audiences
 
 
-async def _claim_parts(conn: AsyncConnection, run_id: int, due: Sequence[Due]) -> list[_Part]:
-    """A member row per due subscription that no other run has taken for its fire time."""
-    parts = []
-    for item in due:
-        values = {
-            "run_id": run_id,
-            "subscription_id": item.subscription.id,
-            "scheduled_for": item.fire,
-            "from_seq": 0,
-            "to_seq": 0,
-        }
-        if await insert_ignore(conn, run_members, values, run_members.c.run_id) is not None:
-            parts.append(
-                _Part(
-                    item.subscription,
-                    item.fire,
-                    await covered_seq(conn, item.subscription.id),
-                    synthesis=item.synthesis,
-                )
-            )
-    return parts
+def _alone(run: Run) -> tuple[Hashable, Callable[[], Digest]]:
+    """`_audience` for the usual run, one subscription and nothing marked or posted before in
+    its destination: named by what it picked from (not by each PR), in constant time."""
+    if len(run.parts) > 1:
+        return _audience(run, {})
+    part = run.parts[0]
+    flt, title = part.sub.filter, default_title(part.sub.filter, part.sub.label)
+    if part.sub.instant:
+        run.instant = sorted(item.seq for item in part.picked)
+    picked = part.picked
+    audience = ("alone", run.window, flt, part.start, part.fire, title, part.synthesis)
+
+    def build() -> Digest:
+        items = sorted(picked, key=lambda item: item.seq)
+        notes: dict[int, tuple[tuple[str, ...], str]] = {item.seq: ((), "") for item in items}
+        return build_digest(items, flt, title, notes, synthesis=part.synthesis)
+
+    return audience, build
 
 
-async def _read_window(
-    conn: AsyncConnection, label: str, start: int, windows: WindowCache | None
-) -> list[StoredReport]:
-    """The reports after `start`, at most WINDOW_LIMIT of them (a cap is logged)."""
-    if windows is None:
-        window = await reports_after(conn, start, WINDOW_LIMIT)
-    else:
-        window = await windows.after(conn, start)
-    if len(window) == WINDOW_LIMIT:
-        skipped = await count_after(conn, start) - WINDOW_LIMIT
-        log(logger, "digest.window_capped", logging.WARNING, destination=label, skipped=skipped)
-    return window
+def _audience(run: Run, posted: Mapping[int, str]) -> tuple[Hashable, Callable[[], Digest]]:
+    """What the run's merged digest depends on (each PR once, saying which subscriptions
+    matched it when several picked something), and how to build it; sets the seqs its `now`
+    subscriptions post."""
+    chosen: dict[int, StoredReport] = {}
+    matched: dict[int, list[str]] = {}
+    for part in run.parts:
+        for item in part.picked:
+            chosen.setdefault(item.seq, item)
+            matched.setdefault(item.seq, []).append(part.sub.label)
+    run.instant = sorted(
+        {item.seq for part in run.parts if part.sub.instant for item in part.picked}
+    )
+    instant = set(run.instant)
+    several = sum(1 for part in run.parts if part.picked) > 1
+    notes = {
+        seq: (tuple(names) if several else (), "" if seq in instant else posted.get(seq, ""))
+        for seq, names in matched.items()
+    }
+    flt, title = _combined(run.parts)
+    synthesis = any(part.synthesis for part in run.parts)
+    seqs = tuple(sorted(chosen))
+    items = [chosen[seq] for seq in seqs]
+    audience = (seqs, flt, title, tuple(sorted(notes.items())), synthesis)
+    return audience, lambda: build_digest(items, flt, title, notes, synthesis=synthesis)
 
 
-async def _lock_destination(conn: AsyncConnection, destination_id: int) -> None:
-    """Replicas plan a destination one at a time (SQLite's write transaction already is)."""
-    if conn.dialect.name == "postgresql":
-        await conn.execute(
-            select(destinations.c.id).where(destinations.c.id == destination_id).with_for_update()
-        )
-
-
-async def _drop_quiet_instants(
-    conn: AsyncConnection, run_id: int, parts: list[_Part], end: int
-) -> list[_Part]:
-    """A `now` subscription with nothing new leaves the run; what it read is behind it."""
-    kept = []
-    for part in parts:
-        if part.sub.instant and not part.picked:
-            await conn.execute(
-                delete(run_members).where(
-                    run_members.c.run_id == run_id,
-                    run_members.c.subscription_id == part.sub.id,
-                )
-            )
-            if part.start == part.sub.watermark:  # nothing of it is still being delivered
-                await advance_watermark(conn, part.sub.id, end)
-            continue
-        kept.append(part)
-    return kept
-
-
-async def _posted_before(
-    conn: AsyncConnection, destination_id: int, seqs: list[int], tz: str
-) -> dict[int, str]:
-    """The PRs among `seqs` that a `now` subscription already posted here, with the time."""
-    if not seqs:
+async def _posted_before(conn: AsyncConnection, runs: Sequence[Run]) -> dict[int, dict[int, str]]:
+    """The PRs each destination's `now` subscriptions already posted, with the time ("14:02"
+    in the zone of the run's first subscription)."""
+    picking = [run for run in runs if any(part.picked for part in run.parts)]
+    zones = {run.destination_id: run.lead.timezone for run in picking}
+    seqs = sorted({item.seq for run in picking for part in run.parts for item in part.picked})
+    if not zones:
         return {}
+    posts = instant_posts
     rows = await conn.execute(
-        select(instant_posts.c.seq, instant_posts.c.posted_at).where(
-            instant_posts.c.destination_id == destination_id, instant_posts.c.seq.in_(seqs)
+        select(posts.c.destination_id, posts.c.seq, posts.c.posted_at).where(
+            posts.c.destination_id.in_(list(zones)), posts.c.seq.in_(seqs)
         )
     )
-    zone = ZoneInfo(tz)
-    return {int(r.seq): r.posted_at.astimezone(zone).strftime(POSTED_FORMAT) for r in rows}
+    found: dict[int, dict[int, str]] = {}
+    for dest, seq, at in rows:
+        zone = ZoneInfo(zones[int(dest)])
+        found.setdefault(int(dest), {})[int(seq)] = at.astimezone(zone).strftime(POSTED_FORMAT)
+    return found
 
 
-def _combined(parts: Sequence[_Part]) -> tuple[DigestFilter, str]:
+def _combined(parts: Sequence[Part]) -> tuple[DigestFilter, str]:
     """The filter the merged digest is grouped and capped by, and its title: those of the
     subscriptions that picked something (all of them for an empty digest)."""
     shown = [part for part in parts if part.picked] or list(parts)
@@ -224,31 +295,6 @@ def _combined(parts: Sequence[_Part]) -> tuple[DigestFilter, str]:
     return flt, " · ".join(part.sub.label for part in shown)
 
 
-async def _build(
-    conn: AsyncConnection, destination_id: int, parts: Sequence[_Part], synthesis: bool = False
-) -> tuple[Digest, list[int]]:
-    """The merged digest (each PR once, saying which subscriptions matched it when several
-    picked something) and the seqs the run's `now` subscriptions post."""
-    chosen: dict[int, StoredReport] = {}
-    matched: dict[int, list[str]] = {}
-    for part in parts:
-        for item in part.picked:
-            chosen.setdefault(item.seq, item)
-            matched.setdefault(item.seq, []).append(part.sub.label)
-    instant = sorted({item.seq for part in parts if part.sub.instant for item in part.picked})
-    posted = await _posted_before(
-        conn, destination_id, sorted(set(chosen) - set(instant)), parts[0].sub.timezone
-    )
-    several = sum(1 for part in parts if part.picked) > 1
-    notes = {
-        seq: (tuple(names) if several else (), posted.get(seq, ""))
-        for seq, names in matched.items()
-    }
-    flt, title = _combined(parts)
-    items = sorted(chosen.values(), key=lambda item: item.seq)
-    return build_digest(items, flt, title, notes, synthesis=synthesis), instant
-
-
 async def plan_run(
     engine: AsyncEngine,
     destination_id: int,
@@ -258,105 +304,9 @@ async def plan_run(
     windows: WindowCache | None = None,
     reading: ReadingPolicy = DEFAULT_READING,
 ) -> PlannedRun:
-    """Plan the due subscriptions of one destination as one run, once across replicas.
-    `windows` shares the reports read among the destinations one tick plans."""
-    if not due:
-        return PlannedRun(run_id=None, created=False)
-    async with write_transaction(engine) as conn:
-        await _lock_destination(conn, destination_id)
-        run_id = await _new_run(conn, destination_id, max(item.fire for item in due), now)
-        parts = [] if run_id is None else await _claim_parts(conn, run_id, due)
-        if run_id is None or not parts:
-            if run_id is not None:
-                await conn.execute(delete(digest_runs).where(digest_runs.c.id == run_id))
-            return PlannedRun(run_id=None, created=False)
-        label = f"{due[0].subscription.platform.value}:{due[0].subscription.target}"
-        start = min(part.start for part in parts)
-        window = await _read_window(conn, label, start, windows)
-        end = max((item.seq for item in window), default=start)
-        marks = await marks_at(conn, destination_id, now)  # snoozed PRs, muted tags leave
-        for part in parts:
-            picked = select_new(window, part.sub.filter, part.start, part.fire)
-            part.picked = [item for item in picked if not marks.quiet(item)]
-        parts = await _drop_quiet_instants(conn, run_id, parts, end)
-        if not parts:
-            await conn.execute(delete(digest_runs).where(digest_runs.c.id == run_id))
-            return PlannedRun(run_id=None, created=False)
-        return await _finish_plan(
-            conn, run_id, destination_id, parts, (start, end), renderer, now, reading
-        )
-
-
-async def _finish_plan(
-    conn: AsyncConnection,
-    run_id: int,
-    destination_id: int,
-    parts: list[_Part],
-    seqs: tuple[int, int],
-    renderer: Renderer,
-    now: datetime,
-    reading: ReadingPolicy,
-) -> PlannedRun:
-    """Render the merged digest, queue its messages, record the run and its members."""
-    digest, instant = await _build(conn, destination_id, parts, any(p.synthesis for p in parts))
-    days = reading.days_at(parts[0].sub.platform.value, parts[0].sub.target)
-    carry = any(not part.sub.instant for part in parts)  # a `now` post carries no unread
-    digest, options = await with_unread(conn, run_id, destination_id, digest, now, days, carry)
-    messages: list[Queued] = []
-    if not digest.is_empty or any(part.sub.post_empty for part in parts):
-        fire = max(part.fire for part in parts)
-        options = dataclasses.replace(options, synthesis=digest.synthesis is not None)
-        what = (digest, fire, options)
-        messages = await _lay_out(conn, destination_id, parts[0].sub, what, renderer, now)
-    await queue(conn, run_id, destination_id, messages, now)
-    if messages:
-        picked = [item for part in parts for item in part.picked]
-        await record_entries(conn, run_id, digest, picked, [m.shows for m in messages])
-    for seq in instant:
-        values = {"destination_id": destination_id, "seq": seq, "run_id": run_id, "posted_at": now}
-        await insert_ignore(conn, instant_posts, values, instant_posts.c.seq)
-    for part in parts:
-        await conn.execute(
-            update(run_members)
-            .where(run_members.c.run_id == run_id, run_members.c.subscription_id == part.sub.id)
-            .values(from_seq=part.start, to_seq=seqs[1])
-        )
-    status = RunStatus.PENDING if messages else RunStatus.EMPTY
-    await conn.execute(
-        update(digest_runs)
-        .where(digest_runs.c.id == run_id)
-        .values(
-            from_seq=seqs[0],
-            to_seq=seqs[1],
-            entries=digest.total,
-            messages=len(messages),
-            status=status.value,
-            finished_at=None if messages else now,
-        )
-    )
-    if not messages:
-        await advance_members(conn, run_id)
-    return PlannedRun(run_id, True, status, digest.total, len(messages))
-
-
-async def _lay_out(
-    conn: AsyncConnection,
-    destination_id: int,
-    lead: Subscription,
-    what: tuple[Digest, datetime, DigestOptions],
-    renderer: Renderer,
-    now: datetime,
-) -> list[Queued]:
-    """The digest's messages in the layout and verbosity of the run's lead subscription (its
-    first member, whose language the run speaks too)."""
-    digest, fire, base = what
-    fmt = PLATFORM_FORMAT[lead.platform]
-    layout = await layout_for(conn, destination_id, Layout(lead.layout), now)
-    options = dataclasses.replace(base, layout=layout, verbosity=Verbosity(lead.verbosity))
-    parts = renderer.digest_parts(digest, fmt, lead.locale, date=fire.date(), options=options)
-    if layout is Layout.TOPICS:
-        await prepare_topics(conn, destination_id, parts, (renderer, fmt, lead.locale), now)
-    return lay_out(parts, layout)
+    """Plan the due subscriptions of one destination as one run, once across replicas."""
+    planned = await plan_runs(engine, {destination_id: due}, renderer, now, windows, reading)
+    return planned[destination_id]
 
 
 async def plan_digest(

@@ -25,13 +25,12 @@ from typing import Any
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from bot.core.delivery.ledger import RowStatus
 from bot.core.delivery.threads import flat_for_now
 from bot.core.models import Format, Layout, Locale
 from bot.core.render.options import DigestPart
 from bot.core.render.renderer import Renderer
 from bot.core.store.db import insert_ignore
-from bot.core.store.tables import destinations, forum_topics, outbox
+from bot.core.store.tables import destinations, forum_topics
 
 TOPIC_NAME_MAX = 128  # Telegram: createForumTopic's name, 1-128 characters
 TOPIC_KEY_MAX = 128  # forum_topics.key
@@ -88,22 +87,22 @@ async def layout_for(
     return Layout.FLAT if flat_for_now(state.forum, state.forum_checked_at, now) else wanted
 
 
+def topics_of(parts: Sequence[DigestPart]) -> tuple[tuple[str, str], ...]:
+    """A topics layout's forum topics: (key, name) of each tag group (not the summary)."""
+    return tuple((topic_key(p.key), (p.label or p.key)[:TOPIC_NAME_MAX]) for p in parts[1:])
+
+
 async def prepare_topics(
     conn: AsyncConnection,
     destination_id: int,
-    parts: Sequence[DigestPart],
+    topics: Sequence[tuple[str, str]],
     notice: tuple[Renderer, Format, Locale],
     now: datetime,
 ) -> None:
     """A forum topic row per tag group not seen here before (its name; opened on first use),
     and the not-a-forum notice, unless the chat was told already."""
-    for part in parts[1:]:
-        values = {
-            "destination_id": destination_id,
-            "key": topic_key(part.key),
-            "name": (part.label or part.key)[:TOPIC_NAME_MAX],
-            "created_at": now,
-        }
+    for key, name in topics:
+        values = {"destination_id": destination_id, "key": key, "name": name, "created_at": now}
         await insert_ignore(conn, forum_topics, values, forum_topics.c.key)
     renderer, fmt, locale = notice
     payload = renderer.notice(NOT_FORUM_NOTICE, fmt, locale).payload
@@ -116,28 +115,3 @@ async def prepare_topics(
         )
         .values(layout_notice=payload)
     )
-
-
-async def queue(
-    conn: AsyncConnection,
-    run_id: int,
-    destination_id: int,
-    messages: Sequence[Queued],
-    now: datetime,
-) -> None:
-    """One pending outbox row per message of the run, in order."""
-    for part, message in enumerate(messages):
-        await conn.execute(
-            outbox.insert().values(
-                run_id=run_id,
-                destination_id=destination_id,
-                part=part,
-                payload=message.payload,
-                status=RowStatus.PENDING.value,
-                attempts=0,
-                next_attempt_at=now,
-                created_at=now,
-                reply_to_part=message.reply_to_part,
-                topic=message.topic,
-            )
-        )

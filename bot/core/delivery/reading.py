@@ -3,9 +3,11 @@
 In the run's own transaction: snoozed PRs and PRs carrying a muted tag leave the
 destination's digest; must-read PRs shown here before and not marked read come back as
 `Digest.unread` for up to `unread_days` after they were first shown, and the digest after
-that says once how many dropped; and the run's entries are recorded (`run_entries`) — which
-outbox part shows each PR (a ✅ reaction on a message marks those read), and the ones past
-`max_items` that "+N more" pages post later.
+that says once how many dropped; and the run's entries are laid out (its edition's
+`edition_entries`) — which message shows each PR (a ✅ reaction on a message marks those
+read), and the ones past `max_items` that "+N more" pages post later. The planner reads what
+every destination of a batch showed before in a few grouped queries (`shown_before`); the rest
+is arithmetic on what they returned.
 """
 
 from __future__ import annotations
@@ -17,17 +19,15 @@ from datetime import datetime, timedelta
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from bot.core.render.options import DigestOptions
 from bot.core.select import Digest, DigestEntry, StoredReport, group_tag
+from bot.core.store.editions import EntryKind, EntryRow
 from bot.core.store.reading import (
-    EntryKind,
-    EntryRow,
+    Marks,
+    ShownPR,
     item_key,
-    marks_at,
-    previous_run_at,
+    previous_runs_at,
     reports_by_key,
-    shown_must_reads,
-    write_entries,
+    shown_must_reads_in,
 )
 
 DEFAULT_UNREAD_DAYS = 7
@@ -48,39 +48,50 @@ class ReadingPolicy:
 DEFAULT_READING = ReadingPolicy()
 
 
-async def with_unread(
-    conn: AsyncConnection,
-    run_id: int,
-    destination_id: int,
-    digest: Digest,
-    now: datetime,
-    unread_days: int,
-    carry: bool = True,
-) -> tuple[Digest, DigestOptions]:
-    """The digest with this destination's unread must-read PRs (unless `carry` is off), and
-    the options that give its "+N more" a button (the run id)."""
-    options = DigestOptions(more_key=str(run_id) if digest.more else "")
-    if not carry:
-        return digest, options
-    marks = await marks_at(conn, destination_id, now)
-    previous = await previous_run_at(conn, destination_id, run_id)
-    days = timedelta(days=unread_days)
-    shown = await shown_must_reads(conn, destination_id, min(previous or now, now) - days)
+@dataclass(frozen=True, slots=True)
+class Shown:
+    """What a destination's digests showed before that may come back as unread."""
+
+    previous: datetime | None  # its last digest (None: none yet)
+    prs: tuple[ShownPR, ...]  # must-read PRs first shown within its unread_days
+    stored: Mapping[str, StoredReport]  # their reports, by PR key
+
+
+async def shown_before(
+    conn: AsyncConnection, days: Mapping[int, int], now: datetime
+) -> dict[int, Shown]:
+    """For each destination (with its unread_days), what may come back: three queries."""
+    ids = list(days)
+    if not ids:
+        return {}
+    previous = await previous_runs_at(conn, ids)
+    since = {d: min(previous.get(d) or now, now) - timedelta(days=days[d]) for d in ids}
+    found = await shown_must_reads_in(conn, ids, min(since.values()))
+    prs = {d: tuple(pr for pr in found.get(d, ()) if pr.first > since[d]) for d in ids}
+    keys = {(pr.repo, pr.number) for shown in prs.values() for pr in shown}
+    stored = await reports_by_key(conn, sorted(keys))
+    return {d: Shown(previous.get(d), prs[d], stored) for d in ids}
+
+
+def with_unread(digest: Digest, shown: Shown, marks: Marks, days: int, now: datetime) -> Digest:
+    """The digest with the destination's unread must-read PRs, and how many dropped now."""
     in_digest = {item_key(entry.item) for group in digest.groups for entry in group.entries}
-    stored = await reports_by_key(conn, [(pr.repo, pr.number) for pr in shown])
     unread: list[DigestEntry] = []
     dropped = 0
-    for pr in shown:
+    span = timedelta(days=days)
+    for pr in shown.prs:
         if pr.key in marks.read or pr.key in in_digest:
             continue
-        if pr.first + days <= now:
-            dropped += previous is not None and pr.first + days > previous
+        if pr.first + span <= now:
+            dropped += shown.previous is not None and pr.first + span > shown.previous
             continue
-        item = stored.get(pr.key)
+        item = shown.stored.get(pr.key)
         if item is not None and not marks.quiet(item):
             unread.append(DigestEntry(item, pr.tag))
+    if not unread and not dropped:
+        return digest
     unread.sort(key=lambda entry: entry.item.rank)
-    return dataclasses.replace(digest, unread=tuple(unread), unread_dropped=dropped), options
+    return dataclasses.replace(digest, unread=tuple(unread), unread_dropped=dropped)
 
 
 def _part_of(seq: int, shown_in: Sequence[tuple[int, ...]]) -> int | None:
@@ -91,16 +102,11 @@ def _part_of(seq: int, shown_in: Sequence[tuple[int, ...]]) -> int | None:
     return 0 if len(shown_in) == 1 else None
 
 
-async def record_entries(
-    conn: AsyncConnection,
-    run_id: int,
-    digest: Digest,
-    picked: Sequence[StoredReport],
-    shown_in: Sequence[tuple[int, ...]],
-) -> None:
-    """The run's PRs in digest order: shown (new, then unread) with the message (in sending
-    order; each says which entries it holds) that shows each, then the ones kept for
-    "+N more"."""
+def entry_rows(
+    digest: Digest, picked: Sequence[StoredReport], shown_in: Sequence[tuple[int, ...]]
+) -> list[EntryRow]:
+    """The digest's PRs in order: shown (new, then unread) with the message (in sending order;
+    each says which entries it holds) that shows each, then the ones kept for "+N more"."""
     shown = [(entry, EntryKind.NEW) for group in digest.groups for entry in group.entries]
     shown += [(entry, EntryKind.UNREAD) for entry in digest.unread]
     rows = [
@@ -111,7 +117,7 @@ async def record_entries(
     rest = sorted({item.seq: item for item in picked if item.seq not in seen}.values(), key=_rank)
     for item in rest:
         rows.append(EntryRow(len(rows), item, group_tag(item.report, ()), EntryKind.MORE, None))
-    await write_entries(conn, run_id, rows)
+    return rows
 
 
 def _rank(item: StoredReport) -> tuple[int, int, datetime, int]:

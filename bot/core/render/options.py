@@ -16,7 +16,7 @@ class DigestOptions:
     layout: Layout = Layout.FLAT
     verbosity: Verbosity = Verbosity.STANDARD
     synthesis: bool = False  # the weekly synthesis above the groups (cadences over a day)
-    more_key: str = ""  # what the "+N more" button carries (the run id); "": no button
+    more_key: str = ""  # what the "+N more" button carries (the edition id); "": no button
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import re
 import weakref
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -134,6 +134,15 @@ async def insert_ignore(
     insert = pg_insert if conn.dialect.name == "postgresql" else sqlite_insert
     statement = insert(table).values(**values).on_conflict_do_nothing().returning(returning)
     return (await conn.execute(statement)).scalar()
+
+
+async def insert_ignore_many(
+    conn: AsyncConnection, table: Table, rows: Sequence[dict[str, Any]]
+) -> None:
+    """Insert the rows whose unique key is free, in one statement per batch of rows."""
+    if rows:
+        insert = pg_insert if conn.dialect.name == "postgresql" else sqlite_insert
+        await conn.execute(insert(table).on_conflict_do_nothing(), list(rows))
 
 
 @asynccontextmanager

@@ -10,6 +10,7 @@ every minute add 10k rows in 4 minutes) and `processed_events` by one row per in
 | processed_events            | dedupe.KEEP_FOR (3 days) | -                                     |
 | reading_marks               | snooze/mute: until ended; | -                                    |
 |                             | read: RUN_RETENTION      |                                       |
+| editions (+ messages, entries) | RUN_RETENTION           | any run still pointing at it          |
 
 The latest run per subscription stays because `runs.last_run` (status, the scheduler's "already
 ran" check and catch-up) reads it. A pruned run's outbox rows are all sent or failed (history
@@ -30,7 +31,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.core.store.db import write_transaction
 from bot.core.store.dedupe import forget_older_than
-from bot.core.store.tables import digest_runs, outbox, reading_marks, run_members
+from bot.core.store.tables import digest_runs, editions, outbox, reading_marks, run_members
 
 RUN_RETENTION = timedelta(days=30)
 PRUNE_BATCH = 500  # rows per delete statement (and per transaction)
@@ -90,9 +91,17 @@ async def prune_runs(engine: AsyncEngine, now: datetime, batch: int = PRUNE_BATC
                 await conn.execute(delete(digest_runs).where(digest_runs.c.id.in_(ids)))
         total += len(ids)
         if len(ids) < batch:
+            await _drop_unused_editions(engine, cutoff)
             return total
         after = ids[-1]
         await asyncio.sleep(0)  # let acks and sends run between batches
+
+
+async def _drop_unused_editions(engine: AsyncEngine, cutoff: datetime) -> None:
+    """Editions no run points at any more (their messages and entries go with them)."""
+    used = exists().where(digest_runs.c.edition_id == editions.c.id)
+    async with write_transaction(engine) as conn:
+        await conn.execute(delete(editions).where(editions.c.created_at < cutoff, ~used))
 
 
 async def prune(engine: AsyncEngine, now: datetime) -> Pruned:

@@ -1,5 +1,6 @@
 """A destination's reading state: which PRs were read (by whom, when), which are snoozed and
-which tags are muted (until when), and the PRs each digest run holds (`run_entries`).
+which tags are muted (until when), and the PRs each digest run holds (its edition's entries,
+`bot/core/store/editions.py`).
 
 A mark is one row per (destination, kind, subject); pressing again replaces it. The planner
 reads the marks in its own transaction (`bot/core/delivery/reading.py`); the chat's buttons
@@ -19,18 +20,18 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from bot.core.filter_query import fold
 from bot.core.models import Platform
-from bot.core.reports.model import RecommendationLevel
 from bot.core.select import StoredReport
 from bot.core.store.db import write_transaction
+from bot.core.store.editions import EntryKind as EntryKind
 from bot.core.store.reports import _stored
 from bot.core.store.subscriptions import NOW
 from bot.core.store.tables import (
     destinations,
     digest_runs,
+    edition_entries,
     outbox,
     reading_marks,
     reports,
-    run_entries,
     run_members,
     subscriptions,
 )
@@ -40,12 +41,6 @@ class MarkKind(StrEnum):
     READ = "read"
     SNOOZE = "snooze"
     MUTE = "mute"
-
-
-class EntryKind(StrEnum):
-    NEW = "new"  # shown as new in the run
-    UNREAD = "unread"  # carried over from an earlier digest, shown under "Still unread"
-    MORE = "more"  # past max_items: "+N more", posted by a page
 
 
 def pr_key(repo: str, number: int) -> str:
@@ -71,20 +66,31 @@ class Marks:
 
 
 async def marks_at(conn: AsyncConnection, destination_id: int, now: datetime) -> Marks:
+    return (await marks_in(conn, [destination_id], now)).get(destination_id, Marks())
+
+
+async def marks_in(
+    conn: AsyncConnection, destination_ids: Sequence[int], now: datetime
+) -> dict[int, Marks]:
+    """The marks in force at `now` in each destination that has any."""
+    m = reading_marks
     rows = await conn.execute(
-        select(reading_marks.c.kind, reading_marks.c.subject).where(
-            reading_marks.c.destination_id == destination_id,
-            or_(reading_marks.c.until.is_(None), reading_marks.c.until > now),
+        select(m.c.destination_id, m.c.kind, m.c.subject).where(
+            m.c.destination_id.in_(destination_ids), or_(m.c.until.is_(None), m.c.until > now)
         )
     )
-    found: dict[str, set[str]] = {kind.value: set() for kind in MarkKind}
+    found: dict[int, dict[str, set[str]]] = {}
     for row in rows:
-        found[str(row.kind)].add(str(row.subject))
-    return Marks(
-        frozenset(found[MarkKind.READ]),
-        frozenset(found[MarkKind.SNOOZE]),
-        frozenset(found[MarkKind.MUTE]),
-    )
+        kinds = found.setdefault(int(row.destination_id), {kind.value: set() for kind in MarkKind})
+        kinds[str(row.kind)].add(str(row.subject))
+    return {
+        dest: Marks(
+            frozenset(kinds[MarkKind.READ]),
+            frozenset(kinds[MarkKind.SNOOZE]),
+            frozenset(kinds[MarkKind.MUTE]),
+        )
+        for dest, kinds in found.items()
+    }
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,84 +158,62 @@ async def shown_must_reads(
     conn: AsyncConnection, destination_id: int, since: datetime
 ) -> list[ShownPR]:
     """Must-read PRs first shown here after `since`, oldest first."""
-    e, r = run_entries, digest_runs
+    return (await shown_must_reads_in(conn, [destination_id], since)).get(destination_id, [])
+
+
+async def shown_must_reads_in(
+    conn: AsyncConnection, destination_ids: Sequence[int], since: datetime
+) -> dict[int, list[ShownPR]]:
+    """Each destination's must-read PRs first shown there after `since`, oldest first."""
+    e, r = edition_entries, digest_runs
     first = func.min(r.c.created_at)
     query = (
-        select(e.c.repo, e.c.number, func.min(e.c.tag).label("tag"), first.label("first"))
-        .join(r, r.c.id == e.c.run_id)
+        select(r.c.destination_id, e.c.repo, e.c.number, func.min(e.c.tag).label("tag"), first)
+        .join(r, r.c.edition_id == e.c.edition_id)
         .where(
-            r.c.destination_id == destination_id,
+            r.c.destination_id.in_(destination_ids),
             e.c.must_read.is_(True),
             e.c.kind.in_((EntryKind.NEW.value, EntryKind.UNREAD.value)),
         )
-        .group_by(e.c.repo, e.c.number)
+        .group_by(r.c.destination_id, e.c.repo, e.c.number)
         .having(first > since)
         .order_by(first, e.c.repo, e.c.number)
     )
-    rows = await conn.execute(query)
-    return [ShownPR(str(x.repo), int(x.number), str(x.tag), x.first) for x in rows]
+    found: dict[int, list[ShownPR]] = {}
+    for x in await conn.execute(query):
+        shown = ShownPR(str(x.repo), int(x.number), str(x.tag), x[4])
+        found.setdefault(int(x.destination_id), []).append(shown)
+    return found
 
 
-async def previous_run_at(conn: AsyncConnection, destination_id: int, run_id: int) -> Any:
-    """When the destination's last digest before run `run_id` was planned: a run that posted
-    something for a scheduled subscription (a `now` post carries no unread). None: none yet."""
+async def previous_runs_at(conn: AsyncConnection, destination_ids: Sequence[int]) -> dict[int, Any]:
+    """When each destination's last digest was planned: a run that posted something for a
+    scheduled subscription (a `now` post carries no unread); a destination with none is left
+    out."""
+    r = digest_runs
     scheduled = (
         select(run_members.c.run_id)
         .join(subscriptions, subscriptions.c.id == run_members.c.subscription_id)
-        .where(run_members.c.run_id == digest_runs.c.id, subscriptions.c.schedule != NOW)
+        .where(run_members.c.run_id == r.c.id, subscriptions.c.schedule != NOW)
         .exists()
     )
-    return (
-        await conn.execute(
-            select(func.max(digest_runs.c.created_at)).where(
-                digest_runs.c.destination_id == destination_id,
-                digest_runs.c.id != run_id,
-                digest_runs.c.messages > 0,
-                scheduled,
-            )
-        )
-    ).scalar()
-
-
-@dataclass(frozen=True, slots=True)
-class EntryRow:
-    position: int
-    item: StoredReport
-    tag: str
-    kind: EntryKind
-    part: int | None
-
-
-async def write_entries(conn: AsyncConnection, run_id: int, rows: Sequence[EntryRow]) -> None:
-    """The run's entries, in one statement."""
-    if not rows:
-        return
-    values = [
-        {
-            "run_id": run_id,
-            "position": row.position,
-            "seq": row.item.seq,
-            "repo": row.item.report.repo,
-            "number": row.item.report.number,
-            "tag": row.tag,
-            "must_read": row.item.report.recommendation_level is RecommendationLevel.MUST_READ,
-            "kind": row.kind.value,
-            "part": row.part,
-            "paged_at": None,
-        }
-        for row in rows
-    ]
-    await conn.execute(run_entries.insert(), values)
+    rows = await conn.execute(
+        select(r.c.destination_id, func.max(r.c.created_at))
+        .where(r.c.destination_id.in_(destination_ids), r.c.messages > 0, scheduled)
+        .group_by(r.c.destination_id)
+    )
+    return {int(dest): at for dest, at in rows}
 
 
 async def keys_in_message(
     engine: AsyncEngine, platform: Platform, target: str, external_id: str
 ) -> list[str]:
     """The PRs a sent digest message shows (found by the platform's message id)."""
-    o, e = outbox, run_entries
+    o, e, r = outbox, edition_entries, digest_runs
     query = (
         select(e.c.repo, e.c.number)
-        .join(o, and_(o.c.run_id == e.c.run_id, o.c.part == e.c.part))
+        .join(r, r.c.edition_id == e.c.edition_id)
+        .join(o, and_(o.c.run_id == r.c.id, o.c.part == e.c.part))
         .join(destinations, destinations.c.id == o.c.destination_id)
         .where(
             destinations.c.platform == platform.value,
@@ -247,32 +231,33 @@ async def keys_in_message(
 class Page:
     """The next entries of a run's "+N more", taken by one press."""
 
-    run_id: int
+    key: int  # what its own "+N more" button carries: the run's edition
     title: str
     at: datetime
     items: list[tuple[StoredReport, str]]  # (report, tag), in digest order
     left: int  # entries still not posted after this page
 
 
-async def _run_with_more(
-    conn: AsyncConnection, destination_id: int, run_id: int | None
-) -> tuple[int, datetime] | None:
-    e, r = run_entries, digest_runs
+def _more_of(edition: Any) -> Any:
+    e = edition_entries
+    counted = select(func.count()).where(e.c.edition_id == edition, e.c.kind == EntryKind.MORE)
+    return counted.scalar_subquery()
+
+
+async def _run_with_more(conn: AsyncConnection, destination_id: int, key: int | None) -> Any:
+    """The destination's latest run (of edition `key`) with "+N more" entries not posted yet:
+    its id, time, edition, pages posted and "+N more" entries in all."""
+    r = digest_runs
+    more = _more_of(r.c.edition_id)
     query = (
-        select(r.c.id, r.c.scheduled_for)
-        .join(e, e.c.run_id == r.c.id)
-        .where(
-            r.c.destination_id == destination_id,
-            e.c.kind == EntryKind.MORE.value,
-            e.c.paged_at.is_(None),
-        )
+        select(r.c.id, r.c.scheduled_for, r.c.edition_id, r.c.paged, more.label("more"))
+        .where(r.c.destination_id == destination_id, r.c.edition_id.is_not(None), more > r.c.paged)
         .order_by(r.c.id.desc())
         .limit(1)
     )
-    if run_id is not None:
-        query = query.where(r.c.id == run_id)
-    row = (await conn.execute(query)).first()
-    return None if row is None else (int(row.id), row.scheduled_for)
+    if key is not None:
+        query = query.where(r.c.edition_id == key)
+    return (await conn.execute(query)).first()
 
 
 async def _run_title(conn: AsyncConnection, run_id: int) -> str:
@@ -286,34 +271,35 @@ async def _run_title(conn: AsyncConnection, run_id: int) -> str:
 
 
 async def take_page(
-    engine: AsyncEngine, destination_id: int, run_id: int | None, size: int, now: datetime
+    engine: AsyncEngine, destination_id: int, key: int | None, size: int, now: datetime
 ) -> Page | None:
-    """Take the next `size` not-yet-posted "+N more" entries of the run (None: the
-    destination's latest run that has some); None when there is nothing more."""
-    e = run_entries
+    """Take the next `size` not-yet-posted "+N more" entries of the destination's run of
+    edition `key` (None: its latest run that has some); None when there is nothing more."""
+    e = edition_entries
     async with write_transaction(engine) as conn:
-        found = await _run_with_more(conn, destination_id, run_id)
-        if found is None:
+        run = await _run_with_more(conn, destination_id, key)
+        if run is None:
             return None
-        run, at = found
-        left = and_(e.c.run_id == run, e.c.kind == EntryKind.MORE.value, e.c.paged_at.is_(None))
         rows = (
             await conn.execute(
-                select(e.c.position, e.c.repo, e.c.number, e.c.tag)
-                .where(left)
+                select(e.c.repo, e.c.number, e.c.tag)
+                .where(e.c.edition_id == run.edition_id, e.c.kind == EntryKind.MORE)
                 .order_by(e.c.position)
+                .offset(run.paged)
                 .limit(size)
             )
         ).all()
-        positions = [int(row.position) for row in rows]
-        await conn.execute(update(e).where(left, e.c.position.in_(positions)).values(paged_at=now))
-        count = select(func.count()).select_from(e).where(left)
-        remaining = (await conn.execute(count)).scalar() or 0
+        await conn.execute(
+            update(digest_runs)
+            .where(digest_runs.c.id == run.id)
+            .values(paged=digest_runs.c.paged + len(rows))
+        )
         stored = await reports_by_key(conn, [(str(r.repo), int(r.number)) for r in rows])
-        title = await _run_title(conn, run)
+        title = await _run_title(conn, int(run.id))
     items = [
-        (stored[key], str(row.tag))
+        (stored[pr], str(row.tag))
         for row in rows
-        if (key := pr_key(str(row.repo), int(row.number))) in stored
+        if (pr := pr_key(str(row.repo), int(row.number))) in stored
     ]
-    return Page(run, title, at, items, int(remaining))
+    left = int(run.more) - int(run.paged) - len(rows)
+    return Page(int(run.edition_id), title, run.scheduled_for, items, left)

@@ -157,7 +157,8 @@ class WindowCache:
     when the window was read, so a report that arrived (or was updated) since is never missed.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, limit: int = WINDOW_LIMIT) -> None:
+        self.limit = limit
         # One window at a time (it may hold WINDOW_LIMIT reports, tens of MB): destinations
         # that were delivered together share a watermark, so one is what a tick mostly needs.
         self._window: tuple[int, int, list[StoredReport]] | None = None  # watermark, newest
@@ -169,7 +170,7 @@ class WindowCache:
         if self._window is not None and self._window[:2] == (watermark, newest):
             return self._window[2]
         self._window = None  # let the old window go before the new one is read
-        window = await reports_after(conn, watermark)
+        window = await reports_after(conn, watermark, self.limit)
         self._window = (watermark, newest, window)
         self.reads += 1
         return window

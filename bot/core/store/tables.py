@@ -177,8 +177,14 @@ digest_runs = Table(
     Column("messages", Integer, nullable=False),
     Column("status", String(16), nullable=False),  # pending | delivered | empty | failed
     Column("finished_at", UtcDateTime(), nullable=True),
+    # The rendered digest it sends (editions.id, shared with the runs of the same audience;
+    # no constraint: the retention drops an edition once no run points at it), and how many of
+    # that edition's "+N more" entries this run's pages posted.
+    Column("edition_id", Integer, nullable=True),
+    Column("paged", Integer, nullable=False, default=0, server_default="0"),
     UniqueConstraint("destination_id", "scheduled_for", name="uq_digest_runs_dest_time"),
 )
+Index("ix_digest_runs_edition", digest_runs.c.edition_id)
 
 # A subscription's part in a run: unique on (subscription, its own fire time), so a fire is
 # planned once across replicas; `to_seq` is where its watermark goes when the run is done.
@@ -209,13 +215,31 @@ instant_posts = Table(
     Column("posted_at", UtcDateTime(), nullable=False),
 )
 
-# The PRs a digest run holds, in digest order: `new` (shown in outbox part `part`), `unread`
-# (carried over from an earlier digest here, shown too) or `more` (past max_items: "+N more",
-# `paged_at` once a page posted it). The planner writes them with the run's outbox rows.
-run_entries = Table(
-    "run_entries",
+# What the digests of many destinations share, stored once (an edition): its messages, and its
+# entries in digest order: `new` (shown in message `part`), `unread` (carried over from an
+# earlier digest there, shown too) or `more` (past max_items: "+N more"). A run points at its
+# edition; how many of the `more` entries its pages posted is the run's own `paged`.
+editions = Table(
+    "editions",
     metadata,
-    Column("run_id", Integer, ForeignKey("digest_runs.id", ondelete="CASCADE"), nullable=False),
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("created_at", UtcDateTime(), nullable=False),
+)
+
+edition_messages = Table(
+    "edition_messages",
+    metadata,
+    Column("edition_id", Integer, ForeignKey("editions.id", ondelete="CASCADE"), primary_key=True),
+    Column("part", Integer, primary_key=True, autoincrement=False),
+    Column("payload", JSON, nullable=False),
+    Column("reply_to_part", Integer, nullable=True),  # as outbox.reply_to_part
+    Column("topic", String(128), nullable=True),  # as outbox.topic
+)
+
+edition_entries = Table(
+    "edition_entries",
+    metadata,
+    Column("edition_id", Integer, ForeignKey("editions.id", ondelete="CASCADE"), nullable=False),
     Column("position", Integer, nullable=False),
     Column("seq", BigInteger, nullable=False),
     Column("repo", String(200), nullable=False),
@@ -224,10 +248,8 @@ run_entries = Table(
     Column("must_read", Boolean, nullable=False),
     Column("kind", String(8), nullable=False),  # new | unread | more
     Column("part", Integer, nullable=True),
-    Column("paged_at", UtcDateTime(), nullable=True),
-    UniqueConstraint("run_id", "position", name="uq_run_entries_run_position"),
+    UniqueConstraint("edition_id", "position", name="uq_edition_entries_position"),
 )
-Index("ix_run_entries_pr", run_entries.c.repo, run_entries.c.number)
 
 # A destination's reading state: a PR read (by whom, when), a PR snoozed or a tag muted until a
 # time. `subject` is the PR ("owner/repo#7422") or the tag; one row per (destination, kind,
@@ -263,7 +285,8 @@ outbox = Table(
     Column("run_id", Integer, ForeignKey("digest_runs.id"), nullable=True),
     Column("destination_id", Integer, ForeignKey("destinations.id"), nullable=False),
     Column("part", Integer, nullable=False),
-    Column("payload", JSON, nullable=False),
+    # NULL: the message is its run's edition's (edition_messages, same part).
+    Column("payload", JSON(none_as_null=True), nullable=True),
     Column("status", String(16), nullable=False),  # pending | sending | sent | failed
     Column("attempts", Integer, nullable=False, default=0),
     Column("next_attempt_at", UtcDateTime(), nullable=False),

@@ -21,6 +21,7 @@ from bot.core.delivery.ledger import RunStatus, unfinished_count
 from bot.core.delivery.outbox import plan_digest
 from bot.core.render.renderer import Renderer
 from bot.core.store.destinations import DestinationStore
+from bot.core.store.editions import PAYLOAD
 from bot.core.store.reports import ReportStore, WindowCache
 from bot.core.store.subscriptions import SubscriptionStore
 from bot.core.store.tables import digest_runs, outbox
@@ -273,7 +274,7 @@ async def test_a_huge_backlog_is_capped_to_the_newest_reports(
 async def _planned_payloads(store: ReportStore, dest_id: int) -> list[str]:
     async with store.engine.connect() as conn:
         rows = await conn.execute(
-            select(outbox.c.payload).where(outbox.c.destination_id == dest_id).order_by(outbox.c.id)
+            select(PAYLOAD).where(outbox.c.destination_id == dest_id).order_by(outbox.c.id)
         )
         return [str(payload["text"]) for (payload,) in rows]
 

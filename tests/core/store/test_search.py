@@ -225,7 +225,7 @@ async def test_the_migration_indexes_an_existing_store(database_url: str) -> Non
                 ],
             )
         await migrate(engine)
-        assert await current_revision(engine) == "0012"
+        assert await current_revision(engine) == "0013"
         store = ReportStore(engine)
         assert len(await _find(store, "显存")) == 1202
         assert await _find(store, "1201号") == [1201]

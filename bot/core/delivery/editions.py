@@ -1,0 +1,137 @@
+"""One rendering per audience: the editions a tick shares among its destinations.
+
+At 09:00 a hundred thousand chats may be due, but they follow a few hundred audiences. Two
+runs get the same edition when their digests hold the same PRs with the same notes, title,
+unread carry-over and synthesis, in the same locale, platform format, layout and verbosity on
+the same date: everything the renderer reads. The digest of an audience is built once, its
+messages rendered once and stored once (`bot/core/store/editions.py`); each run's outbox rows
+then only say which part they send.
+
+The memo is bounded: past MEMO_MAX digests or editions it starts over (a tick whose
+destinations all differ renders each, as before, in bounded memory).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from bot.core.delivery.queue import Queued, lay_out, layout_for, prepare_topics, topics_of
+from bot.core.delivery.reading import entry_rows
+from bot.core.delivery.runs import PLATFORM_FORMAT, Run
+from bot.core.models import Layout, Verbosity
+from bot.core.render.options import DigestOptions
+from bot.core.render.renderer import Renderer
+from bot.core.select import Digest
+from bot.core.store.editions import EditionMessage, EntryRow, fill_editions, new_editions
+
+MEMO_MAX = 4096
+
+
+@dataclass(frozen=True, slots=True)
+class Edition:
+    """What a run needs of its edition: its id, how its messages are placed (no payloads)."""
+
+    id: int
+    messages: tuple[Queued, ...]
+    topics: tuple[tuple[str, str], ...]  # a topics layout's forum topics: (key, name)
+
+
+class EditionBook:
+    """The digests and editions of one tick (or one planning call)."""
+
+    def __init__(self, renderer: Renderer, now: datetime) -> None:
+        self.renderer = renderer
+        self.now = now
+        self._digests: dict[Hashable, Digest] = {}
+        self._editions: dict[Hashable, Edition] = {}
+        self._pending: dict[Hashable, Edition] = {}  # written in a transaction not yet committed
+
+    def digest(self, audience: Hashable, build: Callable[[], Digest]) -> Digest:
+        """The digest of `audience`, built on first use."""
+        found = self._digests.get(audience)
+        if found is None:
+            if len(self._digests) >= MEMO_MAX:
+                self._digests.clear()
+            found = self._digests[audience] = build()
+        return found
+
+    def committed(self) -> None:
+        if len(self._editions) + len(self._pending) > MEMO_MAX:
+            self._editions.clear()
+        self._editions.update(self._pending)
+        self._pending.clear()
+
+    def rolled_back(self) -> None:
+        self._pending.clear()
+
+    async def assign(self, conn: AsyncConnection, runs: Sequence[tuple[Run, Hashable]]) -> None:
+        """Give each (run, audience) its edition: the ones this tick has not rendered yet are
+        rendered once and written; a topics run also gets its forum topic rows."""
+        keyed = []
+        for run, audience in runs:
+            layout = await layout_for(conn, run.destination_id, Layout(run.lead.layout), self.now)
+            keyed.append((run, layout, _edition_key(run, audience, layout)))
+        fresh = {
+            key: (run, layout)
+            for run, layout, key in keyed
+            if key not in self._editions and key not in self._pending
+        }
+        ids = await new_editions(conn, self.now, len(fresh))
+        contents = []
+        for edition_id, (key, (run, layout)) in zip(ids, fresh.items(), strict=True):
+            edition, payloads, entries = self._render(edition_id, run, layout)
+            self._pending[key] = edition
+            contents.append((edition_id, payloads, entries))
+        await fill_editions(conn, contents)
+        for run, layout, key in keyed:
+            edition = self._pending.get(key) or self._editions[key]
+            run.edition, run.messages = edition.id, edition.messages
+            if layout is Layout.TOPICS:
+                lead = run.lead
+                notice = (self.renderer, PLATFORM_FORMAT[lead.platform], lead.locale)
+                await prepare_topics(conn, run.destination_id, edition.topics, notice, self.now)
+
+    def _render(
+        self, edition_id: int, run: Run, layout: Layout
+    ) -> tuple[Edition, list[EditionMessage], list[EntryRow]]:
+        digest, lead = run.digest, run.lead
+        assert digest is not None
+        options = DigestOptions(
+            layout=layout,
+            verbosity=Verbosity(lead.verbosity),
+            synthesis=digest.synthesis is not None,
+            more_key=str(edition_id) if digest.more else "",
+        )
+        fmt = PLATFORM_FORMAT[lead.platform]
+        parts = self.renderer.digest_parts(
+            digest, fmt, lead.locale, date=run.fire.date(), options=options
+        )
+        queued = lay_out(parts, layout)
+        picked = [item for part in run.parts for item in part.picked]
+        entries = entry_rows(digest, picked, [message.shows for message in queued])
+        placed = tuple(dataclasses.replace(message, payload={}) for message in queued)
+        edition = Edition(edition_id, placed, topics_of(parts) if layout is Layout.TOPICS else ())
+        sent = [EditionMessage(m.payload, m.reply_to_part, m.topic) for m in queued]
+        return edition, sent, entries
+
+
+def _edition_key(run: Run, audience: Hashable, layout: Layout) -> Hashable:
+    """Everything the rendering of a run's digest depends on besides the audience's digest."""
+    digest, lead = run.digest, run.lead
+    assert digest is not None
+    unread = tuple((entry.item.seq, entry.tag) for entry in digest.unread)
+    return (
+        audience,
+        unread,
+        digest.unread_dropped,
+        lead.platform,
+        lead.locale,
+        layout,
+        lead.verbosity,
+        run.fire.date(),
+    )

@@ -1,0 +1,241 @@
+"""The run rows of a batch of destinations: who takes part, and writing what was planned.
+
+The planner (`bot/core/delivery/outbox.py`) plans up to PLAN_BATCH destinations in one
+transaction. Here, with a few statements for the whole batch: the destinations are locked
+(PostgreSQL: replicas plan a destination one at a time; SQLite's write transaction already
+is), the fires some replica already planned are left out (a run is unique on (destination,
+time), a member on (subscription, its fire time): the check runs under the lock and the unique
+keys stay as the backstop), each subscription's coverage is read, and in the end the runs,
+their members, their outbox rows, the `now` posts and the watermarks are written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import bindparam, func, select, update
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from bot.core.delivery.ledger import RowStatus, RunStatus
+from bot.core.delivery.queue import Queued
+from bot.core.models import Format, Platform
+from bot.core.select import Digest, StoredReport
+from bot.core.store.db import insert_ignore_many
+from bot.core.store.editions import queue_editions
+from bot.core.store.subscriptions import Subscription
+from bot.core.store.tables import (
+    destinations,
+    digest_runs,
+    instant_posts,
+    run_members,
+    subscriptions,
+)
+
+PLATFORM_FORMAT = {
+    Platform.SLACK: Format.SLACK,
+    Platform.TELEGRAM: Format.TELEGRAM,
+    Platform.CONSOLE: Format.TEXT,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedRun:
+    run_id: int | None
+    created: bool
+    status: RunStatus | None = None
+    entries: int = 0
+    messages: int = 0
+
+
+NOT_PLANNED = PlannedRun(run_id=None, created=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Due:
+    """A subscription whose fire time has come (for `now`: the tick's time)."""
+
+    subscription: Subscription
+    fire: datetime
+    synthesis: bool = False  # its cadence is longer than a day: the weekly synthesis on top
+
+
+@dataclass(slots=True)
+class Part:
+    """A subscription's part in a run being planned."""
+
+    sub: Subscription
+    fire: datetime
+    start: int  # its watermark, or past its runs still being delivered
+    picked: list[StoredReport] = field(default_factory=list)
+    synthesis: bool = False  # a cadence over a day: the weekly synthesis
+
+
+@dataclass(slots=True)
+class Run:
+    """One destination's run being planned in a batch."""
+
+    destination_id: int
+    due: Sequence[Due]
+    parts: list[Part] = field(default_factory=list)
+    seqs: tuple[int, int] = (0, 0)  # the window it read: (lowest start, newest seq)
+    marked: bool = False  # the destination has reading marks in force (snoozes, mutes, reads)
+    window: int = 0  # which window its picks came from (the tick counts them)
+    digest: Digest | None = None
+    instant: list[int] = field(default_factory=list)  # the seqs its `now` subscriptions post
+    edition: int | None = None
+    messages: Sequence[Queued] = ()  # placement only (the payloads are the edition's)
+    result: PlannedRun = NOT_PLANNED
+
+    @property
+    def fire(self) -> datetime:
+        return max(item.fire for item in self.due)
+
+    @property
+    def lead(self) -> Subscription:
+        """Its first member: the run speaks its language, in its layout and verbosity."""
+        return self.parts[0].sub
+
+    @property
+    def label(self) -> str:
+        return f"{self.due[0].subscription.platform.value}:{self.due[0].subscription.target}"
+
+
+async def covered_seqs(conn: AsyncConnection, subscription_ids: Sequence[int]) -> dict[int, int]:
+    """The last report seq each subscription's digests cover: its watermark, or past its runs
+    still being delivered (their entries are queued already)."""
+    ids = list(subscription_ids)
+    marks = await conn.execute(
+        select(subscriptions.c.id, subscriptions.c.watermark).where(subscriptions.c.id.in_(ids))
+    )
+    pending = await conn.execute(
+        select(run_members.c.subscription_id, func.max(run_members.c.to_seq))
+        .join(digest_runs, digest_runs.c.id == run_members.c.run_id)
+        .where(
+            run_members.c.subscription_id.in_(ids),
+            digest_runs.c.status == RunStatus.PENDING.value,
+        )
+        .group_by(run_members.c.subscription_id)
+    )
+    covered = {int(sub): int(mark or 0) for sub, mark in marks}
+    for sub, seq in pending:
+        covered[int(sub)] = max(covered.get(int(sub), 0), int(seq or 0))
+    return {sub: covered.get(sub, 0) for sub in ids}
+
+
+async def covered_seq(conn: AsyncConnection, subscription_id: int) -> int:
+    return (await covered_seqs(conn, [subscription_id]))[subscription_id]
+
+
+async def take_parts(conn: AsyncConnection, runs: Sequence[Run]) -> None:
+    """Lock the batch's destinations, then give each run the parts no run has taken yet (a
+    destination already planned for its time gets none)."""
+    ids = sorted({run.destination_id for run in runs})
+    if conn.dialect.name == "postgresql":  # in id order: replicas never wait on each other
+        lock = select(destinations.c.id).where(destinations.c.id.in_(ids)).order_by("id")
+        await conn.execute(lock.with_for_update())
+    fires = {item.fire for run in runs for item in run.due} | {run.fire for run in runs}
+    planned = await conn.execute(
+        select(digest_runs.c.destination_id, digest_runs.c.scheduled_for).where(
+            digest_runs.c.destination_id.in_(ids), digest_runs.c.scheduled_for.in_(fires)
+        )
+    )
+    taken_runs = {(int(dest), at) for dest, at in planned}
+    sub_ids = [item.subscription.id for run in runs for item in run.due]
+    members = await conn.execute(
+        select(run_members.c.subscription_id, run_members.c.scheduled_for).where(
+            run_members.c.subscription_id.in_(sub_ids), run_members.c.scheduled_for.in_(fires)
+        )
+    )
+    taken = {(int(sub), at) for sub, at in members}
+    starts = await covered_seqs(conn, sub_ids)
+    for run in runs:
+        if (run.destination_id, run.fire) in taken_runs:
+            continue
+        run.parts = [
+            Part(item.subscription, item.fire, starts[item.subscription.id], [], item.synthesis)
+            for item in run.due
+            if (item.subscription.id, item.fire) not in taken
+        ]
+
+
+async def advance_watermarks(conn: AsyncConnection, moves: Iterable[tuple[int, int]]) -> None:
+    """Move each (subscription, seq)'s watermark forward to seq (never back)."""
+    rows = [{"sub": sub, "seq": seq} for sub, seq in moves]
+    if rows:
+        statement = (
+            update(subscriptions)
+            .where(
+                subscriptions.c.id == bindparam("sub"), subscriptions.c.watermark < bindparam("seq")
+            )
+            .values(watermark=bindparam("seq"))
+        )
+        await conn.execute(statement, rows)
+
+
+async def write_runs(conn: AsyncConnection, runs: Sequence[Run], now: datetime) -> None:
+    """The planned runs with their members, outbox rows and `now` posts; a run with nothing
+    to send is finished at once and its members' watermarks move past what it read."""
+    if not runs:
+        return
+    await conn.execute(digest_runs.insert(), [_run_values(run, now) for run in runs])
+    # Read back, not RETURNING (which SQLite runs a row at a time to keep the order): these
+    # (destination, time) pairs were free under the batch's lock, so the rows are these runs'.
+    found = await conn.execute(
+        select(digest_runs.c.id, digest_runs.c.destination_id, digest_runs.c.scheduled_for).where(
+            digest_runs.c.destination_id.in_([run.destination_id for run in runs]),
+            digest_runs.c.scheduled_for.in_({run.fire for run in runs}),
+            digest_runs.c.created_at == now,
+        )
+    )
+    ids = {(int(dest), at): int(run_id) for run_id, dest, at in found}
+    for run in runs:
+        status = RunStatus.PENDING if run.messages else RunStatus.EMPTY
+        total = run.digest.total if run.digest is not None else 0
+        run_id = ids[run.destination_id, run.fire]
+        run.result = PlannedRun(run_id, True, status, total, len(run.messages))
+    members = [
+        {
+            "run_id": run.result.run_id,
+            "subscription_id": part.sub.id,
+            "scheduled_for": part.fire,
+            "from_seq": part.start,
+            "to_seq": run.seqs[1],
+        }
+        for run in runs
+        for part in run.parts
+    ]
+    await conn.execute(run_members.insert(), members)
+    sending = [run.result.run_id for run in runs if run.messages]
+    await queue_editions(conn, [i for i in sending if i is not None], RowStatus.PENDING.value, now)
+    posts = [
+        {
+            "destination_id": run.destination_id,
+            "seq": seq,
+            "run_id": run.result.run_id,
+            "posted_at": now,
+        }
+        for run in runs
+        for seq in run.instant
+    ]
+    await insert_ignore_many(conn, instant_posts, posts)
+    done = [(part.sub.id, run.seqs[1]) for run in runs if not run.messages for part in run.parts]
+    await advance_watermarks(conn, done)
+
+
+def _run_values(run: Run, now: datetime) -> dict[str, Any]:
+    return {
+        "destination_id": run.destination_id,
+        "scheduled_for": run.fire,
+        "created_at": now,
+        "from_seq": run.seqs[0],
+        "to_seq": run.seqs[1],
+        "entries": run.digest.total if run.digest is not None else 0,
+        "messages": len(run.messages),
+        "status": (RunStatus.PENDING if run.messages else RunStatus.EMPTY).value,
+        "finished_at": None if run.messages else now,
+        "edition_id": run.edition,
+        "paged": 0,
+    }

@@ -1,0 +1,138 @@
+"""Editions: a rendered digest stored once for every destination that receives it.
+
+The planner groups a tick's due destinations by what their digest holds (the PRs, the locale,
+the platform, the layout, the verbosity: `bot/core/delivery/editions.py`) and writes one
+edition per group: its messages and its entries. Each destination's run then points at it and
+its outbox rows carry no payload of their own; `PAYLOAD` is the payload a row sends, its own
+(rows queued before editions, or outside a run) or its edition's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from sqlalchemy import JSON, and_, func, literal, select
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from bot.core.reports.model import RecommendationLevel
+from bot.core.select import StoredReport
+from bot.core.store.tables import digest_runs, edition_entries, edition_messages, editions, outbox
+
+
+class EntryKind(StrEnum):
+    NEW = "new"  # shown as new in the run
+    UNREAD = "unread"  # carried over from an earlier digest, shown under "Still unread"
+    MORE = "more"  # past max_items: "+N more", posted by a page
+
+
+@dataclass(frozen=True, slots=True)
+class EntryRow:
+    position: int
+    item: StoredReport
+    tag: str
+    kind: EntryKind
+    part: int | None
+
+
+def _edition_payload() -> Any:
+    """The payload of the outbox row's message in its run's edition (a correlated subquery)."""
+    return (
+        select(edition_messages.c.payload)
+        .join(digest_runs, digest_runs.c.edition_id == edition_messages.c.edition_id)
+        .where(and_(digest_runs.c.id == outbox.c.run_id, edition_messages.c.part == outbox.c.part))
+        .scalar_subquery()
+    )
+
+
+# What an outbox row sends: its own payload, else its edition's message of the same part.
+PAYLOAD = func.coalesce(outbox.c.payload, _edition_payload(), type_=JSON).label("payload")
+
+
+async def new_editions(conn: AsyncConnection, now: datetime, count: int) -> list[int]:
+    """`count` new editions' ids (their buttons carry them, so they come before the render)."""
+    if count <= 0:
+        return []
+    stamped = editions.insert().returning(editions.c.id, sort_by_parameter_order=True)
+    found = await conn.execute(stamped, [{"created_at": now} for _ in range(count)])
+    return [int(edition_id) for edition_id in found.scalars()]
+
+
+@dataclass(frozen=True, slots=True)
+class EditionMessage:
+    payload: dict[str, Any]
+    reply_to_part: int | None = None  # threaded: the part it replies to
+    topic: str | None = None  # topics: the forum topic's key
+
+
+async def fill_editions(
+    conn: AsyncConnection,
+    contents: Sequence[tuple[int, Sequence[EditionMessage], Sequence[EntryRow]]],
+) -> None:
+    """The messages (in sending order) and entries of editions, in two statements."""
+    messages = [
+        {"edition_id": edition, "part": part, "payload": message.payload}
+        | {"reply_to_part": message.reply_to_part, "topic": message.topic}
+        for edition, sent, _ in contents
+        for part, message in enumerate(sent)
+    ]
+    if messages:
+        await conn.execute(edition_messages.insert(), messages)
+    entries = [_entry_values(edition, row) for edition, _, rows in contents for row in rows]
+    if entries:
+        await conn.execute(edition_entries.insert(), entries)
+
+
+async def queue_editions(
+    conn: AsyncConnection, run_ids: Sequence[int], pending: str, now: datetime
+) -> None:
+    """The outbox rows of runs: one per message of each run's edition, in (run, part) order,
+    so that a destination's rows are claimed in sending order."""
+    if not run_ids:
+        return
+    m, r = edition_messages, digest_runs
+    rows = (
+        select(
+            r.c.id,
+            r.c.destination_id,
+            m.c.part,
+            literal(pending),
+            literal(0),
+            literal(now, outbox.c.next_attempt_at.type),
+            literal(now, outbox.c.created_at.type),
+            m.c.reply_to_part,
+            m.c.topic,
+        )
+        .join(m, m.c.edition_id == r.c.edition_id)
+        .where(r.c.id.in_(run_ids))
+        .order_by(r.c.id, m.c.part)
+    )
+    columns = [
+        "run_id",
+        "destination_id",
+        "part",
+        "status",
+        "attempts",
+        "next_attempt_at",
+        "created_at",
+        "reply_to_part",
+        "topic",
+    ]
+    await conn.execute(outbox.insert().from_select(columns, rows))
+
+
+def _entry_values(edition_id: int, row: EntryRow) -> dict[str, Any]:
+    return {
+        "edition_id": edition_id,
+        "position": row.position,
+        "seq": row.item.seq,
+        "repo": row.item.report.repo,
+        "number": row.item.report.number,
+        "tag": row.tag,
+        "must_read": row.item.report.recommendation_level is RecommendationLevel.MUST_READ,
+        "kind": row.kind.value,
+        "part": row.part,
+    }
