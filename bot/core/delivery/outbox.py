@@ -263,17 +263,14 @@ def _audience(run: Run, posted: Mapping[int, str]) -> tuple[Hashable, Callable[[
 
 
 async def _posted_before(conn: AsyncConnection, runs: Sequence[Run]) -> dict[int, dict[int, str]]:
-    """The PRs each destination's `now` subscriptions already posted, with the time ("14:02"
-    in the zone of the run's first subscription)."""
-    picking = [run for run in runs if any(part.picked for part in run.parts)]
-    zones = {run.destination_id: run.lead.timezone for run in picking}
-    seqs = sorted({item.seq for run in picking for part in run.parts for item in part.picked})
-    if not zones:
-        return {}
+    """The new PRs each destination's `now` subscriptions already posted, with the time
+    ("14:02" in the zone of the run's first subscription)."""
+    zones = {run.destination_id: run.lead.timezone for run in runs}
     posts = instant_posts
     rows = await conn.execute(
         select(posts.c.destination_id, posts.c.seq, posts.c.posted_at).where(
-            posts.c.destination_id.in_(list(zones)), posts.c.seq.in_(seqs)
+            posts.c.destination_id.in_(list(zones)),
+            posts.c.seq > min(run.seqs[0] for run in runs),
         )
     )
     found: dict[int, dict[int, str]] = {}

@@ -75,6 +75,8 @@ async def shown_before(
 
 def with_unread(digest: Digest, shown: Shown, marks: Marks, days: int, now: datetime) -> Digest:
     """The digest with the destination's unread must-read PRs, and how many dropped now."""
+    if not shown.prs:
+        return digest
     in_digest = {item_key(entry.item) for group in digest.groups for entry in group.entries}
     unread: list[DigestEntry] = []
     dropped = 0

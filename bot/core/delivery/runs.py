@@ -88,10 +88,10 @@ class Run:
     edition: int | None = None
     messages: Sequence[Queued] = ()  # placement only (the payloads are the edition's)
     result: PlannedRun = NOT_PLANNED
+    fire: datetime = field(init=False)  # the run's time: its latest due fire
 
-    @property
-    def fire(self) -> datetime:
-        return max(item.fire for item in self.due)
+    def __post_init__(self) -> None:
+        self.fire = max(item.fire for item in self.due)
 
     @property
     def lead(self) -> Subscription:
@@ -180,21 +180,21 @@ async def write_runs(conn: AsyncConnection, runs: Sequence[Run], now: datetime) 
     to send is finished at once and its members' watermarks move past what it read."""
     if not runs:
         return
+    before = (await conn.execute(select(func.max(digest_runs.c.id)))).scalar() or 0
     await conn.execute(digest_runs.insert(), [_run_values(run, now) for run in runs])
-    # Read back, not RETURNING (which SQLite runs a row at a time to keep the order): these
-    # (destination, time) pairs were free under the batch's lock, so the rows are these runs'.
+    # Read back, not RETURNING (which SQLite runs a row at a time to keep the order): no one
+    # else plans these destinations while the batch holds them, and each has one new run.
     found = await conn.execute(
-        select(digest_runs.c.id, digest_runs.c.destination_id, digest_runs.c.scheduled_for).where(
+        select(digest_runs.c.id, digest_runs.c.destination_id).where(
             digest_runs.c.destination_id.in_([run.destination_id for run in runs]),
-            digest_runs.c.scheduled_for.in_({run.fire for run in runs}),
-            digest_runs.c.created_at == now,
+            digest_runs.c.id > before,
         )
     )
-    ids = {(int(dest), at): int(run_id) for run_id, dest, at in found}
+    ids = {int(dest): int(run_id) for run_id, dest in found}
     for run in runs:
         status = RunStatus.PENDING if run.messages else RunStatus.EMPTY
         total = run.digest.total if run.digest is not None else 0
-        run_id = ids[run.destination_id, run.fire]
+        run_id = ids[run.destination_id]
         run.result = PlannedRun(run_id, True, status, total, len(run.messages))
     members = [
         {

@@ -9,11 +9,13 @@ from "now", so it is not flooded with the whole history. Every change a chat mak
 
 from __future__ import annotations
 
+import functools
+import json
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, delete, func, select, update
+from sqlalchemy import Text, and_, delete, func, select, type_coerce, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from bot.core.clock import Clock, utc_clock
@@ -87,17 +89,40 @@ def filter_to_json(flt: DigestFilter) -> dict[str, Any]:
 
 
 def filter_from_json(data: dict[str, Any]) -> DigestFilter:
-    return DigestFilter(
-        repos=tuple(data.get("repos", ())),
-        tags=tuple(data.get("tags", ())),
-        exclude_tags=tuple(data.get("exclude_tags", ())),
-        max_items=int(data.get("max_items", 30)),
-        query=str(data.get("query") or ""),
+    return _filter(
+        tuple(data.get("repos", ())),
+        tuple(data.get("tags", ())),
+        tuple(data.get("exclude_tags", ())),
+        int(data.get("max_items", 30)),
+        str(data.get("query") or ""),
     )
 
 
+def _stored_filter(stored: str | dict[str, Any]) -> DigestFilter:
+    if isinstance(stored, str):
+        return _filter_text(stored)
+    return filter_from_json(dict(stored))
+
+
+@functools.lru_cache(maxsize=4096)
+def _filter_text(stored: str) -> DigestFilter:
+    return filter_from_json(json.loads(stored))
+
+
+@functools.lru_cache(maxsize=4096)
+def _filter(
+    repos: tuple[str, ...], tags: tuple[str, ...], exclude: tuple[str, ...], cap: int, query: str
+) -> DigestFilter:
+    """One filter object per distinct filter: subscriptions that share an audience share it
+    (and its compiled query)."""
+    return DigestFilter(repos, tags, exclude, cap, query)
+
+
 _COLUMNS = (
-    *subscriptions.c,
+    *(column for column in subscriptions.c if column.name != "filters"),
+    # As stored: most subscriptions share a few hundred filters, parsed once each (SQLite
+    # hands the text over; PostgreSQL's driver decodes JSON itself).
+    type_coerce(subscriptions.c.filters, Text).label("filters"),
     destinations.c.platform,
     destinations.c.target,
     destinations.c.active,
@@ -105,20 +130,24 @@ _COLUMNS = (
 )
 
 
+_PLATFORMS = {platform.value: platform for platform in Platform}
+_LOCALES = {locale.value: locale for locale in Locale}
+
+
 def _from_row(row: Any) -> Subscription:
     return Subscription(
         id=int(row.id),
         destination_id=int(row.destination_id),
-        platform=Platform(row.platform),
+        platform=_PLATFORMS[row.platform],
         target=str(row.target),
         number=int(row.number),
         name=str(row.name),
         origin=str(row.origin),
-        filter=filter_from_json(dict(row.filters)),
+        filter=_stored_filter(row.filters),
         schedule=str(row.schedule),
         cadence=str(row.cadence),
         timezone=str(row.timezone),
-        locale=Locale(row.locale),
+        locale=_LOCALES[row.locale],
         layout=str(row.layout),
         verbosity=str(row.verbosity),
         owner=row.owner,
