@@ -45,7 +45,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.core.calendar import Block, CalendarBook, WorkingCalendar, WorkingFire
 from bot.core.clock import Clock, human_time, utc_clock
-from bot.core.delivery.outbox import Due, PlannedRun, covered_seq, plan_runs
+from bot.core.delivery.outbox import Due, PlannedRun, TickPlan, covered_seq, plan_runs
 from bot.core.delivery.reading import DEFAULT_READING, ReadingPolicy
 from bot.core.render.renderer import Renderer
 from bot.core.select import select_new
@@ -61,6 +61,7 @@ logger = logging.getLogger("prdigest.scheduler")
 CATCH_UP_HORIZON_DAYS = 8  # a weekly schedule missed once still catches up
 SCHEDULE_RECHECK = timedelta(days=1)  # how long a schedule's "fires / never fires" verdict holds
 PRUNE_EVERY = timedelta(hours=1)  # how often the tick applies the retention (service clock)
+TICK_PAGE = 2000  # destinations a tick reads and plans at a time
 _GATE_SLACK = 256  # verdicts kept beyond twice the destinations before unused ones are dropped
 
 
@@ -141,12 +142,12 @@ class ScheduleGate:
             )
         return False
 
-    def keep_only(self, destinations: Sequence[Subscription]) -> None:
-        """Forget what no destination uses any more, once the maps hold twice what is in use
-        (they stay as small as the table; a paused destination resumed keeps its verdict)."""
-        if len(self._verdicts) + len(self._logged) <= 2 * len(destinations) + _GATE_SLACK:
+    def keep_only(self, keys: set[tuple[str, str]], destinations: int) -> None:
+        """Forget the (schedule, zone) pairs no destination uses any more, once the maps hold
+        twice what is in use (they stay as small as the table; a paused destination resumed
+        keeps its verdict)."""
+        if len(self._verdicts) + len(self._logged) <= 2 * destinations + _GATE_SLACK:
             return
-        keys = {(d.schedule, d.timezone) for d in destinations}
         self._verdicts = {k: v for k, v in self._verdicts.items() if k in keys}
         self._logged = {k for k in self._logged if k[1:] in keys}
 
@@ -238,13 +239,26 @@ class DigestTicker:
         return due
 
     async def tick(self) -> list[PlannedRun]:
+        """Plan what is due, a page of destinations at a time (bounded memory); the pages share
+        the windows read and the editions rendered."""
         now = self.clock()
         planned: list[PlannedRun] = []
-        windows = WindowCache()
-        active = await self.subscriptions.all(active_only=True)
-        self.gate.keep_only(active)
-        due_now = await self._due(active, now)
-        runs = await plan_runs(self.engine, due_now, self.renderer, now, windows, self.reading)
+        plan = TickPlan(self.renderer, now, WindowCache(), self.reading)
+        schedules: set[tuple[str, str]] = set()
+        count = 0
+        async for page in self.subscriptions.active_pages(TICK_PAGE):
+            schedules.update((sub.schedule, sub.timezone) for sub in page)
+            count += len({sub.destination_id for sub in page})
+            due = await self._due(page, now)
+            planned += self._logged(due, await plan_runs(self.engine, due, plan))
+        self.gate.keep_only(schedules, count)
+        await self.prune_if_due(now)
+        return planned
+
+    @staticmethod
+    def _logged(due_now: dict[int, list[Due]], runs: dict[int, PlannedRun]) -> list[PlannedRun]:
+        """The runs planned (or found planned by another replica), each logged."""
+        planned = []
         for destination_id, due in due_now.items():
             run = runs[destination_id]
             if run.created or any(not item.subscription.instant for item in due):
@@ -258,7 +272,6 @@ class DigestTicker:
                     messages=run.messages,
                     status=run.status.value if run.status else None,
                 )
-        await self.prune_if_due(now)
         return planned
 
     async def prune_if_due(self, now: datetime) -> None:

@@ -112,15 +112,12 @@ class TickPlan:
 async def plan_runs(
     engine: AsyncEngine,
     due: Mapping[int, Sequence[Due]],
-    renderer: Renderer,
-    now: datetime,
-    windows: WindowCache | None = None,
-    reading: ReadingPolicy = DEFAULT_READING,
+    tick: TickPlan,
     batch: int = PLAN_BATCH,
 ) -> dict[int, PlannedRun]:
     """Plan the due subscriptions of each destination as one run, once across replicas,
-    `batch` destinations per transaction. `windows` shares the reports read among them."""
-    tick = TickPlan(renderer, now, windows, reading)
+    `batch` destinations per transaction; `tick` shares the reports read and the editions
+    rendered among them (and among the calls of one scheduler tick)."""
     results = {destination: NOT_PLANNED for destination in due}
     todo = sorted((destination, items) for destination, items in due.items() if items)
     for first in range(0, len(todo), batch):
@@ -302,8 +299,8 @@ async def plan_run(
     reading: ReadingPolicy = DEFAULT_READING,
 ) -> PlannedRun:
     """Plan the due subscriptions of one destination as one run, once across replicas."""
-    planned = await plan_runs(engine, {destination_id: due}, renderer, now, windows, reading)
-    return planned[destination_id]
+    tick = TickPlan(renderer, now, windows, reading)
+    return (await plan_runs(engine, {destination_id: due}, tick))[destination_id]
 
 
 async def plan_digest(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import json
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -267,6 +268,25 @@ class SubscriptionStore:
         )
         async with self.engine.connect() as conn:
             return [_from_row(row) for row in (await conn.execute(query)).all()]
+
+    async def active_pages(self, destinations_per_page: int) -> AsyncIterator[list[Subscription]]:
+        """The subscriptions of active destinations, a page of destinations at a time (a
+        destination's subscriptions are never split), so that a tick over 100,000 of them
+        holds one page in memory."""
+        after = 0
+        while True:
+            pick = (
+                select(destinations.c.id)
+                .where(destinations.c.active.is_(True), destinations.c.id > after)
+                .order_by(destinations.c.id)
+                .limit(destinations_per_page)
+            )
+            async with self.engine.connect() as conn:
+                ids = [int(i) for i in (await conn.execute(pick)).scalars()]
+            if not ids:
+                return
+            yield await self._select(subscriptions.c.destination_id.in_(ids))
+            after = ids[-1]
 
     async def all(self, active_only: bool = False) -> list[Subscription]:
         return await self._select(*([destinations.c.active.is_(True)] if active_only else []))
