@@ -54,7 +54,7 @@ from bot.core.select import (
     default_title,
     select_new,
 )
-from bot.core.store.db import write_transaction
+from bot.core.store.db import among, write_transaction
 from bot.core.store.reading import Marks, marks_in
 from bot.core.store.reports import WINDOW_LIMIT, WindowCache, count_after
 from bot.core.store.subscriptions import Subscription
@@ -266,7 +266,7 @@ async def _posted_before(conn: AsyncConnection, runs: Sequence[Run]) -> dict[int
     posts = instant_posts
     rows = await conn.execute(
         select(posts.c.destination_id, posts.c.seq, posts.c.posted_at).where(
-            posts.c.destination_id.in_(list(zones)),
+            posts.c.destination_id.in_(among(zones)),
             posts.c.seq > min(run.seqs[0] for run in runs),
         )
     )

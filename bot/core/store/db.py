@@ -11,14 +11,14 @@ from __future__ import annotations
 import asyncio
 import re
 import weakref
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Iterable, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 from alembic import command
 from alembic.config import Config as AlembicConfig
-from sqlalchemy import Column, Connection, Table, event, text
+from sqlalchemy import BindParameter, Column, Connection, Table, bindparam, event, text
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import make_url
@@ -134,6 +134,13 @@ async def insert_ignore(
     insert = pg_insert if conn.dialect.name == "postgresql" else sqlite_insert
     statement = insert(table).values(**values).on_conflict_do_nothing().returning(returning)
     return (await conn.execute(statement)).scalar()
+
+
+def among(values: Iterable[Any]) -> BindParameter[Any]:
+    """An IN list bound as one expanding parameter: `column.in_(among(ids))` costs the same
+    to build for 5 values or 5,000 (a plain list is coerced value by value, which made the
+    lists of a 100,000-subscription tick a quarter of its time)."""
+    return bindparam("among", list(values), expanding=True, unique=True)
 
 
 async def insert_ignore_many(

@@ -20,6 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bot.core.reports.model import RecommendationLevel
 from bot.core.select import StoredReport
+from bot.core.store.db import among
 from bot.core.store.tables import digest_runs, edition_entries, edition_messages, editions, outbox
 
 
@@ -107,7 +108,7 @@ async def queue_editions(
             m.c.topic,
         )
         .join(m, m.c.edition_id == r.c.edition_id)
-        .where(r.c.id.in_(run_ids))
+        .where(r.c.id.in_(among(run_ids)))
         .order_by(r.c.id, m.c.part)
     )
     columns = [

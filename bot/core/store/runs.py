@@ -9,6 +9,7 @@ from datetime import datetime
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from bot.core.store.db import among
 from bot.core.store.tables import digest_runs, run_members
 
 
@@ -53,7 +54,7 @@ async def last_scheduled_times(
             chunk = subscription_ids[start : start + ID_CHUNK]
             rows = await conn.execute(
                 select(run_members.c.subscription_id, func.max(run_members.c.scheduled_for))
-                .where(run_members.c.subscription_id.in_(chunk))
+                .where(run_members.c.subscription_id.in_(among(chunk)))
                 .group_by(run_members.c.subscription_id)
             )
             found.update({int(sub_id): at for sub_id, at in rows})

@@ -22,7 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from bot.core.clock import Clock, utc_clock
 from bot.core.models import Locale, Platform
 from bot.core.select import DigestFilter
-from bot.core.store.db import insert_ignore, write_transaction
+from bot.core.store.db import among, insert_ignore, write_transaction
 from bot.core.store.destinations import ensure_destination
 from bot.core.store.tables import counters, destinations, subscription_changes, subscriptions
 from bot.settings import BotConfig, Channel
@@ -285,7 +285,7 @@ class SubscriptionStore:
                 ids = [int(i) for i in (await conn.execute(pick)).scalars()]
             if not ids:
                 return
-            yield await self._select(subscriptions.c.destination_id.in_(ids))
+            yield await self._select(subscriptions.c.destination_id.in_(among(ids)))
             after = ids[-1]
 
     async def all(self, active_only: bool = False) -> list[Subscription]:
