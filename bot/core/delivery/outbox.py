@@ -266,7 +266,7 @@ async def _posted_before(conn: AsyncConnection, runs: Sequence[Run]) -> dict[int
     posts = instant_posts
     rows = await conn.execute(
         select(posts.c.destination_id, posts.c.seq, posts.c.posted_at).where(
-            posts.c.destination_id.in_(among(zones)),
+            among(posts.c.destination_id, zones),
             posts.c.seq > min(run.seqs[0] for run in runs),
         )
     )

@@ -108,15 +108,13 @@ async def covered_seqs(conn: AsyncConnection, subscription_ids: Sequence[int]) -
     still being delivered (their entries are queued already)."""
     ids = list(subscription_ids)
     marks = await conn.execute(
-        select(subscriptions.c.id, subscriptions.c.watermark).where(
-            subscriptions.c.id.in_(among(ids))
-        )
+        select(subscriptions.c.id, subscriptions.c.watermark).where(among(subscriptions.c.id, ids))
     )
     pending = await conn.execute(
         select(run_members.c.subscription_id, func.max(run_members.c.to_seq))
         .join(digest_runs, digest_runs.c.id == run_members.c.run_id)
         .where(
-            run_members.c.subscription_id.in_(among(ids)),
+            among(run_members.c.subscription_id, ids),
             digest_runs.c.status == RunStatus.PENDING.value,
         )
         .group_by(run_members.c.subscription_id)
@@ -136,21 +134,21 @@ async def take_parts(conn: AsyncConnection, runs: Sequence[Run]) -> None:
     destination already planned for its time gets none)."""
     ids = sorted({run.destination_id for run in runs})
     if conn.dialect.name == "postgresql":  # in id order: replicas never wait on each other
-        lock = select(destinations.c.id).where(destinations.c.id.in_(among(ids))).order_by("id")
+        lock = select(destinations.c.id).where(among(destinations.c.id, ids)).order_by("id")
         await conn.execute(lock.with_for_update())
     fires = {item.fire for run in runs for item in run.due} | {run.fire for run in runs}
     planned = await conn.execute(
         select(digest_runs.c.destination_id, digest_runs.c.scheduled_for).where(
-            digest_runs.c.destination_id.in_(among(ids)),
-            digest_runs.c.scheduled_for.in_(among(fires)),
+            among(digest_runs.c.destination_id, ids),
+            among(digest_runs.c.scheduled_for, fires),
         )
     )
     taken_runs = {(int(dest), at) for dest, at in planned}
     sub_ids = [item.subscription.id for run in runs for item in run.due]
     members = await conn.execute(
         select(run_members.c.subscription_id, run_members.c.scheduled_for).where(
-            run_members.c.subscription_id.in_(among(sub_ids)),
-            run_members.c.scheduled_for.in_(among(fires)),
+            among(run_members.c.subscription_id, sub_ids),
+            among(run_members.c.scheduled_for, fires),
         )
     )
     taken = {(int(sub), at) for sub, at in members}
@@ -190,7 +188,7 @@ async def write_runs(conn: AsyncConnection, runs: Sequence[Run], now: datetime) 
     # else plans these destinations while the batch holds them, and each has one new run.
     found = await conn.execute(
         select(digest_runs.c.id, digest_runs.c.destination_id).where(
-            digest_runs.c.destination_id.in_(among(run.destination_id for run in runs)),
+            among(digest_runs.c.destination_id, [run.destination_id for run in runs]),
             digest_runs.c.id > before,
         )
     )

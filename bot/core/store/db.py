@@ -18,12 +18,26 @@ from typing import Any
 
 from alembic import command
 from alembic.config import Config as AlembicConfig
-from sqlalchemy import BindParameter, Column, Connection, Table, bindparam, event, text
+from sqlalchemy import (
+    BindParameter,
+    Boolean,
+    Column,
+    ColumnElement,
+    Connection,
+    Table,
+    any_,
+    bindparam,
+    event,
+    text,
+)
+from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
+from sqlalchemy.ext.compiler import compiles
+from sqlalchemy.sql.compiler import SQLCompiler
 
 from bot.core.query.reading import GLOB_FUNCTION, glob_holds
 
@@ -136,11 +150,36 @@ async def insert_ignore(
     return (await conn.execute(statement)).scalar()
 
 
-def among(values: Iterable[Any]) -> BindParameter[Any]:
-    """An IN list bound as one expanding parameter: `column.in_(among(ids))` costs the same
-    to build for 5 values or 5,000 (a plain list is coerced value by value, which made the
-    lists of a 100,000-subscription tick a quarter of its time)."""
-    return bindparam("among", list(values), expanding=True, unique=True)
+class Among(ColumnElement[bool]):
+    """`column IN values`, bound as one parameter whatever the number of values: an array
+    (`= ANY(...)`) on PostgreSQL, an expanding IN elsewhere. A plain `in_(list)` is coerced
+    value by value and sent as one placeholder each, which made the lists of a
+    100,000-subscription tick a large part of its time (and each distinct statement text a
+    parse in the driver)."""
+
+    type = Boolean()
+    inherit_cache = False  # the values are part of the element, not of a cached statement
+
+    def __init__(self, column: ColumnElement[Any], values: Iterable[Any]) -> None:
+        self.column = column
+        self.values = list(values)
+
+
+def among(column: ColumnElement[Any], values: Iterable[Any]) -> Among:
+    return Among(column, values)
+
+
+@compiles(Among)
+def _among_in(element: Among, compiler: SQLCompiler, **kw: Any) -> str:
+    param: BindParameter[Any] = bindparam("among", element.values, expanding=True, unique=True)
+    return str(compiler.process(element.column.in_(param), **kw))
+
+
+@compiles(Among, "postgresql")
+def _among_any(element: Among, compiler: SQLCompiler, **kw: Any) -> str:
+    items = ARRAY(element.column.type)
+    param = bindparam("among", element.values, type_=items, unique=True)
+    return str(compiler.process(element.column == any_(param), **kw))
 
 
 async def insert_ignore_many(

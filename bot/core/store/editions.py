@@ -108,7 +108,7 @@ async def queue_editions(
             m.c.topic,
         )
         .join(m, m.c.edition_id == r.c.edition_id)
-        .where(r.c.id.in_(among(run_ids)))
+        .where(among(r.c.id, run_ids))
         .order_by(r.c.id, m.c.part)
     )
     columns = [

@@ -76,7 +76,7 @@ async def marks_in(
     m = reading_marks
     rows = await conn.execute(
         select(m.c.destination_id, m.c.kind, m.c.subject).where(
-            m.c.destination_id.in_(among(destination_ids)),
+            among(m.c.destination_id, destination_ids),
             or_(m.c.until.is_(None), m.c.until > now),
         )
     )
@@ -172,7 +172,7 @@ async def shown_must_reads_in(
         select(r.c.destination_id, e.c.repo, e.c.number, func.min(e.c.tag).label("tag"), first)
         .join(r, r.c.edition_id == e.c.edition_id)
         .where(
-            r.c.destination_id.in_(among(destination_ids)),
+            among(r.c.destination_id, destination_ids),
             e.c.must_read.is_(True),
             e.c.kind.in_((EntryKind.NEW.value, EntryKind.UNREAD.value)),
         )
@@ -200,7 +200,7 @@ async def previous_runs_at(conn: AsyncConnection, destination_ids: Sequence[int]
     )
     rows = await conn.execute(
         select(r.c.destination_id, func.max(r.c.created_at))
-        .where(r.c.destination_id.in_(among(destination_ids)), r.c.messages > 0, scheduled)
+        .where(among(r.c.destination_id, destination_ids), r.c.messages > 0, scheduled)
         .group_by(r.c.destination_id)
     )
     return {int(dest): at for dest, at in rows}

@@ -54,7 +54,7 @@ async def last_scheduled_times(
             chunk = subscription_ids[start : start + ID_CHUNK]
             rows = await conn.execute(
                 select(run_members.c.subscription_id, func.max(run_members.c.scheduled_for))
-                .where(run_members.c.subscription_id.in_(among(chunk)))
+                .where(among(run_members.c.subscription_id, chunk))
                 .group_by(run_members.c.subscription_id)
             )
             found.update({int(sub_id): at for sub_id, at in rows})

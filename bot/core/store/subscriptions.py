@@ -285,7 +285,7 @@ class SubscriptionStore:
                 ids = [int(i) for i in (await conn.execute(pick)).scalars()]
             if not ids:
                 return
-            yield await self._select(subscriptions.c.destination_id.in_(among(ids)))
+            yield await self._select(among(subscriptions.c.destination_id, ids))
             after = ids[-1]
 
     async def all(self, active_only: bool = False) -> list[Subscription]:
