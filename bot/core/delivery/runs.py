@@ -23,7 +23,7 @@ from bot.core.delivery.ledger import RowStatus, RunStatus
 from bot.core.delivery.queue import Queued
 from bot.core.models import Format, Platform
 from bot.core.select import Digest, StoredReport
-from bot.core.store.db import among, insert_ignore_many
+from bot.core.store.db import among, insert_ignore_many, insert_rows
 from bot.core.store.editions import queue_editions
 from bot.core.store.subscriptions import Subscription
 from bot.core.store.tables import (
@@ -183,7 +183,7 @@ async def write_runs(conn: AsyncConnection, runs: Sequence[Run], now: datetime) 
     if not runs:
         return
     before = (await conn.execute(select(func.max(digest_runs.c.id)))).scalar() or 0
-    await conn.execute(digest_runs.insert(), [_run_values(run, now) for run in runs])
+    await insert_rows(conn, digest_runs, [_run_values(run, now) for run in runs])
     # Read back, not RETURNING (which SQLite runs a row at a time to keep the order): no one
     # else plans these destinations while the batch holds them, and each has one new run.
     found = await conn.execute(
@@ -209,7 +209,7 @@ async def write_runs(conn: AsyncConnection, runs: Sequence[Run], now: datetime) 
         for run in runs
         for part in run.parts
     ]
-    await conn.execute(run_members.insert(), members)
+    await insert_rows(conn, run_members, members)
     sending = [run.result.run_id for run in runs if run.messages]
     await queue_editions(conn, [i for i in sending if i is not None], RowStatus.PENDING.value, now)
     posts = [

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Text, and_, delete, func, select, type_coerce, update
+from sqlalchemy import Text, and_, cast, delete, func, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from bot.core.clock import Clock, utc_clock
@@ -121,9 +121,8 @@ def _filter(
 
 _COLUMNS = (
     *(column for column in subscriptions.c if column.name != "filters"),
-    # As stored: most subscriptions share a few hundred filters, parsed once each (SQLite
-    # hands the text over; PostgreSQL's driver decodes JSON itself).
-    type_coerce(subscriptions.c.filters, Text).label("filters"),
+    # As text: most subscriptions share a few hundred filters, parsed once each.
+    cast(subscriptions.c.filters, Text).label("filters"),
     destinations.c.platform,
     destinations.c.target,
     destinations.c.active,
