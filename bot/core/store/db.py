@@ -20,7 +20,6 @@ from alembic import command
 from alembic.config import Config as AlembicConfig
 from sqlalchemy import (
     BindParameter,
-    Boolean,
     Column,
     ColumnElement,
     Connection,
@@ -40,6 +39,8 @@ from sqlalchemy.exc import ArgumentError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.compiler import SQLCompiler
+from sqlalchemy.sql.sqltypes import NullType
+from sqlalchemy.types import TypeEngine
 
 from bot.core.query.reading import GLOB_FUNCTION, glob_holds
 
@@ -152,14 +153,14 @@ async def insert_ignore(
     return (await conn.execute(statement)).scalar()
 
 
-class Among(ColumnElement[bool]):
+class Among(ColumnElement[Any]):
     """`column IN values`, bound as one parameter whatever the number of values: an array
     (`= ANY(...)`) on PostgreSQL, an expanding IN elsewhere. A plain `in_(list)` is coerced
     value by value and sent as one placeholder each, which made the lists of a
     100,000-subscription tick a large part of its time (and each distinct statement text a
     parse in the driver)."""
 
-    type = Boolean()
+    type: TypeEngine[Any] = NullType()  # no `= 1` around it where booleans are integers (SQLite)
     inherit_cache = False  # the values are part of the element, not of a cached statement
 
     def __init__(self, column: ColumnElement[Any], values: Iterable[Any]) -> None:
@@ -173,7 +174,9 @@ def among(column: ColumnElement[Any], values: Iterable[Any]) -> Among:
 
 @compiles(Among)
 def _among_in(element: Among, compiler: SQLCompiler, **kw: Any) -> str:
-    param: BindParameter[Any] = bindparam("among", element.values, expanding=True, unique=True)
+    param: BindParameter[Any] = bindparam(
+        "among", element.values, type_=element.column.type, expanding=True, unique=True
+    )
     return str(compiler.process(element.column.in_(param), **kw))
 
 
