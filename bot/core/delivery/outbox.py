@@ -54,7 +54,8 @@ from bot.core.select import (
     default_title,
     select_new,
 )
-from bot.core.store.db import among, write_transaction
+from bot.core.store.bulk import among
+from bot.core.store.db import write_transaction
 from bot.core.store.reading import Marks, marks_in
 from bot.core.store.reports import WINDOW_LIMIT, WindowCache, count_after
 from bot.core.store.subscriptions import Subscription

@@ -23,7 +23,7 @@ from bot.core.delivery.ledger import RowStatus, RunStatus
 from bot.core.delivery.queue import Queued
 from bot.core.models import Format, Platform
 from bot.core.select import Digest, StoredReport
-from bot.core.store.db import among, insert_ignore_many, insert_rows
+from bot.core.store.bulk import among, insert_ignore_many, insert_rows
 from bot.core.store.editions import queue_editions
 from bot.core.store.subscriptions import Subscription
 from bot.core.store.tables import (

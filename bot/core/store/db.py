@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import re
 import weakref
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -19,28 +19,17 @@ from typing import Any
 from alembic import command
 from alembic.config import Config as AlembicConfig
 from sqlalchemy import (
-    BindParameter,
     Column,
-    ColumnElement,
     Connection,
     Table,
-    any_,
-    bindparam,
     event,
-    func,
-    select,
     text,
 )
-from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
-from sqlalchemy.ext.compiler import compiles
-from sqlalchemy.sql.compiler import SQLCompiler
-from sqlalchemy.sql.sqltypes import NullType
-from sqlalchemy.types import TypeEngine
 
 from bot.core.query.reading import GLOB_FUNCTION, glob_holds
 
@@ -151,67 +140,6 @@ async def insert_ignore(
     insert = pg_insert if conn.dialect.name == "postgresql" else sqlite_insert
     statement = insert(table).values(**values).on_conflict_do_nothing().returning(returning)
     return (await conn.execute(statement)).scalar()
-
-
-class Among(ColumnElement[Any]):
-    """`column IN values`, bound as one parameter whatever the number of values: an array
-    (`= ANY(...)`) on PostgreSQL, an expanding IN elsewhere. A plain `in_(list)` is coerced
-    value by value and sent as one placeholder each, which made the lists of a
-    100,000-subscription tick a large part of its time (and each distinct statement text a
-    parse in the driver)."""
-
-    type: TypeEngine[Any] = NullType()  # no `= 1` around it where booleans are integers (SQLite)
-    inherit_cache = False  # the values are part of the element, not of a cached statement
-
-    def __init__(self, column: ColumnElement[Any], values: Iterable[Any]) -> None:
-        self.column = column
-        self.values = list(values)
-
-
-def among(column: ColumnElement[Any], values: Iterable[Any]) -> Among:
-    return Among(column, values)
-
-
-@compiles(Among)
-def _among_in(element: Among, compiler: SQLCompiler, **kw: Any) -> str:
-    param: BindParameter[Any] = bindparam(
-        "among", element.values, type_=element.column.type, expanding=True, unique=True
-    )
-    return str(compiler.process(element.column.in_(param), **kw))
-
-
-@compiles(Among, "postgresql")
-def _among_any(element: Among, compiler: SQLCompiler, **kw: Any) -> str:
-    items = ARRAY(element.column.type)
-    param = bindparam("among", element.values, type_=items, unique=True)
-    return str(compiler.process(element.column == any_(param), **kw))
-
-
-async def insert_rows(conn: AsyncConnection, table: Table, rows: Sequence[dict[str, Any]]) -> None:
-    """Insert many rows (all with the same keys) in one statement: on PostgreSQL from one
-    array per column (`unnest`), which costs the server one statement instead of one per row;
-    elsewhere an executemany."""
-    if not rows:
-        return
-    if conn.dialect.name != "postgresql":
-        await conn.execute(table.insert(), list(rows))
-        return
-    names = list(rows[0])
-    arrays = [
-        bindparam(f"rows_{name}", [row[name] for row in rows], type_=ARRAY(table.c[name].type))
-        for name in names
-    ]
-    source = func.unnest(*arrays).table_valued(*names).render_derived(name="rows")
-    await conn.execute(table.insert().from_select(names, select(*source.c)))
-
-
-async def insert_ignore_many(
-    conn: AsyncConnection, table: Table, rows: Sequence[dict[str, Any]]
-) -> None:
-    """Insert the rows whose unique key is free, in one statement per batch of rows."""
-    if rows:
-        insert = pg_insert if conn.dialect.name == "postgresql" else sqlite_insert
-        await conn.execute(insert(table).on_conflict_do_nothing(), list(rows))
 
 
 @asynccontextmanager

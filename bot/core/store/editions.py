@@ -20,7 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bot.core.reports.model import RecommendationLevel
 from bot.core.select import StoredReport
-from bot.core.store.db import among
+from bot.core.store.bulk import among
 from bot.core.store.tables import digest_runs, edition_entries, edition_messages, editions, outbox
 
 

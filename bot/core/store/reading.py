@@ -21,7 +21,8 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from bot.core.filter_query import fold
 from bot.core.models import Platform
 from bot.core.select import StoredReport
-from bot.core.store.db import among, write_transaction
+from bot.core.store.bulk import among
+from bot.core.store.db import write_transaction
 from bot.core.store.editions import EntryKind as EntryKind
 from bot.core.store.reports import _stored
 from bot.core.store.subscriptions import NOW

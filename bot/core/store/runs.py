@@ -9,7 +9,7 @@ from datetime import datetime
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bot.core.store.db import among
+from bot.core.store.bulk import among
 from bot.core.store.tables import digest_runs, run_members
 
 

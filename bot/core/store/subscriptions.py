@@ -22,7 +22,8 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from bot.core.clock import Clock, utc_clock
 from bot.core.models import Locale, Platform
 from bot.core.select import DigestFilter
-from bot.core.store.db import among, insert_ignore, write_transaction
+from bot.core.store.bulk import among
+from bot.core.store.db import insert_ignore, write_transaction
 from bot.core.store.destinations import ensure_destination
 from bot.core.store.tables import counters, destinations, subscription_changes, subscriptions
 from bot.settings import BotConfig, Channel

@@ -1,0 +1,124 @@
+"""Statements over many rows or values at once, one parameter per column or list.
+
+A tick at 100,000 subscriptions plans 500 destinations per transaction. Built the ordinary way,
+an `in_(list)` is coerced value by value and sent as one placeholder each (each list length a
+new statement text for the driver to parse), and an executemany binds every row through
+SQLAlchemy's per-row machinery (and on PostgreSQL runs one statement per row). Here a list or
+a column travels as one value: a JSON array that SQLite unpacks with `json_each`, a PostgreSQL
+array (`= ANY`, `unnest`). Values go through their column type's bind processing first, so a
+datetime is stored and compared exactly as SQLAlchemy writes it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from sqlalchemy import (
+    BindParameter,
+    ColumnElement,
+    Select,
+    Table,
+    any_,
+    bindparam,
+    func,
+    literal_column,
+    select,
+)
+from sqlalchemy.dialects.postgresql import ARRAY
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.engine import Dialect
+from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.ext.compiler import compiles
+from sqlalchemy.sql.compiler import SQLCompiler
+from sqlalchemy.sql.sqltypes import NullType
+from sqlalchemy.types import TypeEngine
+
+
+class Among(ColumnElement[Any]):
+    """`column IN values`, bound as one parameter whatever the number of values: an array
+    (`= ANY(...)`) on PostgreSQL, a JSON array unpacked by `json_each` on SQLite."""
+
+    type: TypeEngine[Any] = NullType()  # no `= 1` around it where booleans are integers (SQLite)
+    inherit_cache = False  # the values are part of the element, not of a cached statement
+
+    def __init__(self, column: ColumnElement[Any], values: Iterable[Any]) -> None:
+        self.column = column
+        self.values = list(values)
+
+
+def among(column: ColumnElement[Any], values: Iterable[Any]) -> Among:
+    return Among(column, values)
+
+
+@compiles(Among)
+def _among_in(element: Among, compiler: SQLCompiler, **kw: Any) -> str:
+    param: BindParameter[Any] = bindparam(
+        "among", element.values, type_=element.column.type, expanding=True, unique=True
+    )
+    return str(compiler.process(element.column.in_(param), **kw))
+
+
+@compiles(Among, "sqlite")
+def _among_json(element: Among, compiler: SQLCompiler, **kw: Any) -> str:
+    bound = _bound(element.column.type, compiler.dialect)
+    packed = json.dumps([bound(value) for value in element.values])
+    param: BindParameter[Any] = bindparam("among", packed, unique=True)
+    unpacked: Select[Any] = select(literal_column("value")).select_from(func.json_each(param))
+    return str(compiler.process(element.column.in_(unpacked), **kw))
+
+
+def _bound(kind: TypeEngine[Any], dialect: Dialect) -> Callable[[Any], Any]:
+    """The column type's bind processing (a datetime to SQLAlchemy's stored text), memoised
+    per value: a batch's rows share a few times and flags."""
+    processor = kind.dialect_impl(dialect).bind_processor(dialect)
+    if processor is None:
+        return lambda value: value
+    seen: dict[Any, Any] = {}
+
+    def bound(value: Any) -> Any:
+        if value not in seen:
+            seen[value] = processor(value)
+        return seen[value]
+
+    return bound
+
+
+@compiles(Among, "postgresql")
+def _among_any(element: Among, compiler: SQLCompiler, **kw: Any) -> str:
+    items = ARRAY(element.column.type)
+    param = bindparam("among", element.values, type_=items, unique=True)
+    return str(compiler.process(element.column == any_(param), **kw))
+
+
+async def insert_rows(conn: AsyncConnection, table: Table, rows: Sequence[dict[str, Any]]) -> None:
+    """Insert many rows (all with the same keys) in one statement: from one array per column
+    (`unnest`) on PostgreSQL, from one JSON array of rows (`json_each`) on SQLite."""
+    if not rows:
+        return
+    names = list(rows[0])
+    if conn.dialect.name == "postgresql":
+        arrays = [
+            bindparam(f"rows_{name}", [row[name] for row in rows], type_=ARRAY(table.c[name].type))
+            for name in names
+        ]
+        source = func.unnest(*arrays).table_valued(*names).render_derived(name="rows")
+        await conn.execute(table.insert().from_select(names, select(*source.c)))
+        return
+    bound = [_bound(table.c[name].type, conn.dialect) for name in names]
+    packed = json.dumps([[b(row[n]) for b, n in zip(bound, names, strict=True)] for row in rows])
+    each: ColumnElement[Any] = literal_column("value")
+    picks = [func.json_extract(each, f"$[{i}]") for i in range(len(names))]
+    unpacked: Select[Any] = select(*picks).select_from(func.json_each(bindparam("rows", packed)))
+    await conn.execute(table.insert().from_select(names, unpacked))
+
+
+async def insert_ignore_many(
+    conn: AsyncConnection, table: Table, rows: Sequence[dict[str, Any]]
+) -> None:
+    """Insert the rows whose unique key is free, in one statement per batch of rows."""
+    if rows:
+        insert = pg_insert if conn.dialect.name == "postgresql" else sqlite_insert
+        await conn.execute(insert(table).on_conflict_do_nothing(), list(rows))
