@@ -5,6 +5,16 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 # Test processes: most tests wait on sockets and timers, so three share two CPUs well.
 TEST_WORKERS ?= 3
+# The tests marked `slow` (end-to-end runs, replicas, property tests with thousands of
+# examples) are opt-in here so that `make test` stays under five minutes: `SLOW=1 make test`
+# runs them too, and .ci/run sets SLOW=1, so CI runs every test. The fault suite's full
+# counts stay in `make faults`. One -m expression says it all: pytest keeps only the last
+# -m it is given, so a -m in PYTEST_ARGS replaces this one.
+ifeq ($(SLOW),1)
+TEST_MARKERS := not faults
+else
+TEST_MARKERS := not faults and not slow
+endif
 
 .PHONY: install run test lint typecheck unit bench faults clean
 
@@ -27,7 +37,7 @@ typecheck: $(STAMP)
 	$(BIN)/mypy bot tests bench
 
 unit: $(STAMP)
-	$(BIN)/pytest -q -n $(TEST_WORKERS) $(PYTEST_ARGS)
+	$(BIN)/pytest -q -n $(TEST_WORKERS) -m '$(TEST_MARKERS)' $(PYTEST_ARGS)
 
 test: lint typecheck unit
 

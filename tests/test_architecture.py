@@ -34,12 +34,13 @@ def core_violations(found: dict[str, Module]) -> list[str]:
     """What a `bot.core` module imports that the core must not: a platform, scheduler or web
     library, or a part of the bot outside the core (adapters, app, web, scheduler)."""
     offenders = []
+    edges = internal_edges(found)  # once: it parses every module of the tree
     for name, module in found.items():
         if not name.startswith("bot.core"):
             continue
         offenders += [f"{name} imports {lib}" for lib in external_imports(module, "bot")
                       if lib in PLATFORM_LIBRARIES]  # fmt: skip
-        offenders += [f"{name} imports {target}" for target in internal_edges(found)[name]
+        offenders += [f"{name} imports {target}" for target in edges[name]
                       if not target.startswith(CORE_MAY_IMPORT)]  # fmt: skip
     return sorted(offenders)
 

@@ -9,7 +9,7 @@ the writes that record a send's result fail at random points. Expected: nothing 
 message twice, since no process is killed (only a kill inside a send may duplicate); no
 "Task exception was never retrieved" either.
 
-Sample: 2 Slack + 2 Telegram destinations, 3 s of terminations, in `make test`;
+Sample: 2 Slack + 2 Telegram destinations, 3 s of terminations, in `SLOW=1 make test` (CI);
 `pytest -m faults`: 40 + 40, 20 s.
 """
 

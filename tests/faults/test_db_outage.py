@@ -13,8 +13,8 @@ arrives once (none lost, none doubled), `/readyz` is 200 again, and a command is
 The same on SQLite with another connection holding the write lock for 20 s (past the 15 s busy
 timeout, so writes fail rather than wait).
 
-Sample: PostgreSQL stopped 5 s in `make test`; `pytest -m faults`: stopped 30 s, connections
-killed, and SQLite locked 20 s.
+Sample: PostgreSQL stopped 5 s in `SLOW=1 make test` (CI); `pytest -m faults`: stopped 30 s,
+connections killed, and SQLite locked 20 s.
 """
 
 from __future__ import annotations

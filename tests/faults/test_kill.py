@@ -14,7 +14,7 @@ in flight; the restarted process frees them at once (same host, the pid is gone:
 delivery/heartbeat.py), and the test reports how long the restart took to deliver the rest
 (`resume_s`, from its start; aim: well under the lease).
 
-Sample: 2 runs in `make test`; `pytest -m faults`: 200 runs.
+Sample: 2 runs in `SLOW=1 make test` (CI); `pytest -m faults`: 200 runs.
 """
 
 from __future__ import annotations

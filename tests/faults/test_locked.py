@@ -7,7 +7,7 @@ Each must be acknowledged within Slack's 3 s and answered: while the lock has be
 store's 2 s health probe, the answer is "temporarily unavailable" (store/health.py), else the
 real one once the lock is gone; the process never crashes on "database is locked".
 
-Sample: the lock is held 4 s in `make test`; `pytest -m faults`: 10 s.
+Sample: the lock is held 4 s in `SLOW=1 make test` (CI); `pytest -m faults`: 10 s.
 """
 
 from __future__ import annotations

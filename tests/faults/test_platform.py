@@ -12,7 +12,7 @@ first), and a stall repeats it only if Slack is still handling the stalled reque
 looks; on Telegram, which has no history to look in, a message twice only where it had accepted
 it before the connection failed (a reset or a stall): at most one extra copy per such fault.
 
-Sample: 2 Slack + 2 Telegram destinations in `make test`; `pytest -m faults`: 40 + 40.
+Sample: 2 Slack + 2 Telegram destinations in `SLOW=1 make test` (CI); `pytest -m faults`: 40 + 40.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """Helpers for the fault suite (no tests here).
 
-Every fault test runs twice from one body: a short sample in the normal suite (`make test`) and
-the full count under `pytest -m faults`. `FAULT_SCALE` multiplies the full counts (0.1 for a
+Every fault test runs twice from one body: a short sample in the normal suite (`make test`; the
+samples of the tests marked `slow` only with `SLOW=1`, as CI runs them) and the full count under
+`pytest -m faults`. `FAULT_SCALE` multiplies the full counts (0.1 for a
 rehearsal of the long suite).
 """
 

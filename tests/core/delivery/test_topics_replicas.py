@@ -8,6 +8,7 @@ import time
 from collections import Counter
 from datetime import UTC, datetime
 
+import pytest
 from sqlalchemy import select
 
 from bot.adapters.telegram.sender import TelegramSender
@@ -28,6 +29,7 @@ TAGS = ["rollout", "sglang", "trainer"]
 DRAIN_SECONDS = 60.0
 
 
+@pytest.mark.slow  # ~15 s: two replicas paced by Telegram's real-time limits
 async def test_two_replicas_open_each_forum_topic_once(postgres_database_url: str) -> None:
     engines = [create_engine(postgres_database_url) for _ in range(2)]
     await migrate(engines[0])
