@@ -39,6 +39,7 @@ from bot.core.store.destinations import DestinationStore
 from bot.core.store.errors import is_outage
 from bot.core.store.runs import last_scheduled_time
 from bot.core.store.subscriptions import SubscriptionStore
+from bot.lingering import LingeringH11Protocol
 from bot.logs import log, observe
 from bot.metrics import Metrics
 from bot.reading import reading_policy
@@ -347,9 +348,11 @@ class _Server(uvicorn.Server):
 def server_config(
     app: Starlette, host: str, port: int, lifespan: Literal["on", "off"] = "on"
 ) -> uvicorn.Config:
-    """uvicorn's settings for prdigest: no access log, and the limits above."""
+    """uvicorn's settings for prdigest: no access log, the limits above, and h11 with a
+    lingering close (bot.lingering), so an answer that cuts a body short is not lost."""
     return uvicorn.Config(
         app,
+        http=LingeringH11Protocol,
         host=host,
         port=port,
         log_config=None,

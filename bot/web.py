@@ -75,7 +75,8 @@ async def _drain(request: Request, already: int) -> None:
 class BodyTimeoutError(HTTPException):
     """The body did not arrive within BODY_DEADLINE_SECONDS. An HTTPException, so every route
     that reads with `read_capped` answers 408 without catching it; `Connection: close` makes
-    uvicorn drop the connection instead of waiting for the rest of the body."""
+    the server close the connection instead of waiting for the rest of the body (lingering,
+    bot.lingering: a client still sending reads the 408, not a reset)."""
 
     def __init__(self) -> None:
         detail = f"request body not received within {BODY_DEADLINE_SECONDS:g} s"

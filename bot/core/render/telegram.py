@@ -40,7 +40,9 @@ TELEGRAM_MAX_CALLBACK_BYTES = 64
 # Room kept in every message for a header or a repeated heading ("[rollout]", "(cont.)").
 TELEGRAM_HEADING_MAX = 600
 
-_MENTION = re.compile(r"@(?=[A-Za-z0-9_])")
+# `@` then a name, also across backticks: the `code` filter turns a span's backticks into
+# <code> tags that the reader never sees, so "@`name`" reads (and notifies) as "@name".
+_MENTION = re.compile(r"@(?=`*[A-Za-z0-9_])")
 _TAG = re.compile(r"<[^>]*>")
 _WORD_JOINER = "\u2060"
 _LANGUAGE = re.compile(r"[A-Za-z0-9_+-]{1,32}")
@@ -71,10 +73,11 @@ def _link(url: str | None, label: str) -> Markup:
 
 
 def _code_spans(value: Any) -> Markup:
-    """Report text with its `code spans` as <code>…</code>: every part escaped (and mentions
-    defanged) on its own, so a span can never open a tag it does not close; an unpaired
-    backtick stays a literal backtick."""
-    text = str(value)
+    """Report text with its `code spans` as <code>…</code>: every part escaped on its own, so
+    a span can never open a tag it does not close; an unpaired backtick stays a literal
+    backtick. Mentions are defanged on the whole text first: a part alone cannot see that
+    its trailing `@` and the next part's first letter read as one `@name`."""
+    text = defang_mentions(str(value))
     out: list[Markup] = []
     last = 0
     for match in _CODE_SPAN.finditer(text):

@@ -13,6 +13,7 @@ import dataclasses
 import json
 import os
 from datetime import date
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -103,3 +104,38 @@ def test_a_huge_report_renders_split_in_every_format(fmt: Format) -> None:
     assert len(digest_messages) == 1
     assert "…" in entry.text  # the entry was cut to fit, not split
     assert str(report.url) in json.dumps(entry.payload)  # and keeps its link
+
+
+@pytest.mark.parametrize("locale", LOCALES)
+@pytest.mark.parametrize("verbosity", list(Verbosity))
+def test_a_mention_split_by_a_code_span_is_defanged(locale: Locale, verbosity: Verbosity) -> None:
+    # Found by the property test: Telegram drops the <code> tags, so `@` before a span (or
+    # at a span's end) joins the word after it into a mention the reader's client notifies.
+    hostile = "<!channel>   @`0<!channel>` then `a@`dmin and `x@``y`"
+    updated = report_with(title=hostile, summary=hostile, risk_flags=[hostile])
+    stored = [StoredReport(report_with(title="t"), 1, 1), StoredReport(updated, 2, 2)]
+    digest = build_digest(stored, DigestFilter(), "verl-project/verl", synthesis=True)
+    options = DigestOptions(verbosity=verbosity, synthesis=True)
+
+    parts = RENDERER.digest_parts(digest, Format.TELEGRAM, locale, options=options)
+
+    for part in parts:
+        assert_safe(Format.TELEGRAM, part.messages)
+    shown = "\n".join(m.text for part in parts for m in part.messages)
+    assert "@\u20600<!channel>" in shown  # still reads `@0`, the code span still shown
+    assert "a@\u2060dmin" in shown
+    assert "x@\u2060y" in shown
+
+
+def report_with(**fields: Any) -> Report:
+    base: dict[str, Any] = {
+        "repo": "verl-project/verl",
+        "number": 1,
+        "title": "t",
+        "url": None,
+        "summary": "s",
+        "recommendation": "r",
+        "recommendation_level": RecommendationLevel.MUST_READ,
+        "tags": [],
+    }
+    return Report(**(base | fields))
