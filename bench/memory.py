@@ -219,6 +219,13 @@ def section(figures: dict[str, Any]) -> list[str]:
         f"{TEMPLATES} reports generated like the ingest benchmark's, varied in repo, number "
         "and title.",
         "",
+        "The second start is what the process holds once started (mostly imported code: "
+        "SQLAlchemy, alembic for the start-up migration check, slack_bolt with aiohttp, "
+        "pydantic); the first start's "
+        f"{figures['rss_mb_after_digest'] - figures['rss_mb_steady']:,.0f} MB more is the "
+        f"catch-up digest, nearly all of it the window's {WINDOW_LIMIT:,} parsed reports, which "
+        'every entry of the run (shown, or kept for "+N more") refers to until it is queued.',
+        "",
     ]
 
 

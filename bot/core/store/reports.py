@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import bindparam, func, select, tuple_, update
+from sqlalchemy import Text, bindparam, cast, func, select, tuple_, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from bot.core.clock import Clock, utc_clock
@@ -53,9 +53,22 @@ class StoreRejection:
     reason: str
 
 
+# The report as the JSON text it is stored as: pydantic parses that straight into the model,
+# without the dicts and lists of a decoded JSON value in between.
+DATA_TEXT = cast(reports.c.data, Text).label("data")
+WINDOW_CHUNK = 25  # rows a window read holds undecoded at a time
+
+
 def _stored(row: Any) -> StoredReport:
+    """A row of (data, seq, revision) as a StoredReport; `data` as text (DATA_TEXT) or as the
+    decoded JSON value (a plain `reports.c.data` column)."""
+    data = row.data
+    if isinstance(data, str | bytes):
+        report = Report.model_validate_json(data, context=STORED)
+    else:
+        report = Report.model_validate(data, context=STORED)
     return StoredReport(
-        report=Report.model_validate(row.data, context=STORED),
+        report=report,
         seq=int(row.seq),
         revision=int(row.revision),
     )
@@ -136,16 +149,23 @@ async def reports_after(
 
     A digest window is normally a day of reports; after a long outage, or for a brand-new
     channel over a large store, it could be the whole history. Capping it keeps a run's memory
-    bounded (a digest shows `max_items` entries anyway); what falls outside is logged."""
-    rows = (
-        await conn.execute(
-            select(reports.c.data, reports.c.seq, reports.c.revision)
-            .where(reports.c.seq > watermark)
-            .order_by(reports.c.seq.desc())
-            .limit(limit)
-        )
-    ).all()
-    return [_stored(row) for row in reversed(rows)]
+    bounded (a digest shows `max_items` entries anyway); what falls outside is logged.
+
+    The rows are read WINDOW_CHUNK at a time (one statement, so one snapshot) and each becomes
+    its report at once: the JSON text of the whole window is never in memory beside its
+    reports (for 2,000 long reports that was tens of MB at the peak of a catch-up digest)."""
+    query = (
+        select(DATA_TEXT, reports.c.seq, reports.c.revision)
+        .where(reports.c.seq > watermark)
+        .order_by(reports.c.seq.desc())
+        .limit(limit)
+    )
+    window: list[StoredReport] = []
+    async with conn.stream(query) as result:
+        async for rows in result.partitions(WINDOW_CHUNK):
+            window.extend(_stored(row) for row in rows)
+    window.reverse()
+    return window
 
 
 class WindowCache:
@@ -288,7 +308,7 @@ class ReportStore:
         return results
 
     async def find(self, number: int, repo: str | None = None) -> list[StoredReport]:
-        query = select(reports.c.data, reports.c.seq, reports.c.revision).where(
+        query = select(DATA_TEXT, reports.c.seq, reports.c.revision).where(
             reports.c.number == number
         )
         if repo is not None:

@@ -10,7 +10,7 @@ import pytest
 
 from bot.core.reports.model import Report
 from bot.core.reports.parser import parse_file
-from bot.core.store.reports import IngestOutcome, ReportStore
+from bot.core.store.reports import WINDOW_CHUNK, IngestOutcome, ReportStore
 from tests.kits.paths import SEED
 
 
@@ -77,6 +77,40 @@ async def test_seq_grows_with_every_write_across_a_batch(store: ReportStore) -> 
     assert seqs == sorted(seqs)
     assert len(set(seqs)) == 5
     assert await store.max_seq() == seqs[-1]
+
+
+async def test_a_window_over_several_chunks_is_the_newest_reports_oldest_first(
+    store: ReportStore,
+) -> None:
+    base = _seed()
+    count = 2 * WINDOW_CHUNK + 7
+    written = [
+        base.model_copy(update={"number": n, "title": f"change {n}"}) for n in range(1, count + 1)
+    ]
+    await store.upsert_many([(report, "") for report in written])
+    limit = 2 * WINDOW_CHUNK + 3  # the window ends inside a chunk, and some reports fall outside
+    window = await store.since(0, limit)
+    assert [item.report for item in window] == written[-limit:]
+    assert [item.seq for item in window] == sorted(item.seq for item in window)
+    assert [item.report.number for item in await store.since(window[-3].seq)] == [
+        count - 1,
+        count,
+    ]
+
+
+async def test_reports_read_back_share_one_fields_set_and_stay_whole(store: ReportStore) -> None:
+    base = _seed()
+    await store.upsert_many([(base.model_copy(update={"number": n}), "") for n in (1, 2)])
+    first, second = await store.since(0)
+    assert first.report.model_fields_set is second.report.model_fields_set
+    assert first.report.model_fields_set == set(Report.model_fields)
+    assert first.report.key_files[0].model_fields_set is second.report.key_files[0].model_fields_set
+    assert second.report == base.model_copy(update={"number": 2})
+    changed = first.report.model_copy(update={"summary": "other"})
+    assert changed.summary == "other" and second.report.summary == base.summary
+    assert second.report.model_fields_set == set(Report.model_fields)
+    fresh = Report.model_validate(base.model_dump(mode="json"))  # parsed, not read back
+    assert fresh.model_fields_set is not first.report.model_fields_set
 
 
 async def test_concurrent_ingest_of_one_report_from_two_processes_keeps_one_row(
