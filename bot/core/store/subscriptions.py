@@ -9,8 +9,6 @@ from "now", so it is not flooded with the whole history. Every change a chat mak
 
 from __future__ import annotations
 
-import functools
-import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import datetime
@@ -25,6 +23,9 @@ from bot.core.select import DigestFilter
 from bot.core.store.bulk import among
 from bot.core.store.db import insert_ignore, write_transaction
 from bot.core.store.destinations import ensure_destination
+from bot.core.store.filters import filter_from_json as filter_from_json
+from bot.core.store.filters import filter_to_json as filter_to_json
+from bot.core.store.filters import stored_filter
 from bot.core.store.tables import counters, destinations, subscription_changes, subscriptions
 from bot.settings import BotConfig, Channel
 
@@ -78,48 +79,6 @@ class Change:
     at: datetime
 
 
-def filter_to_json(flt: DigestFilter) -> dict[str, Any]:
-    data: dict[str, Any] = {
-        "repos": list(flt.repos),
-        "tags": list(flt.tags),
-        "exclude_tags": list(flt.exclude_tags),
-        "max_items": flt.max_items,
-    }
-    if flt.query:
-        data["query"] = flt.query
-    return data
-
-
-def filter_from_json(data: dict[str, Any]) -> DigestFilter:
-    return _filter(
-        tuple(data.get("repos", ())),
-        tuple(data.get("tags", ())),
-        tuple(data.get("exclude_tags", ())),
-        int(data.get("max_items", 30)),
-        str(data.get("query") or ""),
-    )
-
-
-def _stored_filter(stored: str | dict[str, Any]) -> DigestFilter:
-    if isinstance(stored, str):
-        return _filter_text(stored)
-    return filter_from_json(dict(stored))
-
-
-@functools.lru_cache(maxsize=4096)
-def _filter_text(stored: str) -> DigestFilter:
-    return filter_from_json(json.loads(stored))
-
-
-@functools.lru_cache(maxsize=4096)
-def _filter(
-    repos: tuple[str, ...], tags: tuple[str, ...], exclude: tuple[str, ...], cap: int, query: str
-) -> DigestFilter:
-    """One filter object per distinct filter: subscriptions that share an audience share it
-    (and its compiled query)."""
-    return DigestFilter(repos, tags, exclude, cap, query)
-
-
 _COLUMNS = (
     *(column for column in subscriptions.c if column.name != "filters"),
     # As text: most subscriptions share a few hundred filters, parsed once each.
@@ -144,7 +103,7 @@ def _from_row(row: Any) -> Subscription:
         number=int(row.number),
         name=str(row.name),
         origin=str(row.origin),
-        filter=_stored_filter(row.filters),
+        filter=stored_filter(row.filters),
         schedule=str(row.schedule),
         cadence=str(row.cadence),
         timezone=str(row.timezone),
