@@ -37,7 +37,7 @@ from tests.kits.servers import Server, SignedSlack  # noqa: E402
 TEMPLATES = 400  # distinct generated reports; the store cycles through them
 BATCH = 2_000
 LOOKUPS = 20
-AIM_RSS_MB = 200
+AIM_RSS_MB = 150  # issue 19 (was 200)
 
 
 def templates(folder: Path) -> list[Report]:

@@ -160,3 +160,31 @@ def test_the_recovery_figure_stands_beside_its_aim(tmp_path: Path) -> None:
     doc = tmp_path / "benchmarks.md"
     write_doc(figures, INFO, doc)
     assert "## Recovery: a replica killed inside a send" in doc.read_text(encoding="utf-8")
+
+
+def _plan(sqlite_s: float, pg_s: float | None, rss: int) -> dict[str, Any]:
+    def backend(seconds: float) -> dict[str, Any]:
+        return {"runs": 100000, "messages": 236688, "seconds": seconds, "per_sub_ms": 0.1,
+                "rss_mb": rss}  # fmt: skip
+
+    pg = {"skipped": "no PostgreSQL answered"} if pg_s is None else backend(pg_s)
+    figures: dict[str, Any] = {"sqlite": backend(sqlite_s), "postgresql": pg}
+    figures["subscriptions"] = 100000
+    figures |= {"seconds_sqlite": sqlite_s, "rss_mb": rss, "per_sub_ms": 0.1}
+    return figures if pg_s is None else figures | {"seconds_pg": pg_s}
+
+
+def test_the_planning_figures_stand_beside_their_aims(tmp_path: Path) -> None:
+    met = summary_rows({"plan": _plan(8.4, 9.9, 140)})
+    assert "| plan 100,000 subscriptions, SQLite | 8.4 s | ≤ 10 s | yes |" in met
+    assert "| plan 100,000 subscriptions, PostgreSQL | 9.9 s | ≤ 10 s | yes |" in met
+    assert "| plan peak RSS | 140 MB | ≤ 250 MB | yes |" in met
+    missed = summary_rows({"plan": _plan(12.0, None, 300)})
+    assert "| plan 100,000 subscriptions, SQLite | 12.0 s | ≤ 10 s | **no** |" in missed
+    assert "| plan 100,000 subscriptions, PostgreSQL | skipped | ≤ 10 s | — |" in missed
+    assert "| plan peak RSS | 300 MB | ≤ 250 MB | **no** |" in missed
+    doc = tmp_path / "benchmarks.md"
+    write_doc({"plan": _plan(12.0, None, 300)}, INFO, doc)
+    text = doc.read_text(encoding="utf-8")
+    assert "## Planning: 100,000 subscriptions due at one tick" in text
+    assert "| postgresql | skipped: no PostgreSQL answered |" in text
