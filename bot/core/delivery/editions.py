@@ -108,9 +108,7 @@ class EditionBook:
             more_key=str(edition_id) if digest.more else "",
         )
         fmt = PLATFORM_FORMAT[lead.platform]
-        parts = self.renderer.digest_parts(
-            digest, fmt, lead.locale, date=run.fire.date(), options=options
-        )
+        parts = self.renderer.digest_parts(digest, fmt, lead.locale, date=run.day, options=options)
         queued = lay_out(parts, layout)
         picked = [item for part in run.parts for item in part.picked]
         entries = entry_rows(digest, picked, [message.shows for message in queued])
@@ -133,5 +131,5 @@ def _edition_key(run: Run, audience: Hashable, layout: Layout) -> Hashable:
         lead.locale,
         layout,
         lead.verbosity,
-        run.fire.date(),
+        run.day,
     )

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any
 
 from sqlalchemy import bindparam, func, select, update
@@ -92,6 +92,11 @@ class Run:
 
     def __post_init__(self) -> None:
         self.fire = max(item.fire for item in self.due)
+
+    @property
+    def day(self) -> date:
+        """The date the digest is rendered for: its latest member's fire."""
+        return max(part.fire for part in self.parts).date()
 
     @property
     def lead(self) -> Subscription:
