@@ -41,6 +41,9 @@ class Edition:
     topics: tuple[tuple[str, str], ...]  # a topics layout's forum topics: (key, name)
 
 
+Pending = dict[Hashable, Edition]  # the editions a batch wrote in its open transaction
+
+
 class EditionBook:
     """The digests and editions of one tick (or one planning call)."""
 
@@ -48,8 +51,7 @@ class EditionBook:
         self.renderer = renderer
         self.now = now
         self._digests: dict[Hashable, Digest] = {}
-        self._editions: dict[Hashable, Edition] = {}
-        self._pending: dict[Hashable, Edition] = {}  # written in a transaction not yet committed
+        self._editions: dict[Hashable, Edition] = {}  # written by transactions now committed
 
     def digest(self, audience: Hashable, build: Callable[[], Digest]) -> Digest:
         """The digest of `audience`, built on first use."""
@@ -60,18 +62,18 @@ class EditionBook:
             found = self._digests[audience] = build()
         return found
 
-    def committed(self) -> None:
-        if len(self._editions) + len(self._pending) > MEMO_MAX:
+    def committed(self, pending: Pending) -> None:
+        """The editions a batch wrote, once its transaction committed: later batches use them."""
+        if len(self._editions) + len(pending) > MEMO_MAX:
             self._editions.clear()
-        self._editions.update(self._pending)
-        self._pending.clear()
+        self._editions.update(pending)
 
-    def rolled_back(self) -> None:
-        self._pending.clear()
-
-    async def assign(self, conn: AsyncConnection, runs: Sequence[tuple[Run, Hashable]]) -> None:
+    async def assign(
+        self, conn: AsyncConnection, runs: Sequence[tuple[Run, Hashable]], pending: Pending
+    ) -> None:
         """Give each (run, audience) its edition: the ones this tick has not rendered yet are
-        rendered once and written; a topics run also gets its forum topic rows."""
+        rendered once and written (into `pending`: the batch's own, visible to other batches
+        once it commits); a topics run also gets its forum topic rows."""
         keyed = []
         for run, audience in runs:
             layout = await layout_for(conn, run.destination_id, Layout(run.lead.layout), self.now)
@@ -79,17 +81,17 @@ class EditionBook:
         fresh = {
             key: (run, layout)
             for run, layout, key in keyed
-            if key not in self._editions and key not in self._pending
+            if key not in self._editions and key not in pending
         }
         ids = await new_editions(conn, self.now, len(fresh))
         contents = []
         for edition_id, (key, (run, layout)) in zip(ids, fresh.items(), strict=True):
             edition, payloads, entries = self._render(edition_id, run, layout)
-            self._pending[key] = edition
+            pending[key] = edition
             contents.append((edition_id, payloads, entries))
         await fill_editions(conn, contents)
         for run, layout, key in keyed:
-            edition = self._pending.get(key) or self._editions[key]
+            edition = pending.get(key) or self._editions[key]
             run.edition, run.messages = edition.id, edition.messages
             if layout is Layout.TOPICS:
                 lead = run.lead

@@ -28,10 +28,10 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
-from sqlalchemy import select
+from sqlalchemy import select, text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from bot.core.delivery.editions import EditionBook
+from bot.core.delivery.editions import EditionBook, Pending
 from bot.core.delivery.reading import DEFAULT_READING, ReadingPolicy, shown_before, with_unread
 from bot.core.delivery.runs import (
     NOT_PLANNED,
@@ -67,6 +67,7 @@ __all__ = ["PLATFORM_FORMAT", "Due", "PlannedRun", "covered_seq", "plan_digest",
 logger = logging.getLogger("prdigest.outbox")
 POSTED_FORMAT = "%H:%M"  # "posted 14:02", in the subscription's zone
 PLAN_BATCH = 500  # destinations planned per transaction
+PG_LANES = 2  # batches planned at once on PostgreSQL
 
 
 class TickPlan:
@@ -118,24 +119,48 @@ async def plan_runs(
 ) -> dict[int, PlannedRun]:
     """Plan the due subscriptions of each destination as one run, once across replicas,
     `batch` destinations per transaction; `tick` shares the reports read and the editions
-    rendered among them (and among the calls of one scheduler tick)."""
+    rendered among them (and among the calls of one scheduler tick). On PostgreSQL, PG_LANES
+    batches are planned at once: one is prepared here while the server writes another (the
+    batches hold disjoint destinations, locked in id order)."""
     results = {destination: NOT_PLANNED for destination in due}
     todo = sorted((destination, items) for destination, items in due.items() if items)
-    for first in range(0, len(todo), batch):
-        runs = [Run(destination, items) for destination, items in todo[first : first + batch]]
-        try:
-            async with write_transaction(engine) as conn:
-                await _plan_batch(conn, runs, tick)
-        except BaseException:
-            tick.book.rolled_back()
-            raise
-        tick.book.committed()
-        results.update((run.destination_id, run.result) for run in runs)
-        await asyncio.sleep(0)  # let acks and sends run between batches
+    batches = iter([todo[first : first + batch] for first in range(0, len(todo), batch)])
+
+    async def lane() -> None:
+        for items in batches:  # the lanes share the iterator: each takes the next batch
+            runs = [Run(destination, dues) for destination, dues in items]
+            await _plan_batch(engine, runs, tick)
+            results.update((run.destination_id, run.result) for run in runs)
+            await asyncio.sleep(0)  # let acks and sends run between batches
+
+    lanes = [lane() for _ in range(PG_LANES if engine.dialect.name == "postgresql" else 1)]
+    tasks = [asyncio.ensure_future(running) for running in lanes]
+    try:
+        await asyncio.gather(*tasks)
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
     return results
 
 
-async def _plan_batch(conn: AsyncConnection, runs: Sequence[Run], tick: TickPlan) -> None:
+async def _plan_batch(engine: AsyncEngine, runs: Sequence[Run], tick: TickPlan) -> None:
+    """One batch in one transaction; its editions serve later batches once it committed."""
+    pending: Pending = {}
+    async with write_transaction(engine) as conn:
+        if conn.dialect.name == "postgresql":
+            # Not waiting for the WAL flush is safe here: a plan lost in a crash is planned
+            # again, and no message of it can have been sent, since a sender's claim commits
+            # with the flush (which writes this transaction's WAL first).
+            await conn.execute(text("SET LOCAL synchronous_commit TO OFF"))
+        await _plan_in(conn, runs, tick, pending)
+    tick.book.committed(pending)
+
+
+async def _plan_in(
+    conn: AsyncConnection, runs: Sequence[Run], tick: TickPlan, pending: Pending
+) -> None:
     await take_parts(conn, runs)
     live = [run for run in runs if run.parts]
     if not live:
@@ -151,7 +176,7 @@ async def _plan_batch(conn: AsyncConnection, runs: Sequence[Run], tick: TickPlan
         if run.digest is not None
         and (not run.digest.is_empty or any(part.sub.post_empty for part in run.parts))
     ]
-    await tick.book.assign(conn, posting)
+    await tick.book.assign(conn, posting, pending)
     await write_runs(conn, live, tick.now)
 
 
