@@ -10,11 +10,19 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.core.render.renderer import Renderer
 from bot.core.store.dedupe import KEEP_FOR, first_time, forget_older_than
+from bot.core.store.editions import EditionMessage, fill_editions, new_editions
 from bot.core.store.prune import RUN_RETENTION, Pruned, prune, prune_runs
 from bot.core.store.reports import ReportStore
 from bot.core.store.runs import last_run
 from bot.core.store.subscriptions import Subscription, SubscriptionStore
-from bot.core.store.tables import digest_runs, outbox, processed_events, run_members
+from bot.core.store.tables import (
+    digest_runs,
+    edition_messages,
+    editions,
+    outbox,
+    processed_events,
+    run_members,
+)
 from bot.scheduler import PRUNE_EVERY, DigestTicker
 from tests.kits.delivery import FakeClock, channel, setup_destinations
 
@@ -139,3 +147,30 @@ async def test_the_ticker_prunes_once_an_hour_on_the_service_clock(store: Report
     clock.advance(PRUNE_EVERY.total_seconds())
     await ticker.tick()
     assert await _run_ids(engine) == kept
+
+
+async def _edition(engine: AsyncEngine, age: timedelta, run_ids: list[int]) -> int:
+    """An edition created `age` before NOW with one message and one entry, the runs' own."""
+    async with engine.begin() as conn:
+        [edition] = await new_editions(conn, NOW - age, 1)
+        message = EditionMessage({"text": "shared"})
+        await fill_editions(conn, [(edition, [message], [])])
+        await conn.execute(
+            digest_runs.update().where(digest_runs.c.id.in_(run_ids)).values(edition_id=edition)
+        )
+    return edition
+
+
+async def test_an_edition_goes_once_no_run_points_at_it(store: ReportStore) -> None:
+    engine = store.engine
+    a, b = await setup_destinations(engine, channel("a", "A"), channel("b", "B"))
+    old_a = await _run(engine, a, 40 * DAY, "delivered", ("sent",))
+    old_b = await _run(engine, b, 40 * DAY, "delivered", ("sent",))
+    await _run(engine, a, DAY)  # a's latest, so its old run may go; b's old one is its latest
+    gone = await _edition(engine, 40 * DAY, [old_a])
+    kept = await _edition(engine, 40 * DAY, [old_b])
+    await prune(engine, NOW)
+    async with engine.connect() as conn:
+        left = set((await conn.execute(select(editions.c.id))).scalars())
+        messages = set((await conn.execute(select(edition_messages.c.edition_id))).scalars())
+    assert left == {kept} and messages == {kept} and gone not in left
