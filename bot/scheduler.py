@@ -62,6 +62,7 @@ CATCH_UP_HORIZON_DAYS = 8  # a weekly schedule missed once still catches up
 SCHEDULE_RECHECK = timedelta(days=1)  # how long a schedule's "fires / never fires" verdict holds
 PRUNE_EVERY = timedelta(hours=1)  # how often the tick applies the retention (service clock)
 TICK_PAGE = 2000  # destinations a tick reads and plans at a time
+TICK_SUMMARY_FROM = 100  # a tick that planned this many runs logs one summary line too
 _GATE_SLACK = 256  # verdicts kept beyond twice the destinations before unused ones are dropped
 
 
@@ -241,7 +242,7 @@ class DigestTicker:
     async def tick(self) -> list[PlannedRun]:
         """Plan what is due, a page of destinations at a time (bounded memory); the pages share
         the windows read and the editions rendered."""
-        now = self.clock()
+        now, started = self.clock(), utc_clock()
         planned: list[PlannedRun] = []
         plan = TickPlan(self.renderer, now, WindowCache(), self.reading)
         schedules: set[tuple[str, str]] = set()
@@ -252,6 +253,16 @@ class DigestTicker:
             due = await self._due(page, now)
             planned += self._logged(due, await plan_runs(self.engine, due, plan))
         self.gate.keep_only(schedules, count)
+        created = [run for run in planned if run.created]
+        if len(created) >= TICK_SUMMARY_FROM:  # a big tick also says what it came to, once
+            log(
+                logger,
+                "digest.tick_planned",
+                runs=len(created),
+                messages=sum(run.messages for run in created),
+                editions=plan.book.rendered,
+                seconds=round((utc_clock() - started).total_seconds(), 1),
+            )
         await self.prune_if_due(now)
         return planned
 

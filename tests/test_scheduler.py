@@ -311,3 +311,22 @@ async def test_only_a_cadence_longer_than_a_day_gets_the_weekly_synthesis(
     [sub] = await setup_destinations(store.engine, channel("w", "W", schedule=cadence))
     fire = datetime(2026, 12, 4, 9, 0, tzinfo=UTC)  # a Friday
     assert longer_than_a_day(sub, fire) is weekly
+
+
+async def test_a_big_tick_reads_in_pages_and_sums_itself_up_in_one_line(
+    store: ReportStore, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("bot.scheduler.TICK_PAGE", 40)  # 120 destinations: three pages
+    caplog.set_level(logging.INFO, logger="prdigest.scheduler")
+    clock = FakeClock(datetime(2026, 9, 1, 9, 0, 5, tzinfo=UTC))
+    chats = [channel(f"c{i}", f"T{i}", repos=["verl-project/verl"]) for i in range(120)]
+    await setup_destinations(store.engine, *chats)
+    await add_reports(store, [1, 2])
+    ticker = DigestTicker(store.engine, SubscriptionStore(store.engine), Renderer(), clock)
+    planned = await ticker.tick()
+    assert len(planned) == 120 and all(run.created for run in planned)
+    [summary] = [r for r in caplog.records if r.getMessage() == "digest.tick_planned"]
+    fields = summary.__dict__["fields"]
+    assert fields["runs"] == 120 and fields["editions"] == 1
+    assert fields["messages"] == sum(run.messages for run in planned)
+    assert await ticker.tick() == []

@@ -52,6 +52,7 @@ class EditionBook:
         self.now = now
         self._digests: dict[Hashable, Digest] = {}
         self._editions: dict[Hashable, Edition] = {}  # written by transactions now committed
+        self.rendered = 0  # editions rendered (and written)
 
     def digest(self, audience: Hashable, build: Callable[[], Digest]) -> Digest:
         """The digest of `audience`, built on first use."""
@@ -88,6 +89,7 @@ class EditionBook:
         for edition_id, (key, (run, layout)) in zip(ids, fresh.items(), strict=True):
             edition, payloads, entries = self._render(edition_id, run, layout)
             pending[key] = edition
+            self.rendered += 1
             contents.append((edition_id, payloads, entries))
         await fill_editions(conn, contents)
         for run, layout, key in keyed:
