@@ -18,11 +18,12 @@ from typing import Any
 from sqlalchemy import select
 
 from bench.render import REPOS, TAGS, make_reports
-from bot.core.delivery.outbox import plan_digest
+from bot.core.delivery.outbox import Due, TickPlan, plan_runs
 from bot.core.models import Locale, Platform
 from bot.core.render.renderer import Renderer
 from bot.core.select import DigestFilter
 from bot.core.store.db import create_engine, migrate, write_transaction
+from bot.core.store.editions import PAYLOAD
 from bot.core.store.reports import ReportStore, WindowCache
 from bot.core.store.subscriptions import SubscriptionStore, filter_to_json
 from bot.core.store.tables import destinations, outbox, subscriptions
@@ -94,20 +95,19 @@ async def subscribe(engine: Any, chats: Sequence[int], rng: random.Random) -> No
 
 
 async def plan_all(engine: Any, renderer: Renderer, scheduled_for: datetime) -> float:
-    """Queue every destination's digest as one scheduler tick does (`plan_digest` with the
-    tick's shared window); seconds in all."""
+    """Queue every destination's digest as one scheduler tick does (`plan_runs` with one
+    TickPlan: batches of destinations, each audience rendered once); seconds in all."""
     subs = await SubscriptionStore(engine).all()
-    windows = WindowCache()
+    due = {sub.destination_id: [Due(sub, scheduled_for)] for sub in subs}
     started = time.perf_counter()
-    for sub in subs:
-        await plan_digest(engine, sub, scheduled_for, renderer, scheduled_for, windows)
+    await plan_runs(engine, due, TickPlan(renderer, scheduled_for, WindowCache()))
     return time.perf_counter() - started
 
 
 async def queued_messages(engine: Any) -> list[Message]:
     query = (
         outbox.select()
-        .with_only_columns(destinations.c.target, outbox.c.payload)
+        .with_only_columns(destinations.c.target, PAYLOAD)
         .join_from(outbox, destinations, destinations.c.id == outbox.c.destination_id)
         .order_by(outbox.c.id)
     )
