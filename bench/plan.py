@@ -4,7 +4,8 @@ Each subscription is a chat's (one per Telegram destination, as `/subscribe` lea
 one of about 300 audiences: a filter (repos, tags, excluded tags, cap) and a locale. At 09:00 the
 scheduler's tick (`DigestTicker.tick`, the code `prdigest run` runs) plans every due digest into
 the outbox. Figures: seconds for the whole tick, per subscription, and the peak RSS of the
-process doing it (a process of its own, so nothing else weighs in), on SQLite and PostgreSQL.
+process doing it (VmHWM of a process of its own, so nothing else weighs in: getrusage's
+maxrss would carry over the parent's across exec), on SQLite and PostgreSQL.
 
     python -m bench.plan [--quick] [--subs N] [--backend sqlite|postgresql]
 """
@@ -14,8 +15,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import random
-import resource
 import subprocess
 import sys
 import tempfile
@@ -31,6 +32,7 @@ if str(ROOT) not in sys.path:
 from sqlalchemy import func, select  # noqa: E402
 
 from bench.fanout_setup import chat_ids, random_filter  # noqa: E402
+from bench.memory import peak_rss_mb  # noqa: E402
 from bench.pg import postgres_schema  # noqa: E402
 from bench.render import make_reports  # noqa: E402
 from bot.core.models import Locale, Platform  # noqa: E402
@@ -99,11 +101,11 @@ async def measure(url: str, count: int) -> dict[str, Any]:
     items = make_reports(NEW_REPORTS, rng)
     await ReportStore(engine).upsert_many([(item.report, "bench") for item in items])
     ticker = DigestTicker(engine, SubscriptionStore(engine), Renderer(), clock=lambda: FIRE)
-    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    before = peak_rss_mb(os.getpid())
     started = time.perf_counter()
     runs = await ticker.tick()
     seconds = time.perf_counter() - started
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    peak = peak_rss_mb(os.getpid())
     async with engine.connect() as conn:
         queued = (await conn.execute(select(func.count()).select_from(outbox))).scalar_one()
     await engine.dispose()
@@ -113,8 +115,8 @@ async def measure(url: str, count: int) -> dict[str, Any]:
         "messages": int(queued),
         "seconds": round(seconds, 2),
         "per_sub_ms": round(seconds * 1000 / count, 3),
-        "rss_mb": round(peak / 1024),
-        "rss_before_tick_mb": round(before / 1024),
+        "rss_mb": round(peak),
+        "rss_before_tick_mb": round(before),
     }
 
 
