@@ -27,6 +27,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench import ingest  # noqa: E402
+from bench.rss import peak_rss_mb  # noqa: E402
 from bot.core.reports.model import Report  # noqa: E402
 from bot.core.reports.parser import parse_file  # noqa: E402
 from bot.core.store.db import create_engine, migrate  # noqa: E402
@@ -96,13 +97,6 @@ def copy_store(db: Path, folder: Path) -> Path:
         if source.exists():
             shutil.copyfile(source, target.with_name(target.name + suffix))
     return target
-
-
-def peak_rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    raise RuntimeError("no VmHWM in /proc status")
 
 
 def console_config(folder: Path, digest_file: Path) -> Path:

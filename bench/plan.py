@@ -32,9 +32,9 @@ if str(ROOT) not in sys.path:
 from sqlalchemy import func, select  # noqa: E402
 
 from bench.fanout_setup import chat_ids, random_filter  # noqa: E402
-from bench.memory import peak_rss_mb  # noqa: E402
 from bench.pg import postgres_schema  # noqa: E402
 from bench.render import make_reports  # noqa: E402
+from bench.rss import peak_rss_mb  # noqa: E402
 from bot.core.models import Locale, Platform  # noqa: E402
 from bot.core.render.renderer import Renderer  # noqa: E402
 from bot.core.store.db import create_engine, migrate, write_transaction  # noqa: E402
