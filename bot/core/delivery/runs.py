@@ -138,7 +138,7 @@ async def take_parts(conn: AsyncConnection, runs: Sequence[Run]) -> None:
     """Lock the batch's destinations, then give each run the parts no run has taken yet (a
     destination already planned for its time gets none)."""
     ids = sorted({run.destination_id for run in runs})
-    if conn.dialect.name == "postgresql":  # in id order: replicas never wait on each other
+    if conn.dialect.name == "postgresql":  # in id order: replicas may wait, never deadlock
         lock = select(destinations.c.id).where(among(destinations.c.id, ids)).order_by("id")
         await conn.execute(lock.with_for_update())
     fires = {item.fire for run in runs for item in run.due} | {run.fire for run in runs}
