@@ -79,21 +79,26 @@ class EditionBook:
         for run, audience in runs:
             layout = await layout_for(conn, run.destination_id, Layout(run.lead.layout), self.now)
             keyed.append((run, layout, _edition_key(run, audience, layout)))
-        fresh = {
-            key: (run, layout)
-            for run, layout, key in keyed
-            if key not in self._editions and key not in pending
-        }
+        # Taken from the memo now, before any await: another batch planned meanwhile (two at
+        # once on PostgreSQL) may start the memo over.
+        chosen: dict[Hashable, Edition] = {}
+        fresh: dict[Hashable, tuple[Run, Layout]] = {}
+        for run, layout, key in keyed:
+            known = pending.get(key) or self._editions.get(key)
+            if known is not None:
+                chosen[key] = known
+            else:
+                fresh.setdefault(key, (run, layout))
         ids = await new_editions(conn, self.now, len(fresh))
         contents = []
         for edition_id, (key, (run, layout)) in zip(ids, fresh.items(), strict=True):
             edition, payloads, entries = self._render(edition_id, run, layout)
-            pending[key] = edition
+            pending[key] = chosen[key] = edition
             self.rendered += 1
             contents.append((edition_id, payloads, entries))
         await fill_editions(conn, contents)
         for run, layout, key in keyed:
-            edition = pending.get(key) or self._editions[key]
+            edition = chosen[key]
             run.edition, run.messages = edition.id, edition.messages
             if layout is Layout.TOPICS:
                 lead = run.lead

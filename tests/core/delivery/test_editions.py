@@ -8,10 +8,13 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 
+import pytest
 from sqlalchemy import event, func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+import bot.core.delivery.editions as editions_module
 from bot.core.delivery.deliverer import Deliverer
+from bot.core.delivery.editions import Edition
 from bot.core.delivery.outbox import Due, TickPlan, plan_runs
 from bot.core.render.renderer import Renderer
 from bot.core.store.db import create_engine
@@ -125,3 +128,30 @@ async def test_replicas_planning_the_same_tick_at_once_plan_each_destination_onc
     async with store.engine.connect() as conn:
         payloads = (await conn.execute(select(PAYLOAD))).scalars().all()
     assert payloads and all(payload and payload.get("text") for payload in payloads)
+
+
+async def test_a_batch_keeps_the_editions_it_found_while_another_starts_the_memo_over(
+    store: ReportStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On PostgreSQL two batches are planned at once: one may commit (and start the edition
+    memo over) while the other awaits the database between finding its editions and using
+    them. Here that other batch's commit happens inside the await, every time."""
+    monkeypatch.setattr("bot.core.delivery.editions.MEMO_MAX", 1)
+    clock = FakeClock()
+    alike = [channel(f"c{i}", f"T{i}", repos=[VERL]) for i in range(2)]
+    other = channel("c2", "T2", repos=[VERL], max_items=2)  # an audience of its own
+    first, second, third = await setup_destinations(store.engine, *alike, other)
+    await add_reports(store, range(1, 6))
+    tick = TickPlan(RENDERER, clock())
+    real = getattr(editions_module, "new_editions")  # noqa: B009  (patched below)
+
+    async def another_batch_commits_meanwhile(*args: object) -> list[int]:
+        stranger = Edition(0, (), ())
+        tick.book.committed({"elsewhere": stranger, "and more": stranger})  # past MEMO_MAX
+        return await real(*args)  # type: ignore[arg-type]
+
+    await plan_runs(store.engine, _due([first], clock()), tick)
+    monkeypatch.setattr(editions_module, "new_editions", another_batch_commits_meanwhile)
+    planned = await plan_runs(store.engine, _due([second, third], clock()), tick)
+    assert all(run.created and run.messages for run in planned.values())
+    assert await _count(store.engine, editions) == 2  # the second chat reused the first's
