@@ -10,7 +10,7 @@ from datetime import datetime
 
 import pytest
 from sqlalchemy import event, func, select
-from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 import bot.core.delivery.editions as editions_module
 from bot.core.delivery.deliverer import Deliverer
@@ -18,7 +18,7 @@ from bot.core.delivery.editions import Edition
 from bot.core.delivery.outbox import Due, TickPlan, plan_runs
 from bot.core.render.renderer import Renderer
 from bot.core.store.db import create_engine
-from bot.core.store.editions import PAYLOAD
+from bot.core.store.editions import PAYLOAD, new_editions
 from bot.core.store.reports import ReportStore
 from bot.core.store.subscriptions import Subscription
 from bot.core.store.tables import digest_runs, edition_messages, editions, outbox, run_members
@@ -143,12 +143,13 @@ async def test_a_batch_keeps_the_editions_it_found_while_another_starts_the_memo
     first, second, third = await setup_destinations(store.engine, *alike, other)
     await add_reports(store, range(1, 6))
     tick = TickPlan(RENDERER, clock())
-    real = getattr(editions_module, "new_editions")  # noqa: B009  (patched below)
 
-    async def another_batch_commits_meanwhile(*args: object) -> list[int]:
+    async def another_batch_commits_meanwhile(
+        conn: AsyncConnection, now: datetime, count: int
+    ) -> list[int]:
         stranger = Edition(0, (), ())
         tick.book.committed({"elsewhere": stranger, "and more": stranger})  # past MEMO_MAX
-        return await real(*args)  # type: ignore[arg-type]
+        return await new_editions(conn, now, count)
 
     await plan_runs(store.engine, _due([first], clock()), tick)
     monkeypatch.setattr(editions_module, "new_editions", another_batch_commits_meanwhile)
