@@ -94,6 +94,15 @@ class Run:
         self.fire = max(item.fire for item in self.due)
 
     @property
+    def status(self) -> RunStatus:
+        """Pending while it has messages to send; a run with none is finished (empty) at once."""
+        return RunStatus.PENDING if self.messages else RunStatus.EMPTY
+
+    @property
+    def entries(self) -> int:
+        return self.digest.total if self.digest is not None else 0
+
+    @property
     def day(self) -> date:
         """The date the digest is rendered for: its latest member's fire."""
         return max(part.fire for part in self.parts).date()
@@ -199,10 +208,8 @@ async def write_runs(conn: AsyncConnection, runs: Sequence[Run], now: datetime) 
     )
     ids = {int(dest): int(run_id) for run_id, dest in found}
     for run in runs:
-        status = RunStatus.PENDING if run.messages else RunStatus.EMPTY
-        total = run.digest.total if run.digest is not None else 0
         run_id = ids[run.destination_id]
-        run.result = PlannedRun(run_id, True, status, total, len(run.messages))
+        run.result = PlannedRun(run_id, True, run.status, run.entries, len(run.messages))
     members = [
         {
             "run_id": run.result.run_id,
@@ -239,9 +246,9 @@ def _run_values(run: Run, now: datetime) -> dict[str, Any]:
         "created_at": now,
         "from_seq": run.seqs[0],
         "to_seq": run.seqs[1],
-        "entries": run.digest.total if run.digest is not None else 0,
+        "entries": run.entries,
         "messages": len(run.messages),
-        "status": (RunStatus.PENDING if run.messages else RunStatus.EMPTY).value,
+        "status": run.status.value,
         "finished_at": None if run.messages else now,
         "edition_id": run.edition,
         "paged": 0,

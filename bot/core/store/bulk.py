@@ -27,14 +27,14 @@ from sqlalchemy import (
     select,
 )
 from sqlalchemy.dialects.postgresql import ARRAY
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Dialect
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.sqltypes import NullType
 from sqlalchemy.types import TypeEngine
+
+from bot.core.store.db import dialect_insert
 
 
 class Among(ColumnElement[Any]):
@@ -120,5 +120,4 @@ async def insert_ignore_many(
 ) -> None:
     """Insert the rows whose unique key is free, in one statement per batch of rows."""
     if rows:
-        insert = pg_insert if conn.dialect.name == "postgresql" else sqlite_insert
-        await conn.execute(insert(table).on_conflict_do_nothing(), list(rows))
+        await conn.execute(dialect_insert(conn, table).on_conflict_do_nothing(), list(rows))

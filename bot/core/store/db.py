@@ -130,13 +130,19 @@ def create_engine(url: str) -> AsyncEngine:
 _sqlite_writers: weakref.WeakKeyDictionary[AsyncEngine, asyncio.Lock] = weakref.WeakKeyDictionary()
 
 
+def dialect_insert(conn: AsyncConnection, table: Table) -> Any:
+    """An INSERT that knows ON CONFLICT (PostgreSQL's or SQLite's)."""
+    return (pg_insert if conn.dialect.name == "postgresql" else sqlite_insert)(table)
+
+
 async def insert_ignore(
     conn: AsyncConnection, table: Table, values: dict[str, Any], returning: Column[Any]
 ) -> Any | None:
     """Insert unless a unique key is taken; `returning` of the new row, or None. (RETURNING,
     not rowcount: that is not reliable for ON CONFLICT DO NOTHING across drivers.)"""
-    insert = pg_insert if conn.dialect.name == "postgresql" else sqlite_insert
-    statement = insert(table).values(**values).on_conflict_do_nothing().returning(returning)
+    statement = (
+        dialect_insert(conn, table).values(**values).on_conflict_do_nothing().returning(returning)
+    )
     return (await conn.execute(statement)).scalar()
 
 

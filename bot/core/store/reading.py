@@ -23,7 +23,7 @@ from bot.core.models import Platform
 from bot.core.select import StoredReport
 from bot.core.store.bulk import among
 from bot.core.store.db import write_transaction
-from bot.core.store.editions import EntryKind as EntryKind
+from bot.core.store.editions import EntryKind
 from bot.core.store.reports import _stored
 from bot.core.store.subscriptions import NOW
 from bot.core.store.tables import (
