@@ -121,21 +121,15 @@ async def covered_seqs(conn: AsyncConnection, subscription_ids: Sequence[int]) -
     """The last report seq each subscription's digests cover: its watermark, or past its runs
     still being delivered (their entries are queued already)."""
     ids = list(subscription_ids)
-    marks = await conn.execute(
-        select(subscriptions.c.id, subscriptions.c.watermark).where(among(subscriptions.c.id, ids))
+    m, r, s = run_members, digest_runs, subscriptions
+    pending = (  # per subscription, by index: the tick grows these tables past their statistics
+        select(func.max(m.c.to_seq))
+        .join(r, r.c.id == m.c.run_id)
+        .where(m.c.subscription_id == s.c.id, r.c.status == RunStatus.PENDING.value)
+        .scalar_subquery()
     )
-    pending = await conn.execute(
-        select(run_members.c.subscription_id, func.max(run_members.c.to_seq))
-        .join(digest_runs, digest_runs.c.id == run_members.c.run_id)
-        .where(
-            among(run_members.c.subscription_id, ids),
-            digest_runs.c.status == RunStatus.PENDING.value,
-        )
-        .group_by(run_members.c.subscription_id)
-    )
-    covered = {int(sub): int(mark or 0) for sub, mark in marks}
-    for sub, seq in pending:
-        covered[int(sub)] = max(covered.get(int(sub), 0), int(seq or 0))
+    rows = await conn.execute(select(s.c.id, s.c.watermark, pending).where(among(s.c.id, ids)))
+    covered = {int(sub): max(int(mark or 0), int(seq or 0)) for sub, mark, seq in rows}
     return {sub: covered.get(sub, 0) for sub in ids}
 
 

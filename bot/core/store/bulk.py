@@ -16,10 +16,11 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from sqlalchemy import (
-    BindParameter,
     ColumnElement,
     Select,
+    String,
     Table,
+    TypeDecorator,
     any_,
     bindparam,
     func,
@@ -32,21 +33,50 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.sqltypes import NullType
+from sqlalchemy.sql.visitors import InternalTraversal
 from sqlalchemy.types import TypeEngine
 
 from bot.core.store.db import dialect_insert
 
 
+class Listed(TypeDecorator[Sequence[Any]]):
+    """Values of one column type bound as one parameter: a PostgreSQL array, or on SQLite a
+    JSON array of the values as the column type binds them."""
+
+    impl = String
+    cache_ok = True
+
+    def __init__(self, item: TypeEngine[Any]) -> None:
+        super().__init__()
+        self.item = item
+
+    def load_dialect_impl(self, dialect: Dialect) -> TypeEngine[Any]:
+        if dialect.name == "postgresql":
+            return dialect.type_descriptor(ARRAY(self.item))
+        return dialect.type_descriptor(String())
+
+    def process_bind_param(self, value: Sequence[Any] | None, dialect: Dialect) -> Any:
+        if value is None or dialect.name == "postgresql":
+            return value
+        bound = _bound(self.item, dialect)
+        return json.dumps([bound(item) for item in value])
+
+
 class Among(ColumnElement[Any]):
     """`column IN values`, bound as one parameter whatever the number of values: an array
-    (`= ANY(...)`) on PostgreSQL, a JSON array unpacked by `json_each` on SQLite."""
+    (`= ANY(...)`) on PostgreSQL, a JSON array unpacked by `json_each` on SQLite. The values
+    are a bound parameter, so a statement is compiled once and cached like any other."""
 
     type: TypeEngine[Any] = NullType()  # no `= 1` around it where booleans are integers (SQLite)
-    inherit_cache = False  # the values are part of the element, not of a cached statement
+    inherit_cache = True
+    _traverse_internals = [  # noqa: RUF012 (SQLAlchemy reads it from the class)
+        ("column", InternalTraversal.dp_clauseelement),
+        ("values", InternalTraversal.dp_clauseelement),
+    ]
 
     def __init__(self, column: ColumnElement[Any], values: Iterable[Any]) -> None:
         self.column = column
-        self.values = list(values)
+        self.values = bindparam("among", list(values), type_=Listed(column.type), unique=True)
 
 
 def among(column: ColumnElement[Any], values: Iterable[Any]) -> Among:
@@ -55,18 +85,15 @@ def among(column: ColumnElement[Any], values: Iterable[Any]) -> Among:
 
 @compiles(Among)
 def _among_in(element: Among, compiler: SQLCompiler, **kw: Any) -> str:
-    param: BindParameter[Any] = bindparam(
-        "among", element.values, type_=element.column.type, expanding=True, unique=True
-    )
-    return str(compiler.process(element.column.in_(param), **kw))
+    """Other dialects (a statement printed, not run): `column IN (:among)`."""
+    return f"{compiler.process(element.column, **kw)} IN ({compiler.process(element.values, **kw)})"
 
 
 @compiles(Among, "sqlite")
 def _among_json(element: Among, compiler: SQLCompiler, **kw: Any) -> str:
-    bound = _bound(element.column.type, compiler.dialect)
-    packed = json.dumps([bound(value) for value in element.values])
-    param: BindParameter[Any] = bindparam("among", packed, unique=True)
-    unpacked: Select[Any] = select(literal_column("value")).select_from(func.json_each(param))
+    unpacked: Select[Any] = select(literal_column("value")).select_from(
+        func.json_each(element.values)
+    )
     return str(compiler.process(element.column.in_(unpacked), **kw))
 
 
@@ -88,9 +115,7 @@ def _bound(kind: TypeEngine[Any], dialect: Dialect) -> Callable[[Any], Any]:
 
 @compiles(Among, "postgresql")
 def _among_any(element: Among, compiler: SQLCompiler, **kw: Any) -> str:
-    items = ARRAY(element.column.type)
-    param = bindparam("among", element.values, type_=items, unique=True)
-    return str(compiler.process(element.column == any_(param), **kw))
+    return str(compiler.process(element.column == any_(element.values), **kw))
 
 
 async def insert_rows(conn: AsyncConnection, table: Table, rows: Sequence[dict[str, Any]]) -> None:

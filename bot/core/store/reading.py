@@ -15,7 +15,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import and_, delete, func, or_, select, tuple_, update
+from sqlalchemy import and_, delete, func, literal, or_, select, tuple_, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from bot.core.filter_query import fold
@@ -191,20 +191,25 @@ async def shown_must_reads_in(
 async def previous_runs_at(conn: AsyncConnection, destination_ids: Sequence[int]) -> dict[int, Any]:
     """When each destination's last digest was planned: a run that posted something for a
     scheduled subscription (a `now` post carries no unread); a destination with none is left
-    out."""
-    r = digest_runs
+    out. Asked per destination (its runs by index), never as a join over every run: the tick
+    that asks grows these tables faster than the statistics the planner would need follow."""
+    r, m, s = digest_runs, run_members, subscriptions
     scheduled = (
-        select(run_members.c.run_id)
-        .join(subscriptions, subscriptions.c.id == run_members.c.subscription_id)
-        .where(run_members.c.run_id == r.c.id, subscriptions.c.schedule != NOW)
-        .exists()
+        select(literal(1))
+        .select_from(m.join(s, s.c.id == m.c.subscription_id))
+        .where(m.c.run_id == r.c.id, s.c.schedule != NOW)
+        .limit(1)
+        .scalar_subquery()
+    )
+    last = (
+        select(func.max(r.c.created_at))
+        .where(r.c.destination_id == destinations.c.id, r.c.messages > 0, scheduled.is_not(None))
+        .scalar_subquery()
     )
     rows = await conn.execute(
-        select(r.c.destination_id, func.max(r.c.created_at))
-        .where(among(r.c.destination_id, destination_ids), r.c.messages > 0, scheduled)
-        .group_by(r.c.destination_id)
+        select(destinations.c.id, last).where(among(destinations.c.id, destination_ids))
     )
-    return {int(dest): at for dest, at in rows}
+    return {int(dest): at for dest, at in rows if at is not None}
 
 
 async def keys_in_message(

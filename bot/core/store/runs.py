@@ -10,7 +10,7 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.core.store.bulk import among
-from bot.core.store.tables import digest_runs, run_members
+from bot.core.store.tables import digest_runs, run_members, subscriptions
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,10 +52,14 @@ async def last_scheduled_times(
     async with engine.connect() as conn:
         for start in range(0, len(subscription_ids), ID_CHUNK):
             chunk = subscription_ids[start : start + ID_CHUNK]
-            rows = await conn.execute(
-                select(run_members.c.subscription_id, func.max(run_members.c.scheduled_for))
-                .where(among(run_members.c.subscription_id, chunk))
-                .group_by(run_members.c.subscription_id)
+            # Per subscription (the newest of its members, by index), never a scan of them all
+            latest = (
+                select(func.max(run_members.c.scheduled_for))
+                .where(run_members.c.subscription_id == subscriptions.c.id)
+                .scalar_subquery()
             )
-            found.update({int(sub_id): at for sub_id, at in rows})
+            rows = await conn.execute(
+                select(subscriptions.c.id, latest).where(among(subscriptions.c.id, chunk))
+            )
+            found.update({int(sub_id): at for sub_id, at in rows if at is not None})
     return found
