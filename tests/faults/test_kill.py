@@ -105,8 +105,11 @@ def recorded_as_sent(db: Path) -> Delivery:
     """(channel, text) of the outbox rows the store says were sent."""
     with sqlite3.connect(db, timeout=30) as conn:
         rows = conn.execute(
-            "SELECT d.target, o.payload FROM outbox o JOIN destinations d"
-            " ON d.id = o.destination_id WHERE o.status = 'sent'"
+            "SELECT d.target, COALESCE(o.payload, m.payload) FROM outbox o"
+            " JOIN destinations d ON d.id = o.destination_id"
+            " LEFT JOIN digest_runs r ON r.id = o.run_id"  # a digest's message is its edition's
+            " LEFT JOIN edition_messages m ON m.edition_id = r.edition_id AND m.part = o.part"
+            " WHERE o.status = 'sent'"
         ).fetchall()
     return Counter((str(target), json.loads(payload)["text"]) for target, payload in rows)
 
