@@ -36,7 +36,7 @@ from __future__ import annotations
 import functools
 import logging
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
@@ -44,6 +44,7 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from bot.core.ahead import read_ahead
 from bot.core.calendar import Block, CalendarBook, WorkingCalendar, WorkingFire
 from bot.core.clock import Clock, human_time, utc_clock
 from bot.core.delivery.outbox import Due, PlannedRun, TickPlan, covered_seq, plan_runs
@@ -248,10 +249,15 @@ class DigestTicker:
         plan = TickPlan(self.renderer, now, WindowCache(), self.reading)
         schedules: set[tuple[str, str]] = set()
         count = 0
-        async for page in self.subscriptions.active_pages(TICK_PAGE):
-            schedules.update((sub.schedule, sub.timezone) for sub in page)
-            count += len({sub.destination_id for sub in page})
-            due = await self._due(page, now)
+
+        async def due_pages() -> AsyncIterator[dict[int, list[Due]]]:
+            nonlocal count
+            async for page in self.subscriptions.active_pages(TICK_PAGE):
+                schedules.update((sub.schedule, sub.timezone) for sub in page)
+                count += len({sub.destination_id for sub in page})
+                yield await self._due(page, now)
+
+        async for due in read_ahead(due_pages()):  # the next page is read while this one plans
             planned += self._logged(due, await plan_runs(self.engine, due, plan))
         self.gate.keep_only(schedules, count)
         created = [run for run in planned if run.created]
@@ -271,10 +277,13 @@ class DigestTicker:
     def _logged(due_now: dict[int, list[Due]], runs: dict[int, PlannedRun]) -> list[PlannedRun]:
         """The runs planned (or found planned by another replica), each logged."""
         planned = []
+        logging_each = logger.isEnabledFor(logging.INFO)  # 100,000 lines are not built unread
         for destination_id, due in due_now.items():
             run = runs[destination_id]
-            if run.created or any(not item.subscription.instant for item in due):
-                planned.append(run)
+            if not run.created and all(item.subscription.instant for item in due):
+                continue
+            planned.append(run)
+            if logging_each:
                 log(
                     logger,
                     "digest.planned" if run.created else "digest.skipped_duplicate",

@@ -91,7 +91,8 @@ class Run:
     fire: datetime = field(init=False)  # the run's time: its latest due fire
 
     def __post_init__(self) -> None:
-        self.fire = max(item.fire for item in self.due)
+        due = self.due
+        self.fire = due[0].fire if len(due) == 1 else max(item.fire for item in due)
 
     @property
     def status(self) -> RunStatus:

@@ -132,8 +132,14 @@ async def insert_rows(conn: AsyncConnection, table: Table, rows: Sequence[dict[s
         source = func.unnest(*arrays).table_valued(*names).render_derived(name="rows")
         await conn.execute(table.insert().from_select(names, select(*source.c)))
         return
-    bound = [_bound(table.c[name].type, conn.dialect) for name in names]
-    packed = json.dumps([[b(row[n]) for b, n in zip(bound, names, strict=True)] for row in rows])
+    columns = []  # column by column: most need no bind processing (integers, text)
+    for name in names:
+        values = [row[name] for row in rows]
+        kind = table.c[name].type
+        if kind.dialect_impl(conn.dialect).bind_processor(conn.dialect) is not None:
+            values = list(map(_bound(kind, conn.dialect), values))
+        columns.append(values)
+    packed = json.dumps(list(zip(*columns, strict=True)))
     each: ColumnElement[Any] = literal_column("value")
     picks = [func.json_extract(each, f"$[{i}]") for i in range(len(names))]
     unpacked: Select[Any] = select(*picks).select_from(func.json_each(bindparam("rows", packed)))

@@ -1,0 +1,62 @@
+"""read_ahead: the next item is fetched while the caller handles the last one."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+import pytest
+
+from bot.core.ahead import read_ahead
+
+
+async def test_items_come_in_order_and_the_next_is_fetched_while_this_one_is_handled() -> None:
+    events: list[str] = []
+
+    async def source() -> AsyncIterator[int]:
+        for number in range(3):
+            events.append(f"fetch {number}")
+            await asyncio.sleep(0)
+            yield number
+
+    seen = []
+    async for number in read_ahead(source()):
+        events.append(f"handle {number}")
+        await asyncio.sleep(0.01)  # the caller's work: the next fetch runs meanwhile
+        events.append(f"handled {number}")
+        seen.append(number)
+    assert seen == [0, 1, 2]
+    assert events.index("fetch 1") < events.index("handled 0")
+    assert events.index("fetch 2") < events.index("handled 1")
+
+
+async def test_an_error_of_the_source_arrives_where_its_item_would_have() -> None:
+    async def source() -> AsyncIterator[int]:
+        yield 1
+        raise RuntimeError("page 2 unreadable")
+
+    seen = []
+    with pytest.raises(RuntimeError, match="page 2 unreadable"):
+        async for number in read_ahead(source()):
+            seen.append(number)
+    assert seen == [1]
+
+
+async def test_leaving_early_cancels_the_fetch_in_flight() -> None:
+    cancelled = asyncio.Event()
+
+    async def source() -> AsyncIterator[int]:
+        yield 1
+        try:
+            await asyncio.sleep(60)
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+        yield 2
+
+    ahead = read_ahead(source())
+    async for _ in ahead:
+        await asyncio.sleep(0.01)  # the next fetch has started (and waits)
+        break
+    await ahead.aclose()
+    assert cancelled.is_set()
