@@ -1,28 +1,34 @@
-"""Statements over many rows or values at once, one parameter per column or list.
+"""Statements over many rows or values at once, one parameter per list or per batch of rows.
 
 A tick at 100,000 subscriptions plans 500 destinations per transaction. Built the ordinary way,
 an `in_(list)` is coerced value by value and sent as one placeholder each (each list length a
 new statement text for the driver to parse), and an executemany binds every row through
-SQLAlchemy's per-row machinery (and on PostgreSQL runs one statement per row). Here a list or
-a column travels as one value: a JSON array that SQLite unpacks with `json_each`, a PostgreSQL
-array (`= ANY`, `unnest`). Values go through their column type's bind processing first, so a
-datetime is stored and compared exactly as SQLAlchemy writes it.
+SQLAlchemy's per-row machinery (and on PostgreSQL runs one statement per row). Here a list
+travels as one value (a PostgreSQL array for `= ANY`, a JSON array that SQLite unpacks with
+`json_each`), and a batch of rows as one JSON text (`json_to_recordset`, `json_each`). On
+SQLite the values go through their column type's bind processing first, so a datetime is
+stored and compared exactly as SQLAlchemy writes it.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Sequence
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import (
+    JSON,
     ColumnElement,
     Select,
     String,
     Table,
+    Text,
     TypeDecorator,
     any_,
     bindparam,
+    cast,
+    column,
     func,
     literal_column,
     select,
@@ -119,17 +125,17 @@ def _among_any(element: Among, compiler: SQLCompiler, **kw: Any) -> str:
 
 
 async def insert_rows(conn: AsyncConnection, table: Table, rows: Sequence[dict[str, Any]]) -> None:
-    """Insert many rows (all with the same keys) in one statement: from one array per column
-    (`unnest`) on PostgreSQL, from one JSON array of rows (`json_each`) on SQLite."""
+    """Insert many rows (all with the same keys) in one statement, the rows sent as one JSON
+    text: unpacked by `json_to_recordset` on PostgreSQL, `json_each` on SQLite. (JSON, not an
+    array per column: the driver dumps an array element by element in Python.)"""
     if not rows:
         return
     names = list(rows[0])
     if conn.dialect.name == "postgresql":
-        arrays = [
-            bindparam(f"rows_{name}", [row[name] for row in rows], type_=ARRAY(table.c[name].type))
-            for name in names
-        ]
-        source = func.unnest(*arrays).table_valued(*names).render_derived(name="rows")
+        packed = json.dumps(rows, default=_json_value)
+        typed = [column(name, table.c[name].type) for name in names]
+        found = func.json_to_recordset(cast(bindparam("rows", packed, type_=Text), JSON))
+        source = found.table_valued(*typed).render_derived(name="rows", with_types=True)
         await conn.execute(table.insert().from_select(names, select(*source.c)))
         return
     columns = []  # column by column: most need no bind processing (integers, text)
@@ -144,6 +150,13 @@ async def insert_rows(conn: AsyncConnection, table: Table, rows: Sequence[dict[s
     picks = [func.json_extract(each, f"$[{i}]") for i in range(len(names))]
     unpacked: Select[Any] = select(*picks).select_from(func.json_each(bindparam("rows", packed)))
     await conn.execute(table.insert().from_select(names, unpacked))
+
+
+def _json_value(value: Any) -> Any:
+    """A value JSON has no type for, as PostgreSQL reads it: a time in ISO 8601."""
+    if isinstance(value, datetime):
+        return value.isoformat()
+    raise TypeError(f"{type(value).__name__} cannot go into a JSON row")
 
 
 async def insert_ignore_many(

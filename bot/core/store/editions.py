@@ -20,7 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bot.core.reports.model import RecommendationLevel
 from bot.core.select import StoredReport
-from bot.core.store.bulk import among
+from bot.core.store.bulk import among, insert_rows
 from bot.core.store.tables import digest_runs, edition_entries, edition_messages, editions, outbox
 
 
@@ -83,8 +83,7 @@ async def fill_editions(
     if messages:
         await conn.execute(edition_messages.insert(), messages)
     entries = [_entry_values(edition, row) for edition, _, rows in contents for row in rows]
-    if entries:
-        await conn.execute(edition_entries.insert(), entries)
+    await insert_rows(conn, edition_entries, entries)
 
 
 async def queue_editions(
