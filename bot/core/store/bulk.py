@@ -46,8 +46,10 @@ from bot.core.store.db import dialect_insert
 
 
 class Listed(TypeDecorator[Sequence[Any]]):
-    """Values of one column type bound as one parameter: a PostgreSQL array, or on SQLite a
-    JSON array of the values as the column type binds them."""
+    """Values of one column type bound as one text parameter: a PostgreSQL array literal
+    (`{1,2,3}`, cast to the column's array type where it is used), or on SQLite a JSON array
+    of the values as the column type binds them. (Text, not a list: the driver would dump a
+    list element by element in Python.)"""
 
     impl = String
     cache_ok = True
@@ -56,16 +58,29 @@ class Listed(TypeDecorator[Sequence[Any]]):
         super().__init__()
         self.item = item
 
-    def load_dialect_impl(self, dialect: Dialect) -> TypeEngine[Any]:
-        if dialect.name == "postgresql":
-            return dialect.type_descriptor(ARRAY(self.item))
-        return dialect.type_descriptor(String())
-
     def process_bind_param(self, value: Sequence[Any] | None, dialect: Dialect) -> Any:
-        if value is None or dialect.name == "postgresql":
-            return value
+        if value is None:
+            return None
+        if dialect.name == "postgresql":
+            return _array_literal(value)
         bound = _bound(self.item, dialect)
         return json.dumps([bound(item) for item in value])
+
+
+def _array_literal(values: Sequence[Any]) -> str:
+    """PostgreSQL's text form of an array: integers as they are, anything else quoted."""
+    if all(type(value) is int for value in values):
+        return "{" + ",".join(map(str, values)) + "}"
+    return "{" + ",".join(map(_array_element, values)) + "}"
+
+
+def _array_element(value: Any) -> str:
+    if value is None:
+        return "NULL"
+    if isinstance(value, bool):
+        return "t" if value else "f"
+    text = value.isoformat() if isinstance(value, datetime) else str(value)
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 class Among(ColumnElement[Any]):
@@ -121,7 +136,8 @@ def _bound(kind: TypeEngine[Any], dialect: Dialect) -> Callable[[Any], Any]:
 
 @compiles(Among, "postgresql")
 def _among_any(element: Among, compiler: SQLCompiler, **kw: Any) -> str:
-    return str(compiler.process(element.column == any_(element.values), **kw))
+    listed = cast(element.values, ARRAY(element.column.type))
+    return str(compiler.process(element.column == any_(listed), **kw))
 
 
 async def insert_rows(conn: AsyncConnection, table: Table, rows: Sequence[dict[str, Any]]) -> None:
