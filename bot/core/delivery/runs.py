@@ -194,14 +194,13 @@ async def write_runs(conn: AsyncConnection, runs: Sequence[Run], now: datetime) 
     before = (await conn.execute(select(func.max(digest_runs.c.id)))).scalar() or 0
     await insert_rows(conn, digest_runs, [_run_values(run, now) for run in runs])
     # Read back, not RETURNING (which SQLite runs a row at a time to keep the order): no one
-    # else plans these destinations while the batch holds them, and each has one new run.
+    # else plans these destinations while the batch holds them, and each has one new run. By
+    # id alone (a range of the primary key; what other batches wrote meanwhile is left here).
     found = await conn.execute(
-        select(digest_runs.c.id, digest_runs.c.destination_id).where(
-            among(digest_runs.c.destination_id, [run.destination_id for run in runs]),
-            digest_runs.c.id > before,
-        )
+        select(digest_runs.c.id, digest_runs.c.destination_id).where(digest_runs.c.id > before)
     )
-    ids = {int(dest): int(run_id) for run_id, dest in found}
+    mine = {run.destination_id for run in runs}
+    ids = {int(dest): int(run_id) for run_id, dest in found if dest in mine}
     for run in runs:
         run_id = ids[run.destination_id]
         run.result = PlannedRun(run_id, True, run.status, run.entries, len(run.messages))

@@ -21,11 +21,9 @@ from sqlalchemy import (
     JSON,
     ColumnElement,
     Select,
-    String,
     Table,
     Text,
     TypeDecorator,
-    any_,
     bindparam,
     cast,
     column,
@@ -51,7 +49,7 @@ class Listed(TypeDecorator[Sequence[Any]]):
     of the values as the column type binds them. (Text, not a list: the driver would dump a
     list element by element in Python.)"""
 
-    impl = String
+    impl = NullType  # the driver's own type for text (PostgreSQL: unknown, then the cast's)
     cache_ok = True
 
     def __init__(self, item: TypeEngine[Any]) -> None:
@@ -136,8 +134,11 @@ def _bound(kind: TypeEngine[Any], dialect: Dialect) -> Callable[[Any], Any]:
 
 @compiles(Among, "postgresql")
 def _among_any(element: Among, compiler: SQLCompiler, **kw: Any) -> str:
-    listed = cast(element.values, ARRAY(element.column.type))
-    return str(compiler.process(element.column == any_(listed), **kw))
+    # `$1::INTEGER[]`: the text becomes the array once, when bound (a CAST of a text-typed
+    # parameter is an expression that a generic plan's scan would work out row by row).
+    array_type = compiler.dialect.type_compiler_instance.process(ARRAY(element.column.type))
+    column = compiler.process(element.column, **kw)
+    return f"{column} = ANY({compiler.process(element.values, **kw)}::{array_type})"
 
 
 async def insert_rows(conn: AsyncConnection, table: Table, rows: Sequence[dict[str, Any]]) -> None:
