@@ -23,7 +23,7 @@ from bot.core.delivery.ledger import RowStatus, RunStatus
 from bot.core.delivery.queue import Queued
 from bot.core.models import Format, Platform
 from bot.core.select import Digest, StoredReport
-from bot.core.store.bulk import among, insert_ignore_many, insert_rows
+from bot.core.store.bulk import among, insert_columns, insert_ignore_many
 from bot.core.store.editions import queue_editions
 from bot.core.store.subscriptions import Subscription
 from bot.core.store.tables import (
@@ -192,7 +192,7 @@ async def write_runs(conn: AsyncConnection, runs: Sequence[Run], now: datetime) 
     if not runs:
         return
     before = (await conn.execute(select(func.max(digest_runs.c.id)))).scalar() or 0
-    await insert_rows(conn, digest_runs, [_run_values(run, now) for run in runs])
+    await insert_columns(conn, digest_runs, _run_columns(runs, now))
     # Read back, not RETURNING (which SQLite runs a row at a time to keep the order): no one
     # else plans these destinations while the batch holds them, and each has one new run. By
     # id alone (a range of the primary key; what other batches wrote meanwhile is left here).
@@ -204,18 +204,15 @@ async def write_runs(conn: AsyncConnection, runs: Sequence[Run], now: datetime) 
     for run in runs:
         run_id = ids[run.destination_id]
         run.result = PlannedRun(run_id, True, run.status, run.entries, len(run.messages))
-    members = [
-        {
-            "run_id": run.result.run_id,
-            "subscription_id": part.sub.id,
-            "scheduled_for": part.fire,
-            "from_seq": part.start,
-            "to_seq": run.seqs[1],
-        }
-        for run in runs
-        for part in run.parts
-    ]
-    await insert_rows(conn, run_members, members)
+    parts = [(run, part) for run in runs for part in run.parts]
+    members: dict[str, list[Any]] = {
+        "run_id": [run.result.run_id for run, _ in parts],
+        "subscription_id": [part.sub.id for _, part in parts],
+        "scheduled_for": [part.fire for _, part in parts],
+        "from_seq": [part.start for _, part in parts],
+        "to_seq": [run.seqs[1] for run, _ in parts],
+    }
+    await insert_columns(conn, run_members, members)
     sending = [run.result.run_id for run in runs if run.messages]
     await queue_editions(conn, [i for i in sending if i is not None], RowStatus.PENDING.value, now)
     posts = [
@@ -233,17 +230,18 @@ async def write_runs(conn: AsyncConnection, runs: Sequence[Run], now: datetime) 
     await advance_watermarks(conn, done)
 
 
-def _run_values(run: Run, now: datetime) -> dict[str, Any]:
+def _run_columns(runs: Sequence[Run], now: datetime) -> dict[str, list[Any]]:
+    statuses = [run.status for run in runs]
     return {
-        "destination_id": run.destination_id,
-        "scheduled_for": run.fire,
-        "created_at": now,
-        "from_seq": run.seqs[0],
-        "to_seq": run.seqs[1],
-        "entries": run.entries,
-        "messages": len(run.messages),
-        "status": run.status.value,
-        "finished_at": None if run.messages else now,
-        "edition_id": run.edition,
-        "paged": 0,
+        "destination_id": [run.destination_id for run in runs],
+        "scheduled_for": [run.fire for run in runs],
+        "created_at": [now] * len(runs),
+        "from_seq": [run.seqs[0] for run in runs],
+        "to_seq": [run.seqs[1] for run in runs],
+        "entries": [run.entries for run in runs],
+        "messages": [len(run.messages) for run in runs],
+        "status": [status.value for status in statuses],
+        "finished_at": [None if status is RunStatus.PENDING else now for status in statuses],
+        "edition_id": [run.edition for run in runs],
+        "paged": [0] * len(runs),
     }

@@ -13,20 +13,17 @@ stored and compared exactly as SQLAlchemy writes it.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
 from sqlalchemy import (
-    JSON,
+    BindParameter,
     ColumnElement,
     Select,
     Table,
-    Text,
     TypeDecorator,
     bindparam,
-    cast,
-    column,
     func,
     literal_column,
     select,
@@ -81,6 +78,31 @@ def _array_element(value: Any) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
+class Listing(ColumnElement[Any]):
+    """Values of one column type as one bound parameter (see Listed): on PostgreSQL
+    `$1::INTEGER[]`, the text made an array once, when bound (a CAST of a text-typed
+    parameter is an expression that a generic plan's scan would work out row by row)."""
+
+    inherit_cache = True
+    _traverse_internals = [("values", InternalTraversal.dp_clauseelement)]  # noqa: RUF012
+
+    def __init__(self, kind: TypeEngine[Any], values: Sequence[Any], name: str = "among") -> None:
+        self.kind = kind
+        self.type = ARRAY(kind)
+        self.values = bindparam(name, list(values), type_=Listed(kind), unique=True)
+
+
+@compiles(Listing)
+def _listing(element: Listing, compiler: SQLCompiler, **kw: Any) -> str:
+    return str(compiler.process(element.values, **kw))
+
+
+@compiles(Listing, "postgresql")
+def _listing_typed(element: Listing, compiler: SQLCompiler, **kw: Any) -> str:
+    array_type = compiler.dialect.type_compiler_instance.process(element.type)
+    return f"{compiler.process(element.values, **kw)}::{array_type}"
+
+
 class Among(ColumnElement[Any]):
     """`column IN values`, bound as one parameter whatever the number of values: an array
     (`= ANY(...)`) on PostgreSQL, a JSON array unpacked by `json_each` on SQLite. The values
@@ -95,7 +117,7 @@ class Among(ColumnElement[Any]):
 
     def __init__(self, column: ColumnElement[Any], values: Iterable[Any]) -> None:
         self.column = column
-        self.values = bindparam("among", list(values), type_=Listed(column.type), unique=True)
+        self.values = Listing(column.type, list(values))
 
 
 def among(column: ColumnElement[Any], values: Iterable[Any]) -> Among:
@@ -134,46 +156,43 @@ def _bound(kind: TypeEngine[Any], dialect: Dialect) -> Callable[[Any], Any]:
 
 @compiles(Among, "postgresql")
 def _among_any(element: Among, compiler: SQLCompiler, **kw: Any) -> str:
-    # `$1::INTEGER[]`: the text becomes the array once, when bound (a CAST of a text-typed
-    # parameter is an expression that a generic plan's scan would work out row by row).
-    array_type = compiler.dialect.type_compiler_instance.process(ARRAY(element.column.type))
     column = compiler.process(element.column, **kw)
-    return f"{column} = ANY({compiler.process(element.values, **kw)}::{array_type})"
+    return f"{column} = ANY({compiler.process(element.values, **kw)})"
 
 
-async def insert_rows(conn: AsyncConnection, table: Table, rows: Sequence[dict[str, Any]]) -> None:
-    """Insert many rows (all with the same keys) in one statement, the rows sent as one JSON
-    text: unpacked by `json_to_recordset` on PostgreSQL, `json_each` on SQLite. (JSON, not an
-    array per column: the driver dumps an array element by element in Python.)"""
-    if not rows:
+async def insert_columns(
+    conn: AsyncConnection, table: Table, columns: Mapping[str, Sequence[Any]]
+) -> None:
+    """Insert rows given column by column (lists of one length) in one statement. A column
+    whose values are all one value is bound once; the others travel as one parameter each on
+    PostgreSQL (`unnest` of typed arrays), as one JSON array of rows on SQLite (`json_each`)."""
+    count = len(next(iter(columns.values()), ()))
+    if not count:
         return
-    names = list(rows[0])
+    same = {n: v[0] for n, v in columns.items() if v.count(v[0]) == count}
+    varying = {n: v for n, v in columns.items() if n not in same}
+    if not varying:  # one row, or rows alike (the unique keys decide)
+        varying = {n: [v] * count for n, v in same.items()}
+        same = {}
+    constants = [bindparam(f"same_{n}", v, type_=table.c[n].type).label(n) for n, v in same.items()]
     if conn.dialect.name == "postgresql":
-        packed = json.dumps(rows, default=_json_value)
-        typed = [column(name, table.c[name].type) for name in names]
-        found = func.json_to_recordset(cast(bindparam("rows", packed, type_=Text), JSON))
-        source = found.table_valued(*typed).render_derived(name="rows", with_types=True)
-        await conn.execute(table.insert().from_select(names, select(*source.c)))
-        return
-    columns = []  # column by column: most need no bind processing (integers, text)
-    for name in names:
-        values = [row[name] for row in rows]
-        kind = table.c[name].type
-        if kind.dialect_impl(conn.dialect).bind_processor(conn.dialect) is not None:
-            values = list(map(_bound(kind, conn.dialect), values))
-        columns.append(values)
-    packed = json.dumps(list(zip(*columns, strict=True)))
-    each: ColumnElement[Any] = literal_column("value")
-    picks = [func.json_extract(each, f"$[{i}]") for i in range(len(names))]
-    unpacked: Select[Any] = select(*picks).select_from(func.json_each(bindparam("rows", packed)))
-    await conn.execute(table.insert().from_select(names, unpacked))
-
-
-def _json_value(value: Any) -> Any:
-    """A value JSON has no type for, as PostgreSQL reads it: a time in ISO 8601."""
-    if isinstance(value, datetime):
-        return value.isoformat()
-    raise TypeError(f"{type(value).__name__} cannot go into a JSON row")
+        arrays = [Listing(table.c[n].type, v, f"rows_{n}") for n, v in varying.items()]
+        source = func.unnest(*arrays).table_valued(*varying).render_derived(name="rows")
+        rows: Select[Any] = select(*source.c, *constants)
+    else:
+        packed = []  # most columns need no bind processing (integers, text)
+        for name, values in varying.items():
+            kind = table.c[name].type
+            if kind.dialect_impl(conn.dialect).bind_processor(conn.dialect) is not None:
+                values = list(map(_bound(kind, conn.dialect), values))
+            packed.append(values)
+        each: ColumnElement[Any] = literal_column("value")
+        picks = [func.json_extract(each, f"$[{i}]").label(n) for i, n in enumerate(varying)]
+        source_rows: BindParameter[Any] = bindparam(
+            "rows", json.dumps(list(zip(*packed, strict=True)))
+        )
+        rows = select(*picks, *constants).select_from(func.json_each(source_rows))
+    await conn.execute(table.insert().from_select([*varying, *same], rows))
 
 
 async def insert_ignore_many(

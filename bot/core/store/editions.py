@@ -20,7 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bot.core.reports.model import RecommendationLevel
 from bot.core.select import StoredReport
-from bot.core.store.bulk import among, insert_rows
+from bot.core.store.bulk import among, insert_columns
 from bot.core.store.tables import digest_runs, edition_entries, edition_messages, editions, outbox
 
 
@@ -82,8 +82,7 @@ async def fill_editions(
     ]
     if messages:
         await conn.execute(edition_messages.insert(), messages)
-    entries = [_entry_values(edition, row) for edition, _, rows in contents for row in rows]
-    await insert_rows(conn, edition_entries, entries)
+    await insert_columns(conn, edition_entries, _entry_columns(contents))
 
 
 async def queue_editions(
@@ -124,15 +123,19 @@ async def queue_editions(
     await conn.execute(outbox.insert().from_select(columns, rows))
 
 
-def _entry_values(edition_id: int, row: EntryRow) -> dict[str, Any]:
+def _entry_columns(
+    contents: Sequence[tuple[int, Sequence[EditionMessage], Sequence[EntryRow]]],
+) -> dict[str, list[Any]]:
+    entries = [(edition, row) for edition, _, rows in contents for row in rows]
+    must = RecommendationLevel.MUST_READ
     return {
-        "edition_id": edition_id,
-        "position": row.position,
-        "seq": row.item.seq,
-        "repo": row.item.report.repo,
-        "number": row.item.report.number,
-        "tag": row.tag,
-        "must_read": row.item.report.recommendation_level is RecommendationLevel.MUST_READ,
-        "kind": row.kind.value,
-        "part": row.part,
+        "edition_id": [edition for edition, _ in entries],
+        "position": [row.position for _, row in entries],
+        "seq": [row.item.seq for _, row in entries],
+        "repo": [row.item.report.repo for _, row in entries],
+        "number": [row.item.report.number for _, row in entries],
+        "tag": [row.tag for _, row in entries],
+        "must_read": [row.item.report.recommendation_level is must for _, row in entries],
+        "kind": [row.kind.value for _, row in entries],
+        "part": [row.part for _, row in entries],
     }

@@ -1,6 +1,7 @@
-"""among() and insert_rows(): a list or a batch of rows bound as one parameter (an array
-literal or JSON text) finds and stores exactly what the ordinary statements would, whatever
-the values hold: quotes, backslashes, commas and braces, NULL, times, the empty list."""
+"""among() and insert_columns(): a list or a batch of rows bound as one parameter each (a
+typed array, JSON text) finds and stores exactly what the ordinary statements would, whatever
+the values hold: quotes, backslashes, commas and braces, NULL, times, the empty list, a column
+alike in every row."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pytest
 from sqlalchemy import Boolean, Column, Integer, MetaData, String, Table, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bot.core.store.bulk import among, insert_rows
+from bot.core.store.bulk import among, insert_columns
 from bot.core.store.db import create_engine
 from bot.core.store.tables import UtcDateTime
 
@@ -46,17 +47,36 @@ def rows() -> list[dict[str, object]]:
     ] + [{"id": 99, "label": None, "at": None, "flag": False}]
 
 
-async def test_insert_rows_stores_every_value_as_given(engine: AsyncEngine) -> None:
+def columns(given: list[dict[str, object]]) -> dict[str, list[object]]:
+    return {name: [row[name] for row in given] for name in given[0]}
+
+
+async def stored(engine: AsyncEngine) -> list[tuple[object, ...]]:
+    async with engine.connect() as conn:
+        return [tuple(row) for row in await conn.execute(select(probe).order_by(probe.c.id))]
+
+
+async def test_insert_columns_stores_every_value_as_given(engine: AsyncEngine) -> None:
     async with engine.begin() as conn:
-        await insert_rows(conn, probe, rows())
-        await insert_rows(conn, probe, [])  # nothing to do
-        stored = (await conn.execute(select(probe).order_by(probe.c.id))).all()
-    assert [tuple(row) for row in stored] == [tuple(row.values()) for row in rows()]
+        await insert_columns(conn, probe, columns(rows()))
+        await insert_columns(conn, probe, {"id": [], "flag": []})  # nothing to do
+    assert await stored(engine) == [tuple(row.values()) for row in rows()]
+
+
+async def test_columns_alike_in_every_row_and_a_single_row_are_stored_too(
+    engine: AsyncEngine,
+) -> None:
+    alike = [{"id": n, "label": "same", "at": NOW, "flag": True} for n in range(3)]
+    one = [{"id": 10, "label": 'q"', "at": NOW, "flag": False}]
+    async with engine.begin() as conn:
+        await insert_columns(conn, probe, columns(alike))
+        await insert_columns(conn, probe, columns(one))
+    assert await stored(engine) == [tuple(row.values()) for row in alike + one]
 
 
 async def test_among_finds_each_value_and_nothing_else(engine: AsyncEngine) -> None:
     async with engine.begin() as conn:
-        await insert_rows(conn, probe, rows())
+        await insert_columns(conn, probe, columns(rows()))
         for n, text in enumerate(TEXTS):
             found = await conn.execute(select(probe.c.id).where(among(probe.c.label, [text])))
             assert found.scalars().all() == [n], text
