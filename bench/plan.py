@@ -201,7 +201,7 @@ def section(figures: dict[str, Any]) -> list[str]:
         "",
         f"Each subscription is a Telegram chat's, with one of about {AUDIENCES} audiences (a "
         f"filter and a locale); {NEW_REPORTS} new reports. One scheduler tick plans every "
-        "digest into the outbox: destinations 500 per transaction, each audience rendered once "
+        "digest into the outbox: destinations 1,000 per transaction, each audience rendered once "
         "and stored once (an edition), each chat's messages an outbox row pointing at it. "
         "Each backend runs in a process of its own; RSS is that process's peak.",
         "",

@@ -66,7 +66,7 @@ __all__ = ["PLATFORM_FORMAT", "Due", "PlannedRun", "covered_seq", "plan_digest",
 
 logger = logging.getLogger("prdigest.outbox")
 POSTED_FORMAT = "%H:%M"  # "posted 14:02", in the subscription's zone
-PLAN_BATCH = 500  # destinations planned per transaction
+PLAN_BATCH = 1000  # destinations planned per transaction
 PG_LANES = 2  # batches planned at once on PostgreSQL
 
 

@@ -1,6 +1,6 @@
 """Statements over many rows or values at once, one parameter per list or per batch of rows.
 
-A tick at 100,000 subscriptions plans 500 destinations per transaction. Built the ordinary way,
+A tick at 100,000 subscriptions plans 1,000 destinations per transaction. Built the ordinary way,
 an `in_(list)` is coerced value by value and sent as one placeholder each (each list length a
 new statement text for the driver to parse), and an executemany binds every row through
 SQLAlchemy's per-row machinery (and on PostgreSQL runs one statement per row). Here a list

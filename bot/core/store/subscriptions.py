@@ -20,7 +20,6 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from bot.core.clock import Clock, utc_clock
 from bot.core.models import Locale, Platform
 from bot.core.select import DigestFilter
-from bot.core.store.bulk import among
 from bot.core.store.db import insert_ignore, write_transaction
 from bot.core.store.destinations import ensure_destination
 from bot.core.store.filters import filter_from_json as filter_from_json
@@ -245,7 +244,13 @@ class SubscriptionStore:
                 ids = [int(i) for i in (await conn.execute(pick)).scalars()]
             if not ids:
                 return
-            yield await self._select(among(subscriptions.c.destination_id, ids))
+            # The page as a range of destination ids (an index range: a list of 2,000 ids is
+            # what PostgreSQL's planner misjudges); the same destinations, the active ones.
+            yield await self._select(
+                destinations.c.active.is_(True),
+                subscriptions.c.destination_id > after,
+                subscriptions.c.destination_id <= ids[-1],
+            )
             after = ids[-1]
 
     async def all(self, active_only: bool = False) -> list[Subscription]:
