@@ -190,8 +190,9 @@ async def _pick(conn: AsyncConnection, runs: Sequence[Run], tick: TickPlan) -> d
     marks = await marks_in(conn, [run.destination_id for run in runs], tick.now)
     windows: dict[int, tuple[list[StoredReport], int]] = {}  # start: (window, newest seq)
     moves = []
-    for run in sorted(runs, key=lambda run: min(part.start for part in run.parts)):
-        start = min(part.start for part in run.parts)
+    starts = {id(run): min(part.start for part in run.parts) for run in runs}
+    for run in sorted(runs, key=lambda run: starts[id(run)]):
+        start = starts[id(run)]
         if start not in windows:
             window = await tick.window(conn, run.label, start)
             windows[start] = (window, max((item.seq for item in window), default=start))

@@ -65,8 +65,11 @@ async def shown_before(
     if not ids:
         return {}
     previous = await previous_runs_at(conn, ids)
-    spans = {count: timedelta(days=count) for count in set(days.values())}
-    since = {d: min(previous.get(d) or now, now) - spans[days[d]] for d in ids}
+    # Most destinations have no digest before: their window starts `days` before now.
+    from_now = {count: now - timedelta(days=count) for count in set(days.values())}
+    since = {d: from_now[n] for d, n in days.items()}
+    for d, at in previous.items():
+        since[d] = min(at or now, now) - timedelta(days=days[d])
     found = await shown_must_reads_in(conn, ids, min(since.values()))
     prs = {d: tuple(pr for pr in found.get(d, ()) if pr.first > since[d]) for d in ids}
     keys = {(pr.repo, pr.number) for shown in prs.values() for pr in shown}

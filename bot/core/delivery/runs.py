@@ -97,7 +97,7 @@ class Run:
     @property
     def status(self) -> RunStatus:
         """Pending while it has messages to send; a run with none is finished (empty) at once."""
-        return RunStatus.PENDING if self.messages else RunStatus.EMPTY
+        return _PENDING if self.messages else _EMPTY
 
     @property
     def entries(self) -> int:
@@ -230,6 +230,10 @@ async def write_runs(conn: AsyncConnection, runs: Sequence[Run], now: datetime) 
     await advance_watermarks(conn, done)
 
 
+_PENDING, _EMPTY = RunStatus.PENDING, RunStatus.EMPTY  # (an enum member's lookup is slow)
+_STATUS_VALUES = {status: status.value for status in RunStatus}
+
+
 def _run_columns(runs: Sequence[Run], now: datetime) -> dict[str, list[Any]]:
     statuses = [run.status for run in runs]
     return {
@@ -240,8 +244,8 @@ def _run_columns(runs: Sequence[Run], now: datetime) -> dict[str, list[Any]]:
         "to_seq": [run.seqs[1] for run in runs],
         "entries": [run.entries for run in runs],
         "messages": [len(run.messages) for run in runs],
-        "status": [status.value for status in statuses],
-        "finished_at": [None if status is RunStatus.PENDING else now for status in statuses],
+        "status": [_STATUS_VALUES[status] for status in statuses],
+        "finished_at": [None if status is _PENDING else now for status in statuses],
         "edition_id": [run.edition for run in runs],
         "paged": [0] * len(runs),
     }
