@@ -251,7 +251,7 @@ def section(figures: dict[str, Any]) -> list[str]:
         "time makes that round trip weigh twice as much, which is why the real-time control "
         "row is there. "
         "30% of the chats are groups. Digests are planned before the clock starts, as one "
-        f"scheduler tick plans them (`plan_runs`: 500 chats per transaction, each audience "
+        f"scheduler tick plans them (`plan_pages`: 1,000 chats per transaction, each audience "
         f"rendered once), {figures['plan_seconds']:.1f} s in all "
         f"({figures['plan_digest_ms']:.2f} ms a chat). SQLite store. PTB sends the "
         "same messages, one task per chat with its parts in order, through `ExtBot` with "

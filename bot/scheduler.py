@@ -36,7 +36,7 @@ from __future__ import annotations
 import functools
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
@@ -47,7 +47,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from bot.core.ahead import read_ahead
 from bot.core.calendar import Block, CalendarBook, WorkingCalendar, WorkingFire
 from bot.core.clock import Clock, human_time, utc_clock
-from bot.core.delivery.outbox import Due, PlannedRun, TickPlan, covered_seq, plan_runs
+from bot.core.delivery.outbox import Due, PlannedRun, TickPlan, covered_seq, plan_pages
 from bot.core.delivery.reading import DEFAULT_READING, ReadingPolicy
 from bot.core.render.renderer import Renderer
 from bot.core.select import select_new
@@ -265,8 +265,11 @@ class DigestTicker:
                 count += len({sub.destination_id for sub in page})
                 yield await self._due(page, now)
 
-        async for due in read_ahead(due_pages()):  # the next page is read while this one plans
-            planned += self._logged(due, await plan_runs(self.engine, due, plan))
+        def logged(due: Mapping[int, Sequence[Due]], runs: Mapping[int, PlannedRun]) -> None:
+            planned.extend(self._logged(due, runs))
+
+        # The next page is read while this one plans.
+        await plan_pages(self.engine, read_ahead(due_pages()), plan, logged)
         self.gate.keep_only(schedules, count)
         created = [run for run in planned if run.created]
         if len(created) >= TICK_SUMMARY_FROM:  # a big tick also says what it came to, once
@@ -282,7 +285,9 @@ class DigestTicker:
         return planned
 
     @staticmethod
-    def _logged(due_now: dict[int, list[Due]], runs: dict[int, PlannedRun]) -> list[PlannedRun]:
+    def _logged(
+        due_now: Mapping[int, Sequence[Due]], runs: Mapping[int, PlannedRun]
+    ) -> list[PlannedRun]:
         """The runs planned (or found planned by another replica), each logged."""
         planned = []
         logging_each = logger.isEnabledFor(logging.INFO)  # 100,000 lines are not built unread

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Hashable, Mapping, Sequence
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
@@ -62,7 +62,15 @@ from bot.core.store.subscriptions import Subscription
 from bot.core.store.tables import instant_posts
 from bot.logs import log
 
-__all__ = ["PLATFORM_FORMAT", "Due", "PlannedRun", "covered_seq", "plan_digest", "plan_run"]
+__all__ = [
+    "PLATFORM_FORMAT",
+    "Due",
+    "PlannedRun",
+    "covered_seq",
+    "plan_digest",
+    "plan_pages",
+    "plan_run",
+]
 
 logger = logging.getLogger("prdigest.outbox")
 POSTED_FORMAT = "%H:%M"  # "posted 14:02", in the subscription's zone
@@ -119,18 +127,42 @@ async def plan_runs(
 ) -> dict[int, PlannedRun]:
     """Plan the due subscriptions of each destination as one run, once across replicas,
     `batch` destinations per transaction; `tick` shares the reports read and the editions
-    rendered among them (and among the calls of one scheduler tick). On PostgreSQL, PG_LANES
-    batches are planned at once: one is prepared here while the server writes another (the
-    batches hold disjoint destinations, locked in id order)."""
+    rendered among them (and among the calls of one scheduler tick)."""
     results = {destination: NOT_PLANNED for destination in due}
-    todo = sorted((destination, items) for destination, items in due.items() if items)
-    batches = iter([todo[first : first + batch] for first in range(0, len(todo), batch)])
+
+    async def one_page() -> AsyncIterator[Mapping[int, Sequence[Due]]]:
+        yield due
+
+    await plan_pages(engine, one_page(), tick, lambda _, runs: results.update(runs), batch)
+    return results
+
+
+Planned = Callable[[Mapping[int, Sequence[Due]], Mapping[int, PlannedRun]], None]
+
+
+async def plan_pages(
+    engine: AsyncEngine,
+    pages: AsyncIterator[Mapping[int, Sequence[Due]]],
+    tick: TickPlan,
+    planned: Planned,
+    batch: int = PLAN_BATCH,
+) -> None:
+    """`plan_runs` over pages of due destinations, `planned(due, runs)` told after each batch.
+    On PostgreSQL, PG_LANES batches are planned at once: one is prepared here while the
+    server writes another (the batches hold disjoint destinations, locked in id order). The
+    lanes take batches across pages: none waits for the others at the end of a page."""
+    source = _batches(pages, batch, planned)
+    taking = asyncio.Lock()  # one lane at a time asks the source (a page may be read then)
 
     async def lane() -> None:
-        for items in batches:  # the lanes share the iterator: each takes the next batch
+        while True:
+            async with taking:
+                items = await anext(source, None)
+            if items is None:
+                return
             runs = [Run(destination, dues) for destination, dues in items]
             await _plan_batch(engine, runs, tick)
-            results.update((run.destination_id, run.result) for run in runs)
+            planned(dict(items), {run.destination_id: run.result for run in runs})
             await asyncio.sleep(0)  # let acks and sends run between batches
 
     lanes = [lane() for _ in range(PG_LANES if engine.dialect.name == "postgresql" else 1)]
@@ -142,7 +174,22 @@ async def plan_runs(
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         raise
-    return results
+    finally:
+        await source.aclose()
+
+
+async def _batches(
+    pages: AsyncIterator[Mapping[int, Sequence[Due]]], size: int, planned: Planned
+) -> AsyncGenerator[list[tuple[int, Sequence[Due]]], None]:
+    """The pages' destinations in batches of `size`, each page's in id order (one with
+    nothing due is told as not planned at once)."""
+    async for due in pages:
+        idle = {destination: items for destination, items in due.items() if not items}
+        if idle:
+            planned(idle, dict.fromkeys(idle, NOT_PLANNED))
+        todo = sorted((destination, items) for destination, items in due.items() if items)
+        for first in range(0, len(todo), size):
+            yield todo[first : first + size]
 
 
 async def _plan_batch(engine: AsyncEngine, runs: Sequence[Run], tick: TickPlan) -> None:
