@@ -47,6 +47,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from bot.core.ahead import read_ahead
 from bot.core.calendar import Block, CalendarBook, WorkingCalendar, WorkingFire
 from bot.core.clock import Clock, human_time, utc_clock
+from bot.core.collect import fewer_collections
 from bot.core.delivery.outbox import Due, PlannedRun, TickPlan, covered_seq, plan_pages
 from bot.core.delivery.reading import DEFAULT_READING, ReadingPolicy
 from bot.core.render.renderer import Renderer
@@ -268,8 +269,8 @@ class DigestTicker:
         def logged(due: Mapping[int, Sequence[Due]], runs: Mapping[int, PlannedRun]) -> None:
             planned.extend(self._logged(due, runs))
 
-        # The next page is read while this one plans.
-        await plan_pages(self.engine, read_ahead(due_pages()), plan, logged)
+        with fewer_collections():  # the next page is read while this one plans
+            await plan_pages(self.engine, read_ahead(due_pages()), plan, logged)
         self.gate.keep_only(schedules, count)
         created = [run for run in planned if run.created]
         if len(created) >= TICK_SUMMARY_FROM:  # a big tick also says what it came to, once
