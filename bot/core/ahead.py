@@ -9,14 +9,14 @@ computes, and the other way round. One item is read ahead, so memory holds two p
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import TypeVar, cast
 
 T = TypeVar("T")
 _END = object()
 
 
-async def read_ahead(source: AsyncIterator[T]) -> AsyncIterator[T]:
+async def read_ahead(source: AsyncIterator[T]) -> AsyncGenerator[T, None]:
     """`source`'s items in order, each next one fetched while the caller handles the last;
     an error of `source` is raised where its item would have come. Leaving early cancels the
     fetch in flight."""

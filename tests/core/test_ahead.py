@@ -35,10 +35,14 @@ async def test_an_error_of_the_source_arrives_where_its_item_would_have() -> Non
         yield 1
         raise RuntimeError("page 2 unreadable")
 
-    seen = []
-    with pytest.raises(RuntimeError, match="page 2 unreadable"):
+    seen: list[int] = []
+
+    async def read() -> None:
         async for number in read_ahead(source()):
             seen.append(number)
+
+    with pytest.raises(RuntimeError, match="page 2 unreadable"):
+        await read()
     assert seen == [1]
 
 
