@@ -172,7 +172,7 @@ class SharedPace:
         return float(delay) if delay is not None else 0.0
 
 
-SHARED_HEADROOM = 0.85  # slots planned in the database arrive with more jitter (round trips)
+SHARED_HEADROOM = 0.93  # slots planned in the database arrive with more jitter (round trips)
 
 
 def make_pace(engine: AsyncEngine, platform: Platform, rate: float) -> Pace:
