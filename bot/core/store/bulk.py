@@ -1,13 +1,15 @@
-"""Statements over many rows or values at once, one parameter per list or per batch of rows.
+"""Statements over many rows or values at once: one parameter per list, one per column.
 
-A tick at 100,000 subscriptions plans 1,000 destinations per transaction. Built the ordinary way,
-an `in_(list)` is coerced value by value and sent as one placeholder each (each list length a
-new statement text for the driver to parse), and an executemany binds every row through
-SQLAlchemy's per-row machinery (and on PostgreSQL runs one statement per row). Here a list
-travels as one value (a PostgreSQL array for `= ANY`, a JSON array that SQLite unpacks with
-`json_each`), and a batch of rows as one JSON text (`json_to_recordset`, `json_each`). On
-SQLite the values go through their column type's bind processing first, so a datetime is
-stored and compared exactly as SQLAlchemy writes it.
+A tick at 100,000 subscriptions plans 1,000 destinations per transaction. Built the ordinary
+way, an `in_(list)` is coerced value by value and sent as one placeholder each (each list
+length a new statement text for the driver to parse), and an executemany binds every row
+through SQLAlchemy's per-row machinery (and on PostgreSQL runs one statement per row). Here a
+list travels as one value: on PostgreSQL an array's text typed by its cast (`$1::INTEGER[]`,
+for `= ANY` and `unnest`; the driver would dump a Python list element by element), on SQLite
+a JSON array unpacked by `json_each` (a batch of rows: one JSON array of rows). On SQLite the
+values go through their column type's bind processing first, so a datetime is stored and
+compared exactly as SQLAlchemy writes it. The statements are cached like any other: the
+values are bound parameters, not part of the SQL.
 """
 
 from __future__ import annotations
@@ -87,7 +89,6 @@ class Listing(ColumnElement[Any]):
     _traverse_internals = [("values", InternalTraversal.dp_clauseelement)]  # noqa: RUF012
 
     def __init__(self, kind: TypeEngine[Any], values: Sequence[Any], name: str = "among") -> None:
-        self.kind = kind
         self.type = ARRAY(kind)
         self.values = bindparam(name, list(values), type_=Listed(kind), unique=True)
 

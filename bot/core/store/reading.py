@@ -166,42 +166,42 @@ async def shown_must_reads(
 async def shown_must_reads_in(
     conn: AsyncConnection, destination_ids: Sequence[int], since: datetime
 ) -> dict[int, list[ShownPR]]:
-    """Each destination's must-read PRs first shown there after `since`, oldest first.
-
-    Two lookups by key (the destinations' runs, then their editions' must-read entries) and
-    the grouping here: as one join, PostgreSQL could not know how few runs a destination has
-    while a tick is writing them, and chose a plan that read them all for each batch."""
-    r, e = digest_runs, edition_entries
-    runs = await conn.execute(
-        select(r.c.destination_id, r.c.edition_id, r.c.created_at).where(
-            among(r.c.destination_id, destination_ids), r.c.edition_id.is_not(None)
+    """Each destination's must-read PRs first shown there after `since`, oldest first (grouped
+    in the database: a destination may hold 30 days of runs, each showing several). Only the
+    destinations with a digest stored are asked (one index probe each): on a first tick none
+    has, and the join would read runs the tick itself is writing, unknown to the statistics."""
+    e, r = edition_entries, digest_runs
+    any_digest = (
+        select(literal(1))
+        .where(r.c.destination_id == destinations.c.id, r.c.edition_id.is_not(None))
+        .limit(1)
+        .scalar_subquery()
+    )
+    asked = await conn.execute(
+        select(destinations.c.id).where(
+            among(destinations.c.id, destination_ids), any_digest.is_not(None)
         )
     )
-    shown_in: dict[int, list[tuple[int, datetime]]] = {}  # edition: (destination, when)
-    for dest, edition, at in runs:
-        shown_in.setdefault(int(edition), []).append((int(dest), at))
-    if not shown_in:
+    destination_ids = [int(dest) for dest in asked.scalars()]
+    if not destination_ids:
         return {}
-    entries = await conn.execute(
-        select(e.c.edition_id, e.c.repo, e.c.number, e.c.tag).where(
-            among(e.c.edition_id, shown_in),
+    first = func.min(r.c.created_at)
+    query = (
+        select(r.c.destination_id, e.c.repo, e.c.number, func.min(e.c.tag).label("tag"), first)
+        .join(r, r.c.edition_id == e.c.edition_id)
+        .where(
+            among(r.c.destination_id, destination_ids),
             e.c.must_read.is_(True),
             e.c.kind.in_((EntryKind.NEW.value, EntryKind.UNREAD.value)),
         )
+        .group_by(r.c.destination_id, e.c.repo, e.c.number)
+        .having(first > since)
+        .order_by(first, e.c.repo, e.c.number)
     )
-    first: dict[tuple[int, str, int], tuple[datetime, str]] = {}  # when first, least tag
-    for edition, repo, number, tag in entries:
-        for dest, at in shown_in[int(edition)]:
-            key = (dest, str(repo), int(number))
-            known = first.get(key)
-            first[key] = (
-                (at, str(tag)) if known is None else (min(known[0], at), min(known[1], str(tag)))
-            )
     found: dict[int, list[ShownPR]] = {}
-    ordered = sorted(first.items(), key=lambda kv: (kv[1][0], kv[0][1], kv[0][2]))
-    for (dest, repo, number), (at, tag) in ordered:
-        if at > since:
-            found.setdefault(dest, []).append(ShownPR(repo, number, tag, at))
+    for x in await conn.execute(query):
+        shown = ShownPR(str(x.repo), int(x.number), str(x.tag), x[4])
+        found.setdefault(int(x.destination_id), []).append(shown)
     return found
 
 
