@@ -175,9 +175,9 @@ def summary(figures: dict[str, Any]) -> list[tuple[str, str, str, bool | None]]:
     n = f"{figures['subscriptions']:,}"
     pg = figures.get("seconds_pg")
     return [
-        (f"plan {n} subscriptions, SQLite", f"{figures['seconds_sqlite']:.1f} s",
+        (f"plan {n} subscriptions, SQLite", f"{figures['seconds_sqlite']:.2f} s",
          f"≤ {AIM_SECONDS:g} s", figures["seconds_sqlite"] <= AIM_SECONDS),
-        (f"plan {n} subscriptions, PostgreSQL", "skipped" if pg is None else f"{pg:.1f} s",
+        (f"plan {n} subscriptions, PostgreSQL", "skipped" if pg is None else f"{pg:.2f} s",
          f"≤ {AIM_SECONDS:g} s", None if pg is None else pg <= AIM_SECONDS),
         ("plan peak RSS", f"{figures['rss_mb']:,.0f} MB", f"≤ {AIM_RSS_MB} MB",
          figures["rss_mb"] <= AIM_RSS_MB),
@@ -203,6 +203,8 @@ def section(figures: dict[str, Any]) -> list[str]:
         f"filter and a locale); {NEW_REPORTS} new reports. One scheduler tick plans every "
         "digest into the outbox: destinations 1,000 per transaction, each audience rendered once "
         "and stored once (an edition), each chat's messages an outbox row pointing at it. "
+        "The store is analyzed once filled (on PostgreSQL, as autovacuum would have for "
+        "subscriptions that exist a while); what the tick writes is not. "
         "Each backend runs in a process of its own; RSS is that process's peak.",
         "",
         "| backend | runs | outbox rows | seconds | ms per subscription | peak RSS (MB) |",

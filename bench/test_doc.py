@@ -176,11 +176,11 @@ def _plan(sqlite_s: float, pg_s: float | None, rss: int) -> dict[str, Any]:
 
 def test_the_planning_figures_stand_beside_their_aims(tmp_path: Path) -> None:
     met = summary_rows({"plan": _plan(8.4, 9.9, 140)})
-    assert "| plan 100,000 subscriptions, SQLite | 8.4 s | ≤ 10 s | yes |" in met
-    assert "| plan 100,000 subscriptions, PostgreSQL | 9.9 s | ≤ 10 s | yes |" in met
+    assert "| plan 100,000 subscriptions, SQLite | 8.40 s | ≤ 10 s | yes |" in met
+    assert "| plan 100,000 subscriptions, PostgreSQL | 9.90 s | ≤ 10 s | yes |" in met
     assert "| plan peak RSS | 140 MB | ≤ 250 MB | yes |" in met
     missed = summary_rows({"plan": _plan(12.0, None, 300)})
-    assert "| plan 100,000 subscriptions, SQLite | 12.0 s | ≤ 10 s | **no** |" in missed
+    assert "| plan 100,000 subscriptions, SQLite | 12.00 s | ≤ 10 s | **no** |" in missed
     assert "| plan 100,000 subscriptions, PostgreSQL | skipped | ≤ 10 s | — |" in missed
     assert "| plan peak RSS | 300 MB | ≤ 250 MB | **no** |" in missed
     doc = tmp_path / "benchmarks.md"
