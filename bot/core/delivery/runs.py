@@ -231,7 +231,6 @@ async def write_runs(conn: AsyncConnection, runs: Sequence[Run], now: datetime) 
 
 
 _PENDING, _EMPTY = RunStatus.PENDING, RunStatus.EMPTY  # (an enum member's lookup is slow)
-_STATUS_VALUES = {status: status.value for status in RunStatus}
 
 
 def _run_columns(runs: Sequence[Run], now: datetime) -> dict[str, list[Any]]:
@@ -244,7 +243,7 @@ def _run_columns(runs: Sequence[Run], now: datetime) -> dict[str, list[Any]]:
         "to_seq": [run.seqs[1] for run in runs],
         "entries": [run.entries for run in runs],
         "messages": [len(run.messages) for run in runs],
-        "status": [_STATUS_VALUES[status] for status in statuses],
+        "status": [str(status) for status in statuses],  # (a StrEnum: its value)
         "finished_at": [None if status is _PENDING else now for status in statuses],
         "edition_id": [run.edition for run in runs],
         "paged": [0] * len(runs),
