@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any
 
-from sqlalchemy import bindparam, func, select, update
+from sqlalchemy import Column, bindparam, func, literal, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bot.core.delivery.ledger import RowStatus, RunStatus
@@ -146,21 +146,9 @@ async def take_parts(conn: AsyncConnection, runs: Sequence[Run]) -> None:
         lock = select(destinations.c.id).where(among(destinations.c.id, ids)).order_by("id")
         await conn.execute(lock.with_for_update())
     fires = {item.fire for run in runs for item in run.due} | {run.fire for run in runs}
-    planned = await conn.execute(
-        select(digest_runs.c.destination_id, digest_runs.c.scheduled_for).where(
-            among(digest_runs.c.destination_id, ids),
-            among(digest_runs.c.scheduled_for, fires),
-        )
-    )
-    taken_runs = {(int(dest), at) for dest, at in planned}
+    taken_runs = await _already(conn, digest_runs.c.destination_id, destinations.c.id, ids, fires)
     sub_ids = [item.subscription.id for run in runs for item in run.due]
-    members = await conn.execute(
-        select(run_members.c.subscription_id, run_members.c.scheduled_for).where(
-            among(run_members.c.subscription_id, sub_ids),
-            among(run_members.c.scheduled_for, fires),
-        )
-    )
-    taken = {(int(sub), at) for sub, at in members}
+    taken = await _already(conn, run_members.c.subscription_id, subscriptions.c.id, sub_ids, fires)
     starts = await covered_seqs(conn, sub_ids)
     for run in runs:
         if (run.destination_id, run.fire) in taken_runs:
@@ -170,6 +158,31 @@ async def take_parts(conn: AsyncConnection, runs: Sequence[Run]) -> None:
             for item in run.due
             if (item.subscription.id, item.fire) not in taken
         ]
+
+
+async def _already(
+    conn: AsyncConnection,
+    owner: Column[int],
+    key: Column[int],
+    ids: Sequence[int],
+    fires: Iterable[datetime],
+) -> set[tuple[int, datetime]]:
+    """The (id, fire) pairs that have a row in `owner`'s table (a run, a member) already. Asked
+    per id, by the unique index on (owner, time), one statement per fire (a tick has one or
+    a few): never a scan, which is what the planner picks from statistics taken before the
+    tick grew the table."""
+    table = owner.table
+    found: set[tuple[int, datetime]] = set()
+    for fire in fires:
+        probe = (
+            select(literal(1))
+            .where(owner == key, table.c.scheduled_for == fire)
+            .limit(1)
+            .scalar_subquery()
+        )
+        rows = await conn.execute(select(key).where(among(key, ids), probe.is_not(None)))
+        found.update((int(row), fire) for (row,) in rows)
+    return found
 
 
 async def advance_watermarks(conn: AsyncConnection, moves: Iterable[tuple[int, int]]) -> None:

@@ -244,10 +244,13 @@ class SubscriptionStore:
                 ids = [int(i) for i in (await conn.execute(pick)).scalars()]
             if not ids:
                 return
-            # The page as a range of destination ids (an index range: a list of 2,000 ids is
-            # what PostgreSQL's planner misjudges); the same destinations, the active ones.
+            # The page as a range of destination ids, on both sides of the join (index ranges:
+            # a list of 2,000 ids is what PostgreSQL's planner misjudges, and a range on one
+            # side alone left it scanning every destination); the same destinations.
             yield await self._select(
                 destinations.c.active.is_(True),
+                destinations.c.id > after,
+                destinations.c.id <= ids[-1],
                 subscriptions.c.destination_id > after,
                 subscriptions.c.destination_id <= ids[-1],
             )
