@@ -14,9 +14,9 @@ every minute add 10k rows in 4 minutes) and `processed_events` by one row per in
 
 The latest run per subscription stays because `runs.last_run` (status, the scheduler's "already
 ran" check and catch-up) reads it. A pruned run's outbox rows are all sent or failed (history
-of its delivery) and go with it: the outbox references the run. Each batch is its own short
-write transaction, so a prune never holds SQLite's write lock for long; the same statements run
-on SQLite and PostgreSQL.
+of its delivery) and go with it, as do its members (plain references since migration 0014:
+no cascade deletes them). Each batch is its own short write transaction, so a prune never holds
+SQLite's write lock for long; the same statements run on SQLite and PostgreSQL.
 """
 
 from __future__ import annotations
@@ -88,6 +88,7 @@ async def prune_runs(engine: AsyncEngine, now: datetime, batch: int = PRUNE_BATC
             ids = [int(run_id) for run_id in found.scalars()]
             if ids:
                 await conn.execute(delete(outbox).where(outbox.c.run_id.in_(ids)))
+                await conn.execute(delete(run_members).where(run_members.c.run_id.in_(ids)))
                 await conn.execute(delete(digest_runs).where(digest_runs.c.id.in_(ids)))
         total += len(ids)
         if len(ids) < batch:

@@ -102,7 +102,7 @@ async def test_three_replicas_migrating_at_once_all_start(
     for proc, (out, err) in zip(procs, outputs, strict=True):
         assert proc.returncode == 0, err.decode()[-2000:]
         assert out.decode().splitlines() == [
-            "database at revision 0013",
+            "database at revision 0014",
             "search index rebuilt: 0 reports indexed",
         ]
     engine = create_engine(database_url)

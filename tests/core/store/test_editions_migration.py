@@ -9,14 +9,11 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
-from alembic import command
-from alembic.config import Config as AlembicConfig
 from alembic.script import ScriptDirectory
 from sqlalchemy import Connection, inspect, select, text
 
 from bot.core.store.db import (
     HEAD_REVISION,
-    MIGRATIONS_DIR,
     create_engine,
     current_revision,
     migrate,
@@ -27,25 +24,19 @@ from bot.core.store.reading import take_page
 from bot.core.store.reports import ReportStore
 from bot.core.store.tables import digest_runs, outbox
 from tests.kits.delivery import report
+from tests.kits.migrations import alembic_config, downgrade_to, upgrade_to
 
 NOW = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
 VERL = "verl-project/verl"
 ROOT = Path(__file__).resolve().parents[3]
 
 
-def _alembic(connection: Connection) -> AlembicConfig:
-    cfg = AlembicConfig()
-    cfg.set_main_option("script_location", str(MIGRATIONS_DIR))
-    cfg.attributes["connection"] = connection
-    return cfg
-
-
 def _upgrade_0012(connection: Connection) -> None:
-    command.upgrade(_alembic(connection), "0012")
+    upgrade_to(connection, "0012")
 
 
 def _downgrade_0012(connection: Connection) -> None:
-    command.downgrade(_alembic(connection), "0012")
+    downgrade_to(connection, "0012")
 
 
 def _tables(connection: Connection) -> set[str]:
@@ -53,9 +44,7 @@ def _tables(connection: Connection) -> set[str]:
 
 
 def test_the_head_revision_constant_is_alembics_head() -> None:
-    cfg = AlembicConfig()
-    cfg.set_main_option("script_location", str(MIGRATIONS_DIR))
-    assert ScriptDirectory.from_config(cfg).get_current_head() == HEAD_REVISION
+    assert ScriptDirectory.from_config(alembic_config()).get_current_head() == HEAD_REVISION
 
 
 async def _a_0012_store(conn: object) -> None:

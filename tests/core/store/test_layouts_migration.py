@@ -5,32 +5,16 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from alembic import command
-from alembic.config import Config as AlembicConfig
 from sqlalchemy import Connection, inspect, text
 
 from bot.core.delivery.deliverer import Deliverer
 from bot.core.delivery.ledger import unfinished_count
-from bot.core.store.db import MIGRATIONS_DIR, create_engine, migrate, write_transaction
+from bot.core.store.db import create_engine, migrate, write_transaction
 from bot.core.store.subscriptions import SubscriptionStore
 from tests.kits.delivery import FakeClock, ScriptedSender, run_until_idle
+from tests.kits.migrations import downgrade_to, upgrade_to
 
 NOW = datetime(2026, 9, 1, 9, 0, tzinfo=UTC)
-
-
-def _alembic(connection: Connection) -> AlembicConfig:
-    cfg = AlembicConfig()
-    cfg.set_main_option("script_location", str(MIGRATIONS_DIR))
-    cfg.attributes["connection"] = connection
-    return cfg
-
-
-def _upgrade_to(connection: Connection, target: str) -> None:
-    command.upgrade(_alembic(connection), target)
-
-
-def _downgrade_to(connection: Connection, target: str) -> None:
-    command.downgrade(_alembic(connection), target)
 
 
 def _columns(connection: Connection, table: str) -> set[str]:
@@ -43,7 +27,7 @@ async def test_a_0009_store_reads_standard_verbosity_and_delivers_its_queued_row
     engine = create_engine(database_url)
     try:
         async with write_transaction(engine) as conn:
-            await conn.run_sync(_upgrade_to, "0009")
+            await conn.run_sync(upgrade_to, "0009")
             await conn.execute(
                 text(
                     "INSERT INTO destinations (id, platform, target, active, consecutive_failures,"
@@ -78,7 +62,7 @@ async def test_a_0009_store_reads_standard_verbosity_and_delivers_its_queued_row
         assert await unfinished_count(engine) == 0
 
         async with write_transaction(engine) as conn:
-            await conn.run_sync(_downgrade_to, "0009")
+            await conn.run_sync(downgrade_to, "0009")
             assert "verbosity" not in await conn.run_sync(_columns, "subscriptions")
             assert "reply_to_part" not in await conn.run_sync(_columns, "outbox")
             assert "forum" not in await conn.run_sync(_columns, "destinations")

@@ -88,6 +88,11 @@ async def _outbox_count(engine: AsyncEngine) -> int:
         return int((await conn.execute(select(func.count()).select_from(outbox))).scalar_one())
 
 
+async def _member_runs(engine: AsyncEngine) -> set[int]:
+    async with engine.connect() as conn:
+        return {int(i) for i in (await conn.execute(select(run_members.c.run_id))).scalars()}
+
+
 async def test_old_runs_go_but_what_is_still_needed_stays(store: ReportStore) -> None:
     engine = store.engine
     a, b = await setup_destinations(engine, channel("a", "A"), channel("b", "B"))
@@ -102,6 +107,7 @@ async def test_old_runs_go_but_what_is_still_needed_stays(store: ReportStore) ->
     assert await _run_ids(engine) == {still_queued, still_sending, recent, only_one}
     assert old_empty not in await _run_ids(engine) and old_sent not in await _run_ids(engine)
     assert await _outbox_count(engine) == 4  # the pruned run's two rows went with it
+    assert await _member_runs(engine) == await _run_ids(engine)  # and its members (no cascade)
     latest_b = await last_run(engine, b.id)
     assert latest_b is not None and latest_b.scheduled_for == NOW - 60 * DAY
     assert await prune(engine, NOW) == Pruned(runs=0, events=0)
@@ -115,6 +121,7 @@ async def test_runs_are_pruned_in_batches(store: ReportStore) -> None:
     latest = await _run(engine, a, RUN_RETENTION + timedelta(hours=1))
     assert await prune_runs(engine, NOW, batch=4) == 25
     assert await _run_ids(engine) == {latest}
+    assert await _member_runs(engine) == {latest}
 
 
 async def test_event_keys_older_than_the_window_are_forgotten_in_batches(

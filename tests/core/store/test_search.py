@@ -12,9 +12,7 @@ import random
 from datetime import UTC, datetime
 
 import pytest
-from alembic import command
-from alembic.config import Config as AlembicConfig
-from sqlalchemy import Connection, delete
+from sqlalchemy import delete
 
 import bot.core.search as search_module
 from bot.core.query import And, Text
@@ -23,7 +21,6 @@ from bot.core.reports.model import Report
 from bot.core.reports.parser import parse_file
 from bot.core.search import search
 from bot.core.store.db import (
-    MIGRATIONS_DIR,
     create_engine,
     current_revision,
     migrate,
@@ -33,6 +30,7 @@ from bot.core.store.reports import IngestResult, ReportStore, StoreRejection
 from bot.core.store.search import field_texts, rebuild_index
 from bot.core.store.search.text_index import SQLITE_EMPTY
 from bot.core.store.tables import reports
+from tests.kits.migrations import upgrade_to
 from tests.kits.paths import SEED
 
 
@@ -193,18 +191,11 @@ async def test_candidates_equal_a_brute_force_scan(store: ReportStore) -> None:
 # --- the migration fills the index of a store that had none --------------------------------------
 
 
-def _upgrade_to(connection: Connection, target: str) -> None:
-    cfg = AlembicConfig()
-    cfg.set_main_option("script_location", str(MIGRATIONS_DIR))
-    cfg.attributes["connection"] = connection
-    command.upgrade(cfg, target)
-
-
 async def test_the_migration_indexes_an_existing_store(database_url: str) -> None:
     engine = create_engine(database_url)
     try:
         async with write_transaction(engine) as conn:
-            await conn.run_sync(_upgrade_to, "0005")
+            await conn.run_sync(upgrade_to, "0005")
         now = datetime(2026, 8, 17, tzinfo=UTC)
         async with write_transaction(engine) as conn:  # rows as the version before wrote them
             await conn.execute(
@@ -225,7 +216,7 @@ async def test_the_migration_indexes_an_existing_store(database_url: str) -> Non
                 ],
             )
         await migrate(engine)
-        assert await current_revision(engine) == "0013"
+        assert await current_revision(engine) == "0014"
         store = ReportStore(engine)
         assert len(await _find(store, "显存")) == 1202
         assert await _find(store, "1201号") == [1201]

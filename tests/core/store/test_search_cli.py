@@ -19,4 +19,4 @@ def test_migrate_rebuilds_the_index(subprocess_env: dict[str, str]) -> None:
 
     prdigest("ingest", str(SEED))
     out = prdigest("migrate").splitlines()
-    assert out == ["database at revision 0013", "search index rebuilt: 1 report indexed"]
+    assert out == ["database at revision 0014", "search index rebuilt: 1 report indexed"]

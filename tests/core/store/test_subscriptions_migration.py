@@ -7,18 +7,17 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from alembic import command
-from alembic.config import Config as AlembicConfig
 from sqlalchemy import Connection, inspect, select, text
 
 from bot.core.delivery.deliverer import Deliverer
 from bot.core.delivery.ledger import unfinished_count
 from bot.core.models import Locale, Platform
-from bot.core.store.db import MIGRATIONS_DIR, create_engine, migrate, write_transaction
+from bot.core.store.db import create_engine, migrate, write_transaction
 from bot.core.store.destinations import DestinationStore
 from bot.core.store.subscriptions import SubscriptionStore
 from bot.core.store.tables import digest_runs, run_members
 from tests.kits.delivery import FakeClock, ScriptedSender, run_until_idle
+from tests.kits.migrations import upgrade_to
 
 NOW = datetime(2026, 9, 1, 9, 0, tzinfo=UTC)
 OLD_DESTINATION = text(
@@ -45,13 +44,6 @@ OLD_ROW = text(
 )
 
 
-def _upgrade_to(connection: Connection, target: str) -> None:
-    cfg = AlembicConfig()
-    cfg.set_main_option("script_location", str(MIGRATIONS_DIR))
-    cfg.attributes["connection"] = connection
-    command.upgrade(cfg, target)
-
-
 def _columns(connection: Connection) -> set[str]:
     return {c["name"] for c in inspect(connection).get_columns("destinations")}
 
@@ -62,7 +54,7 @@ async def test_each_destination_becomes_one_subscription_and_a_run_in_flight_fin
     engine = create_engine(database_url)
     try:
         async with write_transaction(engine) as conn:
-            await conn.run_sync(_upgrade_to, "0007")
+            await conn.run_sync(upgrade_to, "0007")
         filters = '{"repos": [], "tags": ["rollout"], "exclude_tags": ["ci"], "max_items": 12}'
         common = {"at": NOW, "post_empty": False, "active": True, "filters": filters}
         async with write_transaction(engine) as conn:  # rows as the version before wrote them
