@@ -16,6 +16,7 @@ import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import lru_cache
 
 from bot.core.filter_query import Plan, filter_query, fold, plan_for, repo_key
 from bot.core.query import Query
@@ -27,6 +28,7 @@ from bot.settings import Channel
 OTHER_TAG = "other"
 TOP_FLAGS = 5
 SHARED_FLAG_MIN = 2  # a flag enters the rollup when at least this many PRs share it
+FLAG_KEYS = 8192  # flag_key remembers this many flags (a window holds a few thousand)
 
 _IMPACT_RANK = {ImpactLevel.HIGH: 0, ImpactLevel.MEDIUM: 1, ImpactLevel.LOW: 2, None: 3}
 
@@ -197,9 +199,11 @@ def _importance(report: Report, seq: int) -> tuple[int, int, datetime, int]:
     return (must_read, _IMPACT_RANK[report.impact_level], merged, seq)
 
 
+@lru_cache(maxsize=FLAG_KEYS)
 def flag_key(flag: str) -> str:
     """What makes two risk flags the same: case, full/half width (NFKC), punctuation and
-    spacing do not count ("FP8 例外。" and "fp8例外" are one flag)."""
+    spacing do not count ("FP8 例外。" and "fp8例外" are one flag). Remembered: a tick builds a
+    few hundred digests over the same reports, each comparing their flags."""
     folded = unicodedata.normalize("NFKC", flag).casefold()
     return "".join(c for c in folded if unicodedata.category(c)[0] not in ("P", "Z", "C"))
 
