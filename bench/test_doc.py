@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from bench import plan
 from bench.__main__ import publish, summary_rows, write_doc
 
 INFO = {
@@ -165,7 +166,7 @@ def test_the_recovery_figure_stands_beside_its_aim(tmp_path: Path) -> None:
 def _plan(sqlite_s: float, pg_s: float | None, rss: int) -> dict[str, Any]:
     def backend(seconds: float) -> dict[str, Any]:
         return {"runs": 100000, "messages": 236688, "seconds": seconds, "per_sub_ms": 0.1,
-                "rss_mb": rss}  # fmt: skip
+                "rss_mb": rss, "ticks": [seconds + 1.5, seconds, seconds - 0.5]}  # fmt: skip
 
     pg = {"skipped": "no PostgreSQL answered"} if pg_s is None else backend(pg_s)
     figures: dict[str, Any] = {"sqlite": backend(sqlite_s), "postgresql": pg}
@@ -188,3 +189,18 @@ def test_the_planning_figures_stand_beside_their_aims(tmp_path: Path) -> None:
     text = doc.read_text(encoding="utf-8")
     assert "## Planning: 100,000 subscriptions due at one tick" in text
     assert "| postgresql | skipped: no PostgreSQL answered |" in text
+    assert "| sqlite | 100,000 | 236,688 | 12.00 | 13.50 / 12.00 / 11.50 | 0.100 | 300 |" in text
+
+
+def test_a_full_planning_run_counts_the_median_tick_and_the_highest_peak(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    ticks = iter([(9.8, 150), (11.9, 140), (8.7, 160)])
+
+    def child(backend: str, count: int) -> dict[str, Any]:
+        seconds, rss = next(ticks)
+        return {"runs": count, "messages": 2 * count, "seconds": seconds, "rss_mb": rss}
+
+    monkeypatch.setattr(plan, "_child", child)
+    found = plan._repeated("sqlite", 100, 3)
+    assert (found["seconds"], found["ticks"], found["rss_mb"]) == (9.8, [9.8, 11.9, 8.7], 160)
