@@ -259,7 +259,7 @@ def main() -> None:
     elif args.backend:
         print(json.dumps(_child(args.backend, count), indent=2))
     else:
-        print(json.dumps(run(count=count), indent=2))
+        print(json.dumps(run(args.quick, count), indent=2))
 
 
 if __name__ == "__main__":
