@@ -28,6 +28,7 @@ from bot.core.store.reading import (
     previous_runs_at,
     reports_by_key,
     shown_must_reads_in,
+    with_digests,
 )
 
 DEFAULT_UNREAD_DAYS = 7
@@ -57,24 +58,24 @@ class Shown:
     stored: Mapping[str, StoredReport]  # their reports, by PR key
 
 
+NOTHING_SHOWN = Shown(None, (), {})  # a destination with no digest stored
+
+
 async def shown_before(
     conn: AsyncConnection, days: Mapping[int, int], now: datetime
 ) -> dict[int, Shown]:
-    """For each destination (with its unread_days), what may come back: three queries."""
-    ids = list(days)
-    if not ids:
-        return {}
-    previous = await previous_runs_at(conn, ids)
-    # Most destinations have no digest before: their window starts `days` before now.
-    from_now = {count: now - timedelta(days=count) for count in set(days.values())}
-    since = {d: from_now[n] for d, n in days.items()}
-    for d, at in previous.items():
-        since[d] = min(at or now, now) - timedelta(days=days[d])
-    found = await shown_must_reads_in(conn, ids, min(since.values()))
+    """For each destination (with its unread_days), what may come back: four queries, three
+    of them only about the destinations with a digest stored (on a first tick, none)."""
+    ids = await with_digests(conn, list(days))
+    previous = await previous_runs_at(conn, ids) if ids else {}
+    # One with no scheduled digest posted before reads back from `days` before now.
+    since = {d: min(previous.get(d) or now, now) - timedelta(days=days[d]) for d in ids}
+    found = await shown_must_reads_in(conn, ids, min(since.values(), default=now))
     prs = {d: tuple(pr for pr in found.get(d, ()) if pr.first > since[d]) for d in ids}
     keys = {(pr.repo, pr.number) for shown in prs.values() for pr in shown}
     stored = await reports_by_key(conn, sorted(keys))
-    return {d: Shown(previous.get(d), prs[d], stored) for d in ids}
+    shown = {d: Shown(previous.get(d), prs[d], stored) for d in ids}
+    return {d: shown.get(d, NOTHING_SHOWN) for d in days}
 
 
 def with_unread(digest: Digest, shown: Shown, marks: Marks, days: int, now: datetime) -> Digest:

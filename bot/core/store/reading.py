@@ -160,17 +160,15 @@ async def shown_must_reads(
     conn: AsyncConnection, destination_id: int, since: datetime
 ) -> list[ShownPR]:
     """Must-read PRs first shown here after `since`, oldest first."""
-    return (await shown_must_reads_in(conn, [destination_id], since)).get(destination_id, [])
+    found = await shown_must_reads_in(conn, await with_digests(conn, [destination_id]), since)
+    return found.get(destination_id, [])
 
 
-async def shown_must_reads_in(
-    conn: AsyncConnection, destination_ids: Sequence[int], since: datetime
-) -> dict[int, list[ShownPR]]:
-    """Each destination's must-read PRs first shown there after `since`, oldest first (grouped
-    in the database: a destination may hold 30 days of runs, each showing several). Only the
-    destinations with a digest stored are asked (one index probe each): on a first tick none
-    has, and the join would read runs the tick itself is writing, unknown to the statistics."""
-    e, r = edition_entries, digest_runs
+async def with_digests(conn: AsyncConnection, destination_ids: Sequence[int]) -> list[int]:
+    """The destinations with a digest stored (an edition): one index probe each. On a first
+    tick none has, and a join would read runs the tick itself is writing, unknown to the
+    statistics."""
+    r = digest_runs
     any_digest = (
         select(literal(1))
         .where(r.c.destination_id == destinations.c.id, r.c.edition_id.is_not(None))
@@ -182,9 +180,18 @@ async def shown_must_reads_in(
             among(destinations.c.id, destination_ids), any_digest.is_not(None)
         )
     )
-    destination_ids = [int(dest) for dest in asked.scalars()]
+    return [int(dest) for dest in asked.scalars()]
+
+
+async def shown_must_reads_in(
+    conn: AsyncConnection, destination_ids: Sequence[int], since: datetime
+) -> dict[int, list[ShownPR]]:
+    """Each destination's must-read PRs first shown there after `since`, oldest first (grouped
+    in the database: a destination may hold 30 days of runs, each showing several); pass the
+    destinations `with_digests` found (the others have none)."""
     if not destination_ids:
         return {}
+    e, r = edition_entries, digest_runs
     first = func.min(r.c.created_at)
     query = (
         select(r.c.destination_id, e.c.repo, e.c.number, func.min(e.c.tag).label("tag"), first)
