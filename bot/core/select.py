@@ -74,12 +74,20 @@ class DigestFilter:
     max_items: int = 30
     query: str = ""
     _plan: Plan | None = field(default=None, init=False, repr=False, compare=False)
+    _hash: int = field(default=0, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         # tags compare lowercase (as the parser and the config store them)
         object.__setattr__(self, "tags", tuple(tag.lower() for tag in self.tags))
         object.__setattr__(self, "exclude_tags", tuple(tag.lower() for tag in self.exclude_tags))
         object.__setattr__(self, "query", self.query.strip())
+        fields = (self.repos, self.tags, self.exclude_tags, self.max_items, self.query)
+        object.__setattr__(self, "_hash", hash(fields))
+
+    def __hash__(self) -> int:
+        """Worked out once: a tick hashes a filter several times per destination (the picks,
+        the audience, the edition are keyed by it)."""
+        return self._hash
 
     @classmethod
     def from_channel(cls, channel: Channel) -> DigestFilter:

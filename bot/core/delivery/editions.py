@@ -30,6 +30,7 @@ from bot.core.select import Digest
 from bot.core.store.editions import EditionMessage, EntryRow, fill_editions, new_editions
 
 MEMO_MAX = 4096
+_LAYOUTS = {layout.value: layout for layout in Layout}
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,7 +78,9 @@ class EditionBook:
         once it commits); a topics run also gets its forum topic rows."""
         keyed = []
         for run, audience in runs:
-            layout = await layout_for(conn, run.destination_id, Layout(run.lead.layout), self.now)
+            layout = _LAYOUTS[run.lead.layout]
+            if layout is Layout.TOPICS:  # (the others are planned as asked, without a read)
+                layout = await layout_for(conn, run.destination_id, layout, self.now)
             keyed.append((run, layout, _edition_key(run, audience, layout)))
         # Taken from the memo now, before any await: another batch planned meanwhile (two at
         # once on PostgreSQL) may start the memo over.
