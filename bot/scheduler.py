@@ -202,12 +202,15 @@ class DigestTicker:
         self.gate = ScheduleGate()
         self.pruned_at: datetime | None = None
         self.held: dict[int, Block] = {}  # subscription -> the last hold logged for it
+        self._blocks: dict[int, Block | None] = {}  # calendar -> its verdict on this page's now
 
     def _working(self, sub: Subscription, now: datetime) -> WorkingCalendar | None:
         """The subscription's calendar when `now` is working time; None while it holds (logged
         once per subscription, day and reason: a holiday, a day off, quiet hours)."""
-        calendar = self.calendars.for_subscription(sub)
-        block = calendar.block(now)
+        calendar, blocks = self.calendars.for_subscription(sub), self._blocks
+        if id(calendar) not in blocks:  # once per calendar and page (the book keeps each one)
+            blocks[id(calendar)] = calendar.block(now)
+        block = blocks[id(calendar)]
         if block is None:
             self.held.pop(sub.id, None)
             return calendar
@@ -227,6 +230,7 @@ class DigestTicker:
         """The due subscriptions, by destination."""
         due: dict[int, list[Due]] = {}
         working = []
+        self._blocks = {}
         for sub in active:
             if not self.gate.allows(sub, now):
                 continue
