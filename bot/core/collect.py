@@ -7,6 +7,9 @@ took about a tenth of a big tick's time, finding next to nothing (these objects 
 cycles; they are freed by reference counting when a batch is done). While a tick plans, the
 young generation is collected every YOUNG allocations instead; the old threshold comes back
 after. Memory stays bounded: a collection still runs, and cycles are still found, just later.
+At 100,000 (a batch's objects live until it is written, so a smaller threshold walks them
+again and again) a 100,000-subscription tick spends 0.1 s in the collector instead of 0.8 s
+at 10,000 (measured with gc.callbacks), for 6 MB more at its peak.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-YOUNG = 10_000  # allocations between young collections while planning (CPython's default: 700)
+YOUNG = 100_000  # allocations between young collections while planning (CPython's default: 700)
 
 
 @contextmanager
