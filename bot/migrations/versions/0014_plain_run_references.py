@@ -2,8 +2,8 @@
 
 A tick at 100,000 subscriptions writes a run, a member and about two outbox rows per
 destination. On PostgreSQL each foreign key on those rows is a trigger per row that reads and
-locks the row it points at: the outbox's two and the member's run made a third of the server's
-time in planning. The code that writes these rows holds what they point at (the destination is
+locks the row it points at: without the outbox's two and the member's run, the server's time
+in planning went down by about a sixth (statement times in pg_stat_statements). The code that writes these rows holds what they point at (the destination is
 locked, the run is written in the same transaction), destinations are never deleted, and the
 retention deletes a run's outbox rows and members with it, in that order. A member's
 subscription keeps its foreign key: deleting a subscription deletes its members.
