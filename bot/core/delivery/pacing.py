@@ -30,6 +30,7 @@ class Pace(Protocol):
 
 
 LATE_WAKE_SHARE = 0.25  # of an interval: a late wake-up within this keeps the schedule
+REBOOKS = 3  # shared slots found already past (by more than LATE_WAKE_SHARE) booked again
 
 
 class LocalPace:
@@ -152,11 +153,17 @@ class SharedPace:
         async with self.lock:
             if stopping is not None and stopping.is_set():
                 return False
-            delay = await self._book()
-            # A booking whose answer came back late (a slow round trip, a busy loop) finds its
-            # slot already past, and the next slot right behind it: the two would leave
-            # together. This process keeps its own sends apart as well, the way LocalPace
-            # forgives a slightly late wake-up but never lets one catch up with a burst.
+            late = self.interval * LATE_WAKE_SHARE
+            for attempt in range(REBOOKS + 1):
+                delay = await self._book()
+                # A booking whose answer came back late (a slow round trip, a busy loop) finds
+                # its slot already past, and the next slots are other replicas': sent now, it
+                # would land on one of theirs. Its slot stays empty and another is booked (a
+                # few times at most: under a load that makes every answer late, it goes).
+                if delay >= -late or attempt == REBOOKS:
+                    break
+            # This process keeps its own sends apart as well, the way LocalPace forgives a
+            # slightly late wake-up but never lets one catch up with a burst.
             floor = self.last_go + self.interval * (1 - LATE_WAKE_SHARE) - time.monotonic()
             delay = max(delay, floor)
             if delay > 0:

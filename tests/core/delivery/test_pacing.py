@@ -86,6 +86,26 @@ async def test_a_booking_answered_late_does_not_leave_with_the_next_slot(
     assert min(gaps) >= 0.7 / 10.0, gaps
 
 
+async def test_a_replica_whose_slot_passed_books_another_instead_of_landing_on_the_next(
+    postgres_database_url: str,
+) -> None:
+    # Replica A's third booking comes back three slots late; replica B has meanwhile taken the
+    # slots behind it. Sent at once, A's message would leave with one of B's.
+    engines = [create_engine(postgres_database_url) for _ in range(2)]
+    await migrate(engines[0])
+    try:
+        late = SlowAnswer(engines[0], Platform.SLACK, 10.0, late_booking=3)
+        steady = SharedPace(engines[1], Platform.SLACK, 10.0)
+        times: list[float] = []
+        await asyncio.gather(_send_times(late, 5, times), _send_times(steady, 5, times))
+    finally:
+        for engine in engines:
+            await engine.dispose()
+    gaps = [b - a for a, b in itertools.pairwise(sorted(times))]
+    assert min(gaps) >= 0.7 / 10.0, gaps
+    assert late.bookings == 6  # the late slot was left empty, one more booked
+
+
 async def test_three_replicas_migrating_at_once_all_start(
     database_url: str, subprocess_env: dict[str, str]
 ) -> None:
