@@ -4,18 +4,11 @@
 from __future__ import annotations
 
 from alembic import command
-from alembic.config import Config as AlembicConfig
 from sqlalchemy import Connection
 
-from bot.core.store.db import MIGRATIONS_DIR
+from bot.core.store.db import alembic_config
 
-
-def alembic_config(connection: Connection | None = None) -> AlembicConfig:
-    cfg = AlembicConfig()
-    cfg.set_main_option("script_location", str(MIGRATIONS_DIR))
-    if connection is not None:
-        cfg.attributes["connection"] = connection
-    return cfg
+__all__ = ["alembic_config", "downgrade_to", "upgrade_to"]
 
 
 def upgrade_to(connection: Connection, target: str) -> None:

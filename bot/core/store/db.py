@@ -170,12 +170,14 @@ async def write_transaction(engine: AsyncEngine) -> AsyncIterator[AsyncConnectio
 HEAD_REVISION = "0014"
 
 
-def _alembic_config(connection: Connection) -> Any:
+def alembic_config(connection: Connection | None = None) -> Any:
+    """Alembic's config for prdigest's migrations, on `connection` when given."""
     from alembic.config import Config as AlembicConfig
 
     cfg = AlembicConfig()
     cfg.set_main_option("script_location", str(MIGRATIONS_DIR))
-    cfg.attributes["connection"] = connection
+    if connection is not None:
+        cfg.attributes["connection"] = connection
     return cfg
 
 
@@ -184,7 +186,7 @@ def _upgrade(connection: Connection) -> None:
         connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK_KEY})
     from alembic import command
 
-    command.upgrade(_alembic_config(connection), "head")
+    command.upgrade(alembic_config(connection), "head")
 
 
 def _current(connection: Connection) -> str | None:
