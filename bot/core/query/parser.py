@@ -7,13 +7,17 @@
     primary := "(" or ")" | PHRASE | WORD  a WORD is `field op value`, `#7422` or a bare word
 
 Precedence NOT > AND > OR. Recursive descent with a depth bound (nesting and NOT chains), so
-a hostile query neither overflows the stack nor costs more than linear time.
+a hostile query neither overflows the stack nor costs more than linear time. A query holds at
+most MAX_TERMS terms (words, phrases and field terms), which bounds what the database is asked
+per query, and no control characters (a NUL cannot be asked of the index: see
+store/search/compile.py).
 """
 
 from __future__ import annotations
 
 import difflib
 import re
+import unicodedata
 from typing import Final
 
 from bot.core.query.ast import FIELDS, And, Field, Not, Or, Query, Text
@@ -24,6 +28,8 @@ from bot.core.query.values import canonical
 
 MAX_QUERY_LENGTH: Final = 2000  # characters; a chat message or a config line
 MAX_DEPTH: Final = 32  # parentheses and NOTs inside one another
+MAX_TERMS: Final = 64  # words, phrases and field terms in one query
+_TYPED_WHITESPACE: Final = frozenset("\t\n\r")  # control characters a pasted query may hold
 _FIELD_TERM = re.compile(r"([A-Za-z]+)(>=|<=|:|>|<)(.*)", re.DOTALL)
 _PR_NUMBER = re.compile(r"#([0-9]+)")
 _STOPS: Final = frozenset({"OR", ")"})  # what ends an AND run
@@ -33,10 +39,31 @@ def parse(text: str) -> Query:
     """The query `text` says; QueryError naming what is wrong and where."""
     if len(text) > MAX_QUERY_LENGTH:
         raise QueryError(f"too long ({len(text)} characters, at most {MAX_QUERY_LENGTH})")
+    _refuse_control_characters(text)
     tokens = tokenize(text)
     if not tokens:
         raise QueryError("empty")
+    _count_terms(tokens)
     return _Parser(tokens).query()
+
+
+def _refuse_control_characters(text: str) -> None:
+    for index, char in enumerate(text):
+        if unicodedata.category(char) == "Cc" and char not in _TYPED_WHITESPACE:
+            raise QueryError(
+                f"control character U+{ord(char):04X}", index + 1, "a query is plain text"
+            )
+
+
+def _count_terms(tokens: list[Token]) -> None:
+    """At most MAX_TERMS terms: the error names how many and where the first one too many is."""
+    terms = [token for token in tokens if token.kind in ("WORD", "PHRASE")]
+    if len(terms) > MAX_TERMS:
+        raise QueryError(
+            f"too many terms ({len(terms)}, at most {MAX_TERMS})",
+            terms[MAX_TERMS].position,
+            "narrow the query",
+        )
 
 
 class _Parser:

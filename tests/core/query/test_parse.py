@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from bot.core.query import And, Field, Not, Or, QueryError, Text, parse, unparse
-from bot.core.query.parser import MAX_DEPTH, MAX_QUERY_LENGTH
+from bot.core.query.parser import MAX_DEPTH, MAX_QUERY_LENGTH, MAX_TERMS
 
 A, B, C = Text("a"), Text("b"), Text("c")
 
@@ -165,3 +165,29 @@ def test_too_long() -> None:
     with pytest.raises(QueryError) as caught:
         parse("a" * (MAX_QUERY_LENGTH + 1))
     assert str(caught.value) == f"query: too long (2001 characters, at most {MAX_QUERY_LENGTH})"
+
+
+def test_a_query_of_more_than_max_terms_is_refused_by_count() -> None:
+    # 220 ORed words with no space between them are one chat argument, and still 220 terms.
+    crowded = "OR".join(f"(w{i}x)" for i in range(220))
+    with pytest.raises(QueryError) as caught:
+        parse(crowded)
+    assert str(caught.value).startswith(f"query: too many terms (220, at most {MAX_TERMS}) at ")
+    assert caught.value.hint == "narrow the query"
+    anded = " ".join(f"tag:t{i}" for i in range(MAX_TERMS + 1))
+    with pytest.raises(QueryError, match="too many terms"):
+        parse(anded)
+    assert isinstance(parse(" ".join(f"w{i}" for i in range(MAX_TERMS))), And)
+
+
+@pytest.mark.parametrize("char", ["\x00", "\x01", "\x1b", "\x7f", "\x85"])
+def test_control_characters_are_refused_by_name_and_place(char: str) -> None:
+    with pytest.raises(QueryError) as caught:
+        parse(f'tag:ci "roll{char}out"')
+    assert str(caught.value) == (
+        f"query: control character U+{ord(char):04X} at 13 (a query is plain text)"
+    )
+
+
+def test_tabs_and_line_breaks_still_separate_terms() -> None:
+    assert parse("a\tb\r\nc") == And((Text("a"), Text("b"), Text("c")))
