@@ -234,6 +234,8 @@ class DigestTicker:
         for sub in active:
             if not self.gate.allows(sub, now):
                 continue
+            if sub.plan_retry_at is not None and now < sub.plan_retry_at:
+                continue  # its digest failed to plan: tried again then (plan_failures.py)
             calendar = self._working(sub, now)
             if calendar is not None:  # else held by its calendar: nothing to read
                 working.append((sub, calendar))

@@ -64,6 +64,11 @@ def _text(item: DestinationStatus) -> str:
     )
     if item.last_error and (item.pending or item.failed):
         line += f"\n    last error: {item.last_error}"
+    if item.plan_error:
+        line += (
+            f"\n    DIGEST FAILING: {item.plan_error}; tried again at {item.plan_retry_at}"
+            " (the log has the traceback)"
+        )
     return line
 
 

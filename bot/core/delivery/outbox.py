@@ -13,7 +13,10 @@ its run has reached a final state, so a restart resumes the rendered rows and ne
 
 A tick plans its destinations PLAN_BATCH at a time, one transaction each, in a few statements
 per batch (`bot/core/delivery/runs.py`), and renders each audience once: destinations whose
-digests are alike share an edition (`bot/core/delivery/editions.py`), stored once.
+digests are alike share an edition (`bot/core/delivery/editions.py`), stored once. A batch that
+fails for anything but an outage is planned again one destination at a time: a destination
+whose digest cannot be planned is recorded and tried again later, and the others go on
+(`bot/core/delivery/plan_failures.py`).
 
 A `now` subscription is due at every tick and takes part only when something new matches; the
 PRs it posts are remembered (`instant_posts`), and a later digest in the same destination
@@ -32,6 +35,7 @@ from sqlalchemy import select, text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from bot.core.delivery.editions import EditionBook, Pending
+from bot.core.delivery.plan_failures import clear_plan_failures, plan_isolated
 from bot.core.delivery.reading import DEFAULT_READING, ReadingPolicy, shown_before, with_unread
 from bot.core.delivery.runs import (
     NOT_PLANNED,
@@ -160,8 +164,10 @@ async def plan_pages(
                 items = await anext(source, None)
             if items is None:
                 return
-            runs = [Run(destination, dues) for destination, dues in items]
-            await _plan_batch(engine, runs, tick)
+            runs = await plan_isolated(
+                engine, items, lambda runs: _plan_batch(engine, runs, tick), tick.book.renderer,
+                tick.now,
+            )  # fmt: skip
             planned(dict(items), {run.destination_id: run.result for run in runs})
             await asyncio.sleep(0)  # let acks and sends run between batches
 
@@ -212,6 +218,10 @@ async def _plan_batch(engine: AsyncEngine, runs: Sequence[Run], tick: TickPlan) 
 async def _plan_in(
     conn: AsyncConnection, runs: Sequence[Run], tick: TickPlan, pending: Pending
 ) -> None:
+    # Planning a destination that failed before ends its streak (undone if this fails too).
+    await clear_plan_failures(
+        conn, [run.destination_id for run in runs if run.due[0].subscription.plan_error]
+    )
     await take_parts(conn, runs)
     live = [run for run in runs if run.parts]
     if not live:

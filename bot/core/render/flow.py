@@ -29,6 +29,7 @@ from bot.core.render.views import (
     as_stored,
     entry_view,
     link_url,
+    matched_names,
 )
 from bot.core.reports.model import Report
 from bot.core.select import DigestEntry, StoredReport
@@ -210,7 +211,7 @@ class PlatformRenderer(ABC, Generic[C]):
     ) -> Piece[C]:
         """An entry's chunk, cached per report object: a digest run renders the same reports
         for many channels (the cache holds the report, so its id cannot be reused)."""
-        matched = ", ".join(entry.matched) if entry is not None else ""
+        matched = matched_names(entry.matched) if entry is not None else ""
         posted = entry.posted if entry is not None else ""
         style = style or EntryStyle()
         key = (id(item.report), item.revision > 1, locale, matched, posted, style)

@@ -7,7 +7,7 @@ and shape report text (the lead sentence, the key-file metadata line) without al
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
 from urllib.parse import urlsplit
@@ -158,7 +158,28 @@ class EntryView:
     buttons: bool = False  # the platform adds the digest buttons (Read, Snooze, Mute, Report)
 
 
-CUTTABLE_ENTRY_FIELDS = ("title", "summary", "lead", "flags", "raw_url", "repo", "label", "tag")
+# Every text an entry shows can be cut, so an entry fits whatever its fields hold.
+CUTTABLE_ENTRY_FIELDS = (
+    "title",
+    "summary",
+    "lead",
+    "flags",
+    "raw_url",
+    "repo",
+    "label",
+    "tag",
+    "matched",
+    "posted",
+)
+MATCHED_SHOWN = 3  # the subscription names a "matched:" line shows before "+N"
+
+
+def matched_names(names: Sequence[str]) -> str:
+    """The subscriptions that chose an entry, as its "matched:" line shows them: the first
+    MATCHED_SHOWN, then how many more (`a, b, c +29`)."""
+    shown = ", ".join(names[:MATCHED_SHOWN])
+    rest = len(names) - MATCHED_SHOWN
+    return f"{shown} +{rest}" if rest > 0 else shown
 
 
 @dataclass(frozen=True, slots=True)

@@ -36,6 +36,8 @@ class DestinationStatus:
     failed: int
     last_error: str | None
     watermark: int
+    plan_error: str | None = None  # the digest failed to plan or render here, why
+    plan_retry_at: str | None = None  # when it is tried again
 
 
 async def _counts(engine: AsyncEngine, dest_id: int) -> tuple[int, int, str | None]:
@@ -91,6 +93,8 @@ async def collect(
                 failed=failed,
                 last_error=error,
                 watermark=dest.watermark,
+                plan_error=dest.plan_error,
+                plan_retry_at=dest.plan_retry_at.isoformat() if dest.plan_retry_at else None,
             )
         )
     return result

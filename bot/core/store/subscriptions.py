@@ -59,6 +59,8 @@ class Subscription:
     watermark: int
     active: bool  # the destination's
     deactivated_reason: str | None
+    plan_error: str | None = None  # the destination's digest last failed to plan, why
+    plan_retry_at: datetime | None = None  # and not before then is it tried again
 
     @property
     def label(self) -> str:
@@ -100,6 +102,8 @@ _COLUMNS = (  # in Subscription's field order
     subscriptions.c.watermark,
     destinations.c.active,
     destinations.c.deactivated_reason,
+    destinations.c.plan_error,
+    destinations.c.plan_retry_at,
 )
 
 
@@ -111,11 +115,12 @@ def _from_row(row: Any) -> Subscription:
     """A row of _COLUMNS (a tick reads 100,000 of them: by position, the driver's types kept
     where they already are the field's)."""
     id_, dest, platform, target, number, name, origin, filters, schedule, cadence = row[:10]
-    zone, locale, layout, verbosity, owner, post_empty, locked, watermark, active, why = row[10:]
+    zone, locale, layout, verbosity, owner, post_empty, locked, watermark, active, why = row[10:20]
+    plan_error, plan_retry_at = row[20:]
     return Subscription(
         id_, dest, _PLATFORMS[platform], target, number, name, origin, stored_filter(filters),
         schedule, cadence, zone, _LOCALES[locale], layout, verbosity, owner, bool(post_empty),
-        bool(locked), watermark, bool(active), why,
+        bool(locked), watermark, bool(active), why, plan_error, plan_retry_at,
     )  # fmt: skip
 
 

@@ -130,6 +130,13 @@ destinations = Table(
     # (forum_told_at) the chat is first found not to be a forum.
     Column("layout_notice", JSON, nullable=True),
     Column("forum_told_at", UtcDateTime(), nullable=True),
+    # A digest that failed to plan or render here (a bug its data provokes) leaves the others
+    # alone: how many tries in a row failed, the last error, when to try again (backing off),
+    # and when the chat was told (once a streak). See bot/core/delivery/plan_failures.py.
+    Column("plan_failures", Integer, nullable=False, default=0, server_default="0"),
+    Column("plan_error", Text, nullable=True),
+    Column("plan_retry_at", UtcDateTime(), nullable=True),
+    Column("plan_told_at", UtcDateTime(), nullable=True),
     UniqueConstraint("platform", "target", name="uq_destinations_platform_target"),
 )
 

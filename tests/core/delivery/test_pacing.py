@@ -12,7 +12,7 @@ import pytest
 
 from bot.core.delivery.pacing import ArrivalWindow, LocalPace, Pace, SharedPace, make_pace
 from bot.core.models import Platform
-from bot.core.store.db import create_engine, migrate
+from bot.core.store.db import HEAD_REVISION, create_engine, migrate
 from tests.kits.paths import ROOT
 
 RATE = 40.0
@@ -122,7 +122,7 @@ async def test_three_replicas_migrating_at_once_all_start(
     for proc, (out, err) in zip(procs, outputs, strict=True):
         assert proc.returncode == 0, err.decode()[-2000:]
         assert out.decode().splitlines() == [
-            "database at revision 0014",
+            f"database at revision {HEAD_REVISION}",
             "search index rebuilt: 0 reports indexed",
         ]
     engine = create_engine(database_url)

@@ -21,6 +21,7 @@ from bot.core.reports.model import Report
 from bot.core.reports.parser import parse_file
 from bot.core.search import search
 from bot.core.store.db import (
+    HEAD_REVISION,
     create_engine,
     current_revision,
     migrate,
@@ -216,7 +217,7 @@ async def test_the_migration_indexes_an_existing_store(database_url: str) -> Non
                 ],
             )
         await migrate(engine)
-        assert await current_revision(engine) == "0014"
+        assert await current_revision(engine) == HEAD_REVISION
         store = ReportStore(engine)
         assert len(await _find(store, "显存")) == 1202
         assert await _find(store, "1201号") == [1201]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
+from bot.core.store.db import HEAD_REVISION
 from tests.kits.paths import ROOT, SEED
 
 
@@ -19,4 +20,7 @@ def test_migrate_rebuilds_the_index(subprocess_env: dict[str, str]) -> None:
 
     prdigest("ingest", str(SEED))
     out = prdigest("migrate").splitlines()
-    assert out == ["database at revision 0014", "search index rebuilt: 1 report indexed"]
+    assert out == [
+        f"database at revision {HEAD_REVISION}",
+        "search index rebuilt: 1 report indexed",
+    ]
