@@ -23,6 +23,7 @@ from bot.core.search import search
 from bot.core.select import DigestFilter
 from bot.core.store.reports import ReportStore
 from bot.core.store.runs import last_scheduled_time
+from bot.core.store.subscription_limits import SubscriptionLimitReached, SubscriptionLimits
 from bot.core.store.subscriptions import (
     CONFIG,
     DEFAULT_CHAT_SCHEDULE,
@@ -82,6 +83,8 @@ class SubscriptionVerbs:
         self.config = config
         self.clock = clock
         self.calendars = config.calendars()
+        caps = config.subscription_limits
+        self.limits = SubscriptionLimits(caps.per_destination, caps.per_person)
         self.notes = notes
 
     def next_post(self, sub: Subscription, now: datetime) -> str:
@@ -147,7 +150,10 @@ class SubscriptionVerbs:
             owner=chat.user_id if chat.private else None,
             actor=actor(chat),
         )
-        sub = await self.store.add(chat.platform, chat.chat_id, new)
+        try:
+            sub = await self.store.add(chat.platform, chat.chat_id, new, self.limits)
+        except SubscriptionLimitReached as full:
+            return Answer(Notice(f"subscription_limit_{full.scope}", {"limit": str(full.limit)}))
         params = {
             "number": str(sub.number),
             "query": inv.query_text,

@@ -119,6 +119,13 @@ class ReadingConfig(_Frozen):
     mute_days: int = Field(7, ge=1, le=90)
 
 
+class SubscriptionLimitsConfig(_Frozen):
+    """How many subscriptions chats may make (config channels are not counted)."""
+
+    per_destination: int = Field(50, ge=1, le=10_000)  # in one channel, group or DM
+    per_person: int = Field(200, ge=1, le=100_000)  # a person's own, across their DMs
+
+
 class Channel(_Frozen):
     """One digest destination and what it wants to read: reports of `repos` (any if none)
     with one of `tags` (any if none), none of `exclude_tags`, that `query` matches (issue 16's
@@ -174,6 +181,7 @@ class BotConfig(_Frozen):
     delivery: DeliveryConfig = DeliveryConfig()
     calendar: CalendarConfig | None = None  # every destination's, unless its channel has one
     reading: ReadingConfig = ReadingConfig()
+    subscription_limits: SubscriptionLimitsConfig = SubscriptionLimitsConfig()
 
     @model_validator(mode="after")
     def _one_calendar_per_destination(self) -> Self:

@@ -36,6 +36,10 @@ NOTICES: dict[Locale, dict[str, str]] = {
         "subscribed": "已添加订阅 {number}：{query}（{cadence}），下一次：{next}。"
         "最近 {days} 天它会匹配 {recent} 个 PR。",
         "unsubscribed": "已取消订阅：{items}",
+        "subscription_limit_destination": "这里已有 {limit} 个订阅，达到上限。"
+        "请先用 {cmd}unsubscribe 编号 取消不需要的订阅，或把几个查询合成一个（用 OR）。",
+        "subscription_limit_person": "你的个人订阅已有 {limit} 个，达到上限。"
+        "请先在私聊里用 {cmd}unsubscribe 编号 取消不需要的订阅。",
         "subscription_added": "{user} 添加了订阅 {number}：{query}（{cadence}）",
         "subscription_removed": "{user} 取消了订阅：{items}",
         "subscriptions": "本{chat}的订阅：\n{items}",
@@ -120,6 +124,10 @@ NOTICES: dict[Locale, dict[str, str]] = {
         "Over the last {days} days it would have matched {recent} PRs.",
         "unsubscribed": "Removed: {items}",
         "subscription_added": "{user} added subscription {number}: {query} ({cadence})",
+        "subscription_limit_destination": "There are already {limit} subscriptions here, the "
+        "most allowed. Remove one first ({cmd}unsubscribe NUMBER), or join queries with OR.",
+        "subscription_limit_person": "You already have {limit} personal subscriptions, the "
+        "most allowed. Remove one first ({cmd}unsubscribe NUMBER in your DM with the bot).",
         "subscription_removed": "{user} removed: {items}",
         "subscriptions": "Subscriptions of this {chat}:\n{items}",
         "subscription_line": "{number}. {query} · {cadence} · next {next} · last {last} · {owner}",

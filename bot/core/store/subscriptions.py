@@ -25,6 +25,7 @@ from bot.core.store.destinations import ensure_destination
 from bot.core.store.filters import filter_from_json as filter_from_json
 from bot.core.store.filters import filter_to_json as filter_to_json
 from bot.core.store.filters import stored_filter
+from bot.core.store.subscription_limits import SubscriptionLimits, check_limits
 from bot.core.store.tables import counters, destinations, subscription_changes, subscriptions
 from bot.settings import BotConfig, Channel
 
@@ -277,12 +278,20 @@ class SubscriptionStore:
             destinations.c.platform == platform.value, destinations.c.target == target
         )
 
-    async def add(self, platform: Platform, target: str, new: NewSubscription) -> Subscription:
+    async def add(
+        self,
+        platform: Platform,
+        target: str,
+        new: NewSubscription,
+        limits: SubscriptionLimits | None = None,
+    ) -> Subscription:
         """A chat's new subscription, numbered next in its destination (reactivated if it
-        was off); the change is recorded."""
+        was off); the change is recorded. Past one of `limits`: SubscriptionLimitReached."""
         now = self.clock()
         async with write_transaction(self.engine) as conn:
             dest_id = await ensure_destination(conn, platform, target, now)
+            if limits is not None:
+                await check_limits(conn, platform, dest_id, new.owner, limits, CHAT)
             await conn.execute(
                 update(destinations)
                 .where(destinations.c.id == dest_id, destinations.c.active.is_(False))

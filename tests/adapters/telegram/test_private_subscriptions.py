@@ -4,6 +4,8 @@ person owns what they add), the numbers stay put when one is removed, and nobody
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from bot.core.models import Platform
 from tests.fakes.telegram.api import FakeTelegram
 from tests.kits.telegram import USER, TelegramBot, notice, subscribed, texts, until
@@ -58,3 +60,21 @@ async def test_unsubscribe_all_in_a_private_chat_removes_them_and_the_chat_stays
     assert await bot.service.subscriptions.of(Platform.TELEGRAM, str(USER)) == []
     dest = await bot.service.destinations.find(Platform.TELEGRAM, str(USER))
     assert dest is not None and dest.active, "removing subscriptions does not switch it off"
+
+
+async def test_subscribing_past_the_cap_is_refused_with_the_cap_and_how_to_make_room(
+    fake: FakeTelegram, tmp_path: Path
+) -> None:
+    limits = {"subscription_limits": {"per_destination": 2}}
+    async with TelegramBot.running(fake, tmp_path, config=limits) as bot:
+        for query in ("tag:rollout", "tag:ci", "tag:fix"):
+            fake.push_message(USER, f"/subscribe {query}")
+        fake.push_message(USER, "/unsubscribe 1")
+        fake.push_message(USER, "/subscribe tag:fix")
+
+        await until(lambda: len(fake.sent_to(USER)) == 5, timeout=8)
+        shown = texts(fake, USER)
+        assert shown[2] == notice("subscription_limit_destination", limit="2", cmd="/")
+        assert shown[4].startswith("Added subscription 3: tag:fix"), "room made, room taken"
+        subs = await bot.service.subscriptions.of(Platform.TELEGRAM, str(USER))
+        assert [s.filter.query for s in subs] == ["tag:ci", "tag:fix"]
