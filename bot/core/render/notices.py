@@ -75,6 +75,7 @@ NOTICES: dict[Locale, dict[str, str]] = {
         "error": "出错了，请稍后再试。",
         "how_to_ask": "发送 /pr 7422 查看报告，或发送 /help 查看命令。",
         "unavailable": "机器人暂时无法使用（数据库连接中断），请稍后再试。",
+        "busy": "机器人正忙，没有接下这条请求，请一分钟后再试。",
         "answer_cut": "只显示了前 {shown} 条（共 {total} 条）。完整报告：{link}，"
         "或在机器人所在主机运行 prdigest pr {ref} full。",
         "answer_cut_digest": "只显示了前 {shown} 条（共 {total} 条）。"
@@ -163,6 +164,7 @@ NOTICES: dict[Locale, dict[str, str]] = {
         "how_to_ask": "Send /pr 7422, or /help for the commands.",
         "unavailable": "The bot is temporarily unavailable (its database cannot be reached); "
         "please try again in a few minutes.",
+        "busy": "The bot is busy and did not take this request; please try again in a minute.",
         "answer_cut": "Showing the first {shown} of {total} messages. The full report: {link}, "
         "or run prdigest pr {ref} full on the bot's host.",
         "answer_cut_digest": "Showing the first {shown} of {total} messages. "

@@ -269,19 +269,31 @@ class Page:
     left: int  # entries still not posted after this page
 
 
+PAGE_TRIES = 8  # runs a press may find emptied by other presses before it gives up
+
+
 def _more_of(edition: Any) -> Any:
     e = edition_entries
     counted = select(func.count()).where(e.c.edition_id == edition, e.c.kind == EntryKind.MORE)
     return counted.scalar_subquery()
 
 
+@dataclass(frozen=True, slots=True)
+class _PagedRun:
+    id: int
+    at: datetime
+    edition: int
+    paged: int  # "+N more" entries its pages posted, read under the run's row lock
+    more: int  # "+N more" entries in all
+
+
 async def _run_with_more(conn: AsyncConnection, destination_id: int, key: int | None) -> Any:
     """The destination's latest run (of edition `key`) with "+N more" entries not posted yet:
-    its id, time, edition, pages posted and "+N more" entries in all."""
+    its id, time, edition and "+N more" entries in all."""
     r = digest_runs
     more = _more_of(r.c.edition_id)
     query = (
-        select(r.c.id, r.c.scheduled_for, r.c.edition_id, r.c.paged, more.label("more"))
+        select(r.c.id, r.c.scheduled_for, r.c.edition_id, more.label("more"))
         .where(r.c.destination_id == destination_id, r.c.edition_id.is_not(None), more > r.c.paged)
         .order_by(r.c.id.desc())
         .limit(1)
@@ -289,6 +301,26 @@ async def _run_with_more(conn: AsyncConnection, destination_id: int, key: int | 
     if key is not None:
         query = query.where(r.c.edition_id == key)
     return (await conn.execute(query)).first()
+
+
+async def _claim_run(
+    conn: AsyncConnection, destination_id: int, key: int | None
+) -> _PagedRun | None:
+    """The run a press pages, its row locked until the transaction ends (FOR UPDATE on
+    PostgreSQL; SQLite's writers take turns already): presses that come together take its
+    pages one after another, each reading the `paged` the one before it wrote. A run that the
+    presses before emptied is passed over for the next one with entries left."""
+    for _ in range(PAGE_TRIES):
+        run = await _run_with_more(conn, destination_id, key)
+        if run is None:
+            return None
+        locked = select(digest_runs.c.paged).where(digest_runs.c.id == run.id).with_for_update()
+        paged = int((await conn.execute(locked)).scalar_one())
+        if paged < int(run.more):
+            return _PagedRun(
+                int(run.id), run.scheduled_for, int(run.edition_id), paged, int(run.more)
+            )
+    return None
 
 
 async def _run_title(conn: AsyncConnection, run_id: int) -> str:
@@ -308,13 +340,13 @@ async def take_page(
     edition `key` (None: its latest run that has some); None when there is nothing more."""
     e = edition_entries
     async with write_transaction(engine) as conn:
-        run = await _run_with_more(conn, destination_id, key)
+        run = await _claim_run(conn, destination_id, key)
         if run is None:
             return None
         rows = (
             await conn.execute(
                 select(e.c.repo, e.c.number, e.c.tag)
-                .where(e.c.edition_id == run.edition_id, e.c.kind == EntryKind.MORE)
+                .where(e.c.edition_id == run.edition, e.c.kind == EntryKind.MORE)
                 .order_by(e.c.position)
                 .offset(run.paged)
                 .limit(size)
@@ -323,14 +355,14 @@ async def take_page(
         await conn.execute(
             update(digest_runs)
             .where(digest_runs.c.id == run.id)
-            .values(paged=digest_runs.c.paged + len(rows))
+            .values(paged=run.paged + len(rows))
         )
         stored = await reports_by_key(conn, [(str(r.repo), int(r.number)) for r in rows])
-        title = await _run_title(conn, int(run.id))
+        title = await _run_title(conn, run.id)
     items = [
         (stored[pr], str(row.tag))
         for row in rows
         if (pr := pr_key(str(row.repo), int(row.number))) in stored
     ]
-    left = int(run.more) - int(run.paged) - len(rows)
-    return Page(int(run.edition_id), title, run.scheduled_for, items, left)
+    left = run.more - run.paged - len(rows)
+    return Page(run.edition, title, run.at, items, left)
