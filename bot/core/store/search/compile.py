@@ -9,6 +9,8 @@ hold the glob's longest literal piece. A term that SQL cannot ask exactly gives 
 marks the result inexact; the caller then checks each candidate with `matches`:
 - a word or value holding NUL, SEP or STAND_IN (facets.py stores NUL differently);
 - NOT of an inexact term asks nothing (any report may match).
+Long AND and OR runs and the rank's sum are balanced trees (balanced.py), so no statement is
+deeper than SQLite parses, however many terms a query has.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from bot.core.query.values import (
     number_bounds,
     time_bound,
 )
+from bot.core.store.search.balanced import all_of, any_of, total
 from bot.core.store.search.facets import UNSTORABLE
 from bot.core.store.search.text_index import Seqs, holding
 from bot.core.store.tables import report_facets as facets
@@ -106,7 +109,7 @@ class _Compiler:
         exact = all(part.exact for part in parts)
         if any(part.where is None for part in parts):
             return Compiled(None, exact)
-        return Compiled(or_(*(part.where for part in parts if part.where is not None)), exact)
+        return Compiled(any_of([part.where for part in parts if part.where is not None]), exact)
 
     def conjunction(self, items: Iterable[Query]) -> Compiled:
         words = [i.value for i in items if isinstance(i, Text) and i.value and not _odd(i.value)]
@@ -114,7 +117,7 @@ class _Compiler:
         if words:  # one trip to the index for every word ANDed here
             parts.append(Compiled(self.holding(sorted(set(words))), True))
         conditions = [part.where for part in parts if part.where is not None]
-        where = None if not conditions else and_(*conditions)
+        where = None if not conditions else all_of(conditions)
         return Compiled(where, all(part.exact for part in parts))
 
     def field(self, term: Field) -> Compiled:
@@ -206,12 +209,11 @@ def score(
         hits.append(facets.c.number.in_(sorted(terms.numbers)))
     tag_values = sorted({*terms.words, *terms.tags} - {""})
     if tag_values:
-        hits.append(or_(*(has(facets.c.tags, SEP + tag + SEP) for tag in tag_values)))
+        hits.append(any_of([has(facets.c.tags, SEP + tag + SEP) for tag in tag_values]))
     if terms.all_words:
-        hits.append(and_(*(has(facets.c.title, word) for word in terms.all_words)))
-    total: ColumnElement[Any] = literal(0)
-    for hit in hits:
-        total = total + case((hit, EXACT_SCORE), else_=0)
+        hits.append(all_of([has(facets.c.title, word) for word in terms.all_words]))
+    parts: list[ColumnElement[Any]] = [literal(0)]
+    parts += [case((hit, EXACT_SCORE), else_=0) for hit in hits]
     for word in terms.words:
         if word in terms.all_words or not word:
             elsewhere: ColumnElement[bool] = true()
@@ -219,10 +221,12 @@ def score(
             elsewhere = (
                 false() if _odd(word) else holding(dialect, [word], seqs=seqs, per_row=per_row)
             )
-        total = total + case(
-            (has(facets.c.title, word), TITLE_WEIGHT),
-            (has(facets.c.summary, word), SUMMARY_WEIGHT),
-            (elsewhere, OTHER_WEIGHT),
-            else_=0,
+        parts.append(
+            case(
+                (has(facets.c.title, word), TITLE_WEIGHT),
+                (has(facets.c.summary, word), SUMMARY_WEIGHT),
+                (elsewhere, OTHER_WEIGHT),
+                else_=0,
+            )
         )
-    return total
+    return total(parts)
