@@ -14,6 +14,7 @@ from typing import Protocol
 from sqlalchemy.ext.asyncio import AsyncEngine
 from starlette.routing import BaseRoute
 
+from bot.adapters.work import WorkLimits
 from bot.answers import Answerer, Chat
 from bot.core.clock import Clock
 from bot.core.models import Locale, Platform
@@ -44,6 +45,17 @@ class AdapterDeps:
     destinations: DestinationStore
     engine: AsyncEngine  # inbound dedupe and leases
     clock: Clock
+
+    @property
+    def work_limits(self) -> WorkLimits:
+        """The config's `chat_work`: how much chat work each platform takes on at once."""
+        work = self.answerer.config.chat_work
+        return WorkLimits(
+            queue_length=work.queue_length,
+            workers=work.workers,
+            per_user_burst=work.per_user_burst,
+            per_user_per_minute=work.per_user_per_minute,
+        )
 
     @property
     def default_locale(self) -> Locale:

@@ -34,6 +34,7 @@ from bot.adapters.slack.listeners import ONCE_KEYS, SlackListeners
 from bot.adapters.slack.payload import MalformedPayloadError, read_payload
 from bot.adapters.slack.users import SlackUsers
 from bot.adapters.slack.verify import SIGNATURE_HEADER, SlackSignature
+from bot.adapters.work import WorkQueue
 from bot.core.store.dedupe import forget_older_than
 from bot.logs import log, observe
 from bot.settings import ConfigError
@@ -109,7 +110,8 @@ class SlackAdapter:
         )
         self.users = SlackUsers(self.client, settings.admins)
         self.gate = AckGate()
-        self.listeners = SlackListeners(deps, self.users, self.gate)
+        self.work = WorkQueue("slack", deps.work_limits)
+        self.listeners = SlackListeners(deps, self.users, self.gate, self.work)
         self.listeners.register(self.app)
         self._signature = (
             None
@@ -140,11 +142,16 @@ class SlackAdapter:
             await self._socket.connect_async()
         log(logger, "slack.started", mode=self.mode, admins=len(self.settings.admins))
 
+    def stop_taking_work(self) -> None:
+        """On SIGTERM, before the web server winds down: no more answers are taken, the
+        queued ones are dropped (one log line counts them); those running go on."""
+        self.work.stop_taking()
+
     async def stop(self) -> None:
         if self._socket is not None:
             await self._socket.close_async()
             self._socket = None
-        await self.listeners.drain(SHUTDOWN_GRACE_SECONDS)
+        await self.work.stop(SHUTDOWN_GRACE_SECONDS)
         if self._warm_up is not None:
             self._warm_up.cancel()
 

@@ -22,8 +22,9 @@ class ListenerHost(Protocol):
     users: SlackUsers
     default_locale: Locale  # what a request is answered in when the store cannot say
 
-    def spawn(self, context: dict[str, Any], answer: Answering) -> None:
-        """Run `answer` after the ack, once per request (see listeners._once)."""
+    def spawn(self, context: dict[str, Any], answer: Answering) -> bool:
+        """Queue `answer` to run after the ack, once per request (see listeners._once);
+        False when the work queue did not take it (the bot is busy)."""
         ...
 
     async def chat(self, payload: dict[str, Any], user_name: str) -> Chat: ...

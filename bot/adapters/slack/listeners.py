@@ -4,13 +4,17 @@ Each listener acknowledges first (Slack wants an answer within 3 s), then parses
 shared command table, answers through the shared Answerer and renders with the shared
 renderer. Identity and place come only from the signed request: `user_id` decides who asks,
 `channel_id` is the only chat a command may change.
+
+Answers wait in the platform's bounded work queue (`bot/adapters/work.py`). One it does not
+take (full, or the user over their rate) is answered "busy, try again in a minute" at once:
+a slash command in its ack (Slack shows the ack's text to the user alone), a button and a
+mention in an ephemeral message, once a minute at most.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import Any
 
@@ -23,8 +27,15 @@ from bot.adapters.slack.entry_actions import EntryActions
 from bot.adapters.slack.home import SlackHome
 from bot.adapters.slack.host import Answering
 from bot.adapters.slack.modal import SlackPicker
-from bot.adapters.slack.replies import Respond, clean_text, post_all, respond_all
+from bot.adapters.slack.replies import (
+    Respond,
+    clean_text,
+    post_all,
+    post_ephemeral,
+    respond_all,
+)
 from bot.adapters.slack.users import SlackUsers
+from bot.adapters.work import BUSY, Admission, WorkQueue
 from bot.answers import Answer, Chat, Notice, render_notice
 from bot.core.commands import Invocation, UsageError, Verb, parse_mention, parse_pr_text
 from bot.core.models import Format, Platform, Section
@@ -55,8 +66,11 @@ def _button_invocation(value: str, section: Section) -> Invocation:
 
 
 class SlackListeners:
-    def __init__(self, deps: AdapterDeps, users: SlackUsers, gate: AckGate) -> None:
+    def __init__(
+        self, deps: AdapterDeps, users: SlackUsers, gate: AckGate, work: WorkQueue
+    ) -> None:
         self.gate = gate
+        self.work = work
         self.answerer = deps.answerer
         self.renderer = deps.renderer
         self.destinations = deps.destinations
@@ -64,7 +78,6 @@ class SlackListeners:
         self.users = users
         self.engine = deps.engine
         self.clock = deps.clock
-        self._tasks: set[asyncio.Task[None]] = set()
         self.picker = SlackPicker(self)  # `/pr subscribe` alone: the modal
         self.home = SlackHome(self, self.picker)
         self.entry_actions = EntryActions(self)  # Read, Snooze, Mute, Full report, +N more, ✅
@@ -103,12 +116,17 @@ class SlackListeners:
         respond: Respond,
         context: dict[str, Any],
     ) -> None:
-        await ack()
-        self.spawn(context, partial(self._answer_command, command, respond))
+        if self.spawn(context, partial(self._answer_command, command, respond)):
+            await ack()
+            return
+        busy = render_notice(self.renderer, BUSY, Format.SLACK, self.default_locale)
+        await ack(response_type="ephemeral", **busy.payload)
 
     async def on_mention(self, event: dict[str, Any], context: dict[str, Any]) -> None:
         # bolt acknowledges events itself
-        self.spawn(context, partial(self._answer_mention, event))
+        if not self.spawn(context, partial(self._answer_mention, event)):
+            channel, user = _where_and_who(event)
+            self.work.tell_busy(user, self._busy_ephemeral(channel, user))
 
     async def on_button(
         self,
@@ -119,13 +137,24 @@ class SlackListeners:
         context: dict[str, Any],
     ) -> None:
         await ack()
-        self.spawn(context, partial(self._answer_button, body, action, respond))
+        if not self.spawn(context, partial(self._answer_button, body, action, respond)):
+            _, user = _where_and_who(body)
+            self.work.tell_busy(user, self._busy_respond(respond))
 
-    def spawn(self, context: dict[str, Any], answer: Answering) -> None:
-        work = self._once(list(context.get(ONCE_KEYS, ())), answer)
-        task = asyncio.create_task(_logged(work, self.gate))
-        self._tasks.add(task)  # a reference, or the loop may drop the task mid-answer
-        task.add_done_callback(self._tasks.discard)
+    def spawn(self, context: dict[str, Any], answer: Answering) -> bool:
+        """Queue `answer` (see `_once`); False, and nothing runs, when the work queue did not
+        take it: the caller tells the user the bot is busy."""
+        once = partial(self._once, list(context.get(ONCE_KEYS, ())), answer)
+        user = str(context.get("user_id") or "")
+        return self.work.submit(user, partial(_logged, once, self.gate)) is Admission.TAKEN
+
+    async def _busy_ephemeral(self, channel: str, user: str) -> None:
+        busy = render_notice(self.renderer, BUSY, Format.SLACK, self.default_locale)
+        await post_ephemeral(self.users.client, channel, user, busy)
+
+    async def _busy_respond(self, respond: Respond) -> None:
+        busy = render_notice(self.renderer, BUSY, Format.SLACK, self.default_locale)
+        await respond_all(respond, [busy], public=False, where="busy")
 
     async def _once(self, keys: list[str], answer: Answering) -> None:
         """Answer a request once: its signature (a replay repeats it) and event id (a retry
@@ -142,10 +171,9 @@ class SlackListeners:
                 return
         await answer(False)
 
-    async def drain(self, grace_seconds: float) -> None:
-        """Let answers in flight finish (on shutdown), for at most `grace_seconds`."""
-        if self._tasks:
-            await asyncio.wait(set(self._tasks), timeout=grace_seconds)
+    async def drain(self, timeout: float) -> None:
+        """Wait until every answer taken so far has been sent, for at most `timeout`."""
+        await self.work.idle(timeout)
 
     # -- answers ---------------------------------------------------------------------------
 
@@ -247,19 +275,14 @@ def _log_failure(event: str, exc: BaseException, **fields: str) -> None:
     logger.error(event, exc_info=exc, extra={"event": event, "fields": fields})
 
 
-async def _logged(work: Coroutine[Any, Any, None], gate: AckGate) -> None:
+async def _logged(work: Callable[[], Awaitable[None]], gate: AckGate) -> None:
     """Run an answer when its turn comes (acks first, see `ack_gate.py`); a failure is
     logged (with its traceback), never lost in the loop."""
-    started = False
     try:
         async with gate.turn():
-            started = True
-            await work
-    except Exception as exc:  # the task's edge: nothing above it would see the error
+            await work()
+    except Exception as exc:  # the worker's edge: nothing above it would see the error
         _log_failure("slack.reply_failed", exc)
-    finally:
-        if not started:
-            work.close()  # cancelled (shutdown) before its turn: nothing to await
 
 
 def _wants_picker(text: str) -> bool:

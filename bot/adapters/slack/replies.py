@@ -1,5 +1,6 @@
-"""Sending answers back to Slack: through `response_url` (slash commands, buttons) or
-`chat.postMessage` (a mention's thread, a subscription announcement).
+"""Sending answers back to Slack: through `response_url` (slash commands, buttons),
+`chat.postMessage` (a mention's thread, a subscription announcement) or `chat.postEphemeral`
+(the "busy" notice for a mention, which has no response_url).
 
 Payloads come from the renderer (`text` + `blocks`); nothing here adds markup, so the house
 rules (escaped report text, `verbatim`, no `link_names`) hold for every reply.
@@ -95,4 +96,21 @@ async def post_all(
         except (aiohttp.ClientError, TimeoutError) as exc:
             log(logger, "slack.post_failed", logging.WARNING, channel=channel, reason=repr(exc))
             return False
+    return True
+
+
+async def post_ephemeral(
+    client: AsyncWebClient, channel: str, user: str, message: RenderedMessage
+) -> bool:
+    """Post `message` to `user` alone in `channel`; False (logged) when it could not be."""
+    args = {key: message.payload[key] for key in ("text", "blocks") if key in message.payload}
+    try:
+        await client.chat_postEphemeral(channel=channel, user=user, **args)
+    except SlackApiError as exc:
+        reason = errors.reason(exc)
+        log(logger, "slack.post_failed", logging.WARNING, channel=channel, reason=reason)
+        return False
+    except (aiohttp.ClientError, TimeoutError) as exc:
+        log(logger, "slack.post_failed", logging.WARNING, channel=channel, reason=repr(exc))
+        return False
     return True

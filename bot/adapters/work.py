@@ -1,0 +1,294 @@
+"""Chat work with a bound: one queue per platform, a rate per user, "busy" beyond them.
+
+A flood of commands (hundreds of connections of signed slash commands or webhook updates)
+must not become one task per request: tens of thousands of answers waiting, hundreds of MB,
+a new user's `/pr` minutes behind, and a shutdown that waits for all of them. So each
+platform's adapter hands its answers to a `WorkQueue`:
+
+- at most `WorkLimits.workers` answers run at a time, and at most `queue_length` wait;
+- each user has a token bucket: `per_user_burst` answers at once, refilled at
+  `per_user_per_minute`, so one busy user cannot fill the queue for everyone;
+- beyond either, `submit` refuses at once (the job is never started) and the adapter
+  answers "busy, try again in a minute": in the ack's own body where it costs nothing
+  (Slack's ephemeral ack, Telegram's webhook answer), else as one small message, sent to a
+  user at most once a minute (`busy_notice_due`) and only while few are in flight
+  (`tell_busy`);
+- on shutdown (`stop_taking`, then `stop`), no more work is taken, what is still queued is
+  dropped and counted in one log line, and the answers already running get a bounded grace
+  to finish their sends before they are cancelled.
+
+The per-user state is bounded too: at most `MAX_TRACKED_USERS` users are remembered, the
+ones seen least recently are forgotten first (a forgotten user starts with a full bucket).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import logging
+import time
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Coroutine
+from dataclasses import dataclass
+from typing import Any
+
+from bot.answers import Notice
+from bot.logs import log
+
+logger = logging.getLogger("prdigest.work")
+
+Job = Callable[[], Awaitable[None]]  # started only when a worker takes it
+Work = Coroutine[Any, Any, None]
+Clock = Callable[[], float]  # monotonic seconds
+
+BUSY = Notice("busy")
+BUSY_NOTICE_EVERY_SECONDS = 60.0  # "try again in a minute": a user hears it once a minute
+MAX_TRACKED_USERS = 10_000  # token buckets (and busy-notice times) remembered at once
+MAX_BUSY_NOTICES_AT_ONCE = 4  # busy notices that cost a message, in flight at once
+DEFAULT_STOP_GRACE_SECONDS = 4.0  # answers running at shutdown may finish their sends
+BUSY_LOG_EVERY_SECONDS = 5.0  # while work is refused, one log line this often, with a count
+
+
+@dataclass(frozen=True)
+class WorkLimits:
+    """How much chat work one platform takes on. The defaults answer a team's use at once
+    and keep a flood's backlog to a few seconds of work."""
+
+    queue_length: int = 32  # answers waiting for a worker; beyond it: busy
+    workers: int = 8  # answers running at once
+    per_user_burst: int = 5  # answers a user may ask for at once
+    per_user_per_minute: float = 20.0  # and then this many a minute
+
+
+Dropped = Callable[[], None]
+
+
+def _nothing() -> None:
+    """A job with nothing to close when it is dropped."""
+
+
+class Admission(enum.Enum):
+    TAKEN = "taken"
+    QUEUE_FULL = "queue_full"
+    USER_LIMITED = "user_limited"
+    STOPPING = "stopping"
+
+
+class TokenBuckets:
+    """A token bucket per user: `burst` tokens, refilled at `per_minute`."""
+
+    def __init__(
+        self, burst: int, per_minute: float, clock: Clock, max_users: int = MAX_TRACKED_USERS
+    ) -> None:
+        self.burst = float(burst)
+        self.per_second = per_minute / 60.0
+        self.clock = clock
+        self.max_users = max_users
+        self._buckets: OrderedDict[str, tuple[float, float]] = OrderedDict()  # tokens, at
+
+    def __len__(self) -> int:
+        return len(self._buckets)
+
+    def _tokens(self, user: str, now: float) -> float:
+        tokens, at = self._buckets.get(user, (self.burst, now))
+        return min(self.burst, tokens + (now - at) * self.per_second)
+
+    def has_token(self, user: str) -> bool:
+        return self._tokens(user, self.clock()) >= 1.0
+
+    def take(self, user: str) -> bool:
+        """Take one of the user's tokens; False (nothing taken) when the bucket is empty."""
+        now = self.clock()
+        tokens = self._tokens(user, now)
+        if tokens < 1.0:
+            return False
+        self._buckets[user] = (tokens - 1.0, now)
+        self._buckets.move_to_end(user)
+        while len(self._buckets) > self.max_users:
+            self._buckets.popitem(last=False)
+        return True
+
+
+class WorkQueue:
+    """One platform's chat work (see the module docstring)."""
+
+    def __init__(
+        self,
+        platform: str,
+        limits: WorkLimits | None = None,
+        clock: Clock = time.monotonic,
+    ) -> None:
+        self.platform = platform
+        self.limits = limits or WorkLimits()
+        self.clock = clock
+        self.buckets = TokenBuckets(
+            self.limits.per_user_burst, self.limits.per_user_per_minute, clock
+        )
+        self._queue: asyncio.Queue[tuple[Job, Dropped]] | None = None
+        self._workers: list[asyncio.Task[None]] = []
+        self._running: set[asyncio.Task[None]] = set()
+        self._notices: set[asyncio.Task[None]] = set()
+        self._told_busy: OrderedDict[str, float] = OrderedDict()
+        self._stopping = False
+        self.refused = 0  # refused since the last `busy` log line
+        self._refused_logged_at = float("-inf")
+
+    @property
+    def queued(self) -> int:
+        return 0 if self._queue is None else self._queue.qsize()
+
+    @property
+    def running(self) -> int:
+        return len(self._running)
+
+    def submit(self, user: str, job: Job, dropped: Dropped = _nothing) -> Admission:
+        """Queue `job` for `user`, or refuse it at once. A job refused, or dropped from the
+        queue at shutdown, is never started: `dropped` is called instead (to close what the
+        job would have awaited)."""
+        admission = self._admission(user)
+        if admission is not Admission.TAKEN:
+            dropped()
+            self._note_refused(admission)
+            return admission
+        self._started().put_nowait((job, dropped))
+        return admission
+
+    def _admission(self, user: str) -> Admission:
+        if self._stopping:
+            return Admission.STOPPING
+        if self.queued >= self.limits.queue_length:
+            return Admission.QUEUE_FULL
+        if not self.buckets.take(user):
+            return Admission.USER_LIMITED
+        return Admission.TAKEN
+
+    def _note_refused(self, admission: Admission) -> None:
+        """One log line every few seconds while work is refused, with how much, not one a
+        request: a flood would otherwise write the log as fast as it arrives."""
+        self.refused += 1
+        now = self.clock()
+        if now - self._refused_logged_at >= BUSY_LOG_EVERY_SECONDS:
+            self._refused_logged_at = now
+            log(
+                logger,
+                "chat.busy",
+                logging.WARNING,
+                platform=self.platform,
+                refused=self.refused,
+                reason=admission.value,
+                queued=self.queued,
+            )
+            self.refused = 0
+
+    def busy_notice_due(self, user: str) -> bool:
+        """Whether `user` should hear "busy" now (at most once a minute); counts as told."""
+        now = self.clock()
+        told = self._told_busy.get(user)
+        if told is not None and now - told < BUSY_NOTICE_EVERY_SECONDS:
+            return False
+        self._told_busy[user] = now
+        self._told_busy.move_to_end(user)
+        while len(self._told_busy) > MAX_TRACKED_USERS:
+            self._told_busy.popitem(last=False)
+        return True
+
+    def tell_busy(self, user: str, notice: Work) -> bool:
+        """Send a busy notice that costs a message: when the user is due one and few are in
+        flight; else it is closed unsent. True when it was started."""
+        if self._stopping or len(self._notices) >= MAX_BUSY_NOTICES_AT_ONCE:
+            notice.close()
+            return False
+        if not self.busy_notice_due(user):
+            notice.close()
+            return False
+        task = asyncio.create_task(self._guarded(notice, "chat.busy_notice_failed"))
+        self._notices.add(task)
+        task.add_done_callback(self._notices.discard)
+        return True
+
+    def _started(self) -> asyncio.Queue[tuple[Job, Dropped]]:
+        """The queue, with its workers started on first use (inside the running loop)."""
+        if self._queue is None:
+            self._queue = asyncio.Queue()
+            self._workers = [
+                asyncio.create_task(self._work(), name=f"{self.platform}-work-{n}")
+                for n in range(self.limits.workers)
+            ]
+        return self._queue
+
+    async def _work(self) -> None:
+        assert self._queue is not None
+        me = asyncio.current_task()
+        assert me is not None
+        while not self._stopping:
+            job, _ = await self._queue.get()
+            self._running.add(me)
+            try:
+                await self._guarded(job(), "chat.work_failed")
+            finally:
+                self._running.discard(me)
+                self._queue.task_done()
+
+    async def _guarded(self, work: Awaitable[None], event: str) -> None:
+        try:
+            await work
+        except Exception as exc:  # the worker's edge: one answer's bug must not stop it
+            fields = {"platform": self.platform, "reason": repr(exc)[:300]}
+            logger.error(event, exc_info=exc, extra={"event": event, "fields": fields})
+
+    async def idle(self, timeout: float) -> bool:
+        """Wait until every job taken so far has finished, for at most `timeout` seconds;
+        whether they all did. The queue goes on taking work."""
+        if self._queue is None:
+            return True
+        try:
+            await asyncio.wait_for(self._queue.join(), timeout)
+        except TimeoutError:
+            return False
+        return True
+
+    def stop_taking(self) -> int:
+        """Take no more work and drop what is queued (logged, with how many); answers
+        already running go on. Returns how many were dropped."""
+        if self._stopping:
+            return 0
+        self._stopping = True
+        dropped = 0
+        while self._queue is not None and not self._queue.empty():
+            _, drop = self._queue.get_nowait()
+            drop()
+            self._queue.task_done()
+            dropped += 1
+        for worker in self._workers:
+            if worker not in self._running:
+                worker.cancel()  # idle: waiting for work that will not come
+        log(
+            logger,
+            "chat.work_dropped",
+            logging.WARNING if dropped else logging.INFO,
+            platform=self.platform,
+            queued_answers_dropped=dropped,
+            answers_running=len(self._running),
+        )
+        return dropped
+
+    async def stop(self, grace_seconds: float = DEFAULT_STOP_GRACE_SECONDS) -> None:
+        """`stop_taking`, then let the answers running finish for at most `grace_seconds`;
+        those still running then are cancelled (logged, with how many)."""
+        self.stop_taking()
+        busy = [*self._running, *self._notices]
+        if busy:
+            await asyncio.wait(busy, timeout=grace_seconds)
+        late = [task for task in [*self._workers, *self._notices] if not task.done()]
+        for task in late:
+            task.cancel()
+        if late:
+            await asyncio.wait(late)
+            log(
+                logger,
+                "chat.work_cancelled",
+                logging.WARNING,
+                platform=self.platform,
+                answers_cancelled=len(late),
+                grace_seconds=grace_seconds,
+            )

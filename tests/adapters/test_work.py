@@ -1,0 +1,181 @@
+"""The bounded chat work queue: what it takes, what it refuses, and what a shutdown drops."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+
+import pytest
+
+from bot.adapters.work import (
+    BUSY_NOTICE_EVERY_SECONDS,
+    MAX_BUSY_NOTICES_AT_ONCE,
+    Admission,
+    TokenBuckets,
+    WorkLimits,
+    WorkQueue,
+)
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class Blocked:
+    """Jobs that wait for `release`; what started, what finished, what was dropped."""
+
+    def __init__(self) -> None:
+        self.release = asyncio.Event()
+        self.started: list[int] = []
+        self.finished: list[int] = []
+        self.dropped: list[int] = []
+
+    def job(self, number: int) -> tuple[Callable[[], Awaitable[None]], Callable[[], None]]:
+        async def run() -> None:
+            self.started.append(number)
+            await self.release.wait()
+            self.finished.append(number)
+
+        return run, lambda: self.dropped.append(number)
+
+
+def submit(work: WorkQueue, blocked: Blocked, user: str, number: int) -> Admission:
+    run, drop = blocked.job(number)
+    return work.submit(user, run, drop)
+
+
+async def until(condition: Callable[[], bool], limit: int = 1000) -> None:
+    for _ in range(limit):
+        if condition():
+            return
+        await asyncio.sleep(0)
+    raise AssertionError("condition never became true")
+
+
+def test_a_user_gets_the_burst_then_one_token_per_refill() -> None:
+    clock = Clock()
+    buckets = TokenBuckets(burst=3, per_minute=6, clock=clock)
+    assert [buckets.take("u") for _ in range(4)] == [True, True, True, False]
+    assert buckets.take("v"), "another user has a bucket of their own"
+    clock.now += 9.9
+    assert not buckets.take("u")
+    clock.now += 0.1  # 6 a minute: one token every 10 s
+    assert buckets.take("u")
+    assert not buckets.take("u")
+
+
+def test_the_buckets_remember_a_bounded_number_of_users() -> None:
+    buckets = TokenBuckets(burst=1, per_minute=1, clock=Clock(), max_users=100)
+    for n in range(1000):
+        buckets.take(f"user{n}")
+    assert len(buckets) == 100
+    assert not buckets.take("user999"), "the ones seen last are remembered"
+    assert buckets.take("user0"), "the ones seen first are forgotten: a full bucket again"
+
+
+async def test_beyond_the_queue_length_work_is_refused_and_never_started() -> None:
+    limits = WorkLimits(queue_length=3, workers=2, per_user_burst=100, per_user_per_minute=60)
+    work = WorkQueue("test", limits, Clock())
+    blocked = Blocked()
+    taken = [submit(work, blocked, f"u{n}", n) for n in range(2)]
+    await until(lambda: len(blocked.started) == 2)  # both workers busy
+    taken += [submit(work, blocked, f"u{n}", n) for n in range(2, 7)]
+    assert taken == [Admission.TAKEN] * 5 + [Admission.QUEUE_FULL] * 2
+    assert blocked.dropped == [5, 6]
+    blocked.release.set()
+    assert await work.idle(5)
+    assert sorted(blocked.finished) == [0, 1, 2, 3, 4]
+    await work.stop()
+
+
+async def test_a_user_over_their_rate_is_refused_while_others_are_taken() -> None:
+    limits = WorkLimits(queue_length=100, workers=1, per_user_burst=2, per_user_per_minute=1)
+    work = WorkQueue("test", limits, Clock())
+    blocked = Blocked()
+    flood = [submit(work, blocked, "flooder", n) for n in range(5)]
+    newcomer = submit(work, blocked, "newcomer", 99)
+    assert flood == [Admission.TAKEN] * 2 + [Admission.USER_LIMITED] * 3
+    assert newcomer is Admission.TAKEN
+    blocked.release.set()
+    assert await work.idle(5)
+    assert blocked.finished == [0, 1, 99]
+    await work.stop()
+
+
+async def test_stopping_drops_the_queued_work_with_one_counting_log_line(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    limits = WorkLimits(queue_length=10, workers=2, per_user_burst=100, per_user_per_minute=60)
+    work = WorkQueue("test", limits, Clock())
+    blocked = Blocked()
+    for n in range(6):
+        submit(work, blocked, f"u{n}", n)
+    await until(lambda: len(blocked.started) == 2)
+    caplog.set_level(logging.INFO, "prdigest.work")
+    assert work.stop_taking() == 4
+    assert blocked.dropped == [2, 3, 4, 5]
+    assert submit(work, blocked, "late", 7) is Admission.STOPPING
+    blocked.release.set()  # the two running finish their sends
+    await work.stop(grace_seconds=5)
+    assert sorted(blocked.finished) == [0, 1]
+    dropped = [r for r in caplog.records if r.getMessage() == "chat.work_dropped"]
+    assert len(dropped) == 1
+    assert dropped[0].fields["queued_answers_dropped"] == 4  # type: ignore[attr-defined]
+
+
+async def test_work_still_running_after_the_grace_is_cancelled() -> None:
+    work = WorkQueue("test", WorkLimits(workers=1), Clock())
+    blocked = Blocked()
+    submit(work, blocked, "u", 1)
+    await until(lambda: blocked.started == [1])
+    await work.stop(grace_seconds=0)
+    assert blocked.finished == []
+    assert work.running == 0
+
+
+async def test_a_failing_job_is_logged_and_the_worker_goes_on(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    work = WorkQueue("test", WorkLimits(workers=1), Clock())
+    done: list[str] = []
+
+    async def broken() -> None:
+        raise RuntimeError("boom")
+
+    async def fine() -> None:
+        done.append("fine")
+
+    work.submit("u", broken)
+    work.submit("u", fine)
+    assert await work.idle(5)
+    assert done == ["fine"]
+    assert any(r.getMessage() == "chat.work_failed" for r in caplog.records)
+    await work.stop()
+
+
+async def test_a_user_hears_busy_once_a_minute_and_few_notices_fly_at_once() -> None:
+    clock = Clock()
+    work = WorkQueue("test", WorkLimits(), clock)
+    assert work.busy_notice_due("u")
+    assert not work.busy_notice_due("u")
+    clock.now += BUSY_NOTICE_EVERY_SECONDS
+    assert work.busy_notice_due("u")
+
+    release = asyncio.Event()
+    sent: list[str] = []
+
+    async def notice(user: str) -> None:
+        await release.wait()
+        sent.append(user)
+
+    users = [f"n{n}" for n in range(MAX_BUSY_NOTICES_AT_ONCE + 2)]
+    started = [work.tell_busy(user, notice(user)) for user in users]
+    assert started == [True] * MAX_BUSY_NOTICES_AT_ONCE + [False] * 2
+    release.set()
+    await work.stop()
+    assert sorted(sent) == sorted(users[:MAX_BUSY_NOTICES_AT_ONCE])
