@@ -12,12 +12,21 @@ Revises: 0005
 import sqlalchemy as sa
 from alembic import op
 
-from bot.core.store.search import SQLITE_DROP, SQLITE_SCHEMA
-
 revision = "0006"
 down_revision = "0005"
 branch_labels = None
 depends_on = None
+
+# The SQLite index tables as this revision makes them (a frozen copy: later changes to the
+# search code must not rewrite what this migration did).
+SQLITE_SCHEMA = (
+    "CREATE VIRTUAL TABLE report_fts USING fts5(title, summary, recommendation, motivation,"
+    " implementation, risks, impact, comment_highlights,"
+    " tokenize='trigram case_sensitive 1', content='')",
+    "CREATE VIRTUAL TABLE report_grams USING fts5("
+    "grams, tokenize='ascii', detail=none, content='')",
+)
+SQLITE_DROP = ("DROP TABLE IF EXISTS report_fts", "DROP TABLE IF EXISTS report_grams")
 
 TRGM_SCHEMA = sa.text(
     "SELECT extnamespace::regnamespace::text FROM pg_extension WHERE extname = 'pg_trgm'"

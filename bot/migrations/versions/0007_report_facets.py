@@ -1,5 +1,9 @@
 """report_facets: what the query language's field terms read, one row per report; SQLite's
-full-text tables become contentless (keyed by seq); fills both for existing stores
+full-text tables become contentless (keyed by seq)
+
+The index is derived data: `bot.core.store.db.migrate` fills it with the current code after the
+migrations ran, when reports are stored and the index is empty, so this revision stays a frozen
+snapshot that imports nothing from bot.
 
 Revision ID: 0007
 Revises: 0006
@@ -8,12 +12,21 @@ Revises: 0006
 import sqlalchemy as sa
 from alembic import op
 
-from bot.core.store.search import SQLITE_DROP, SQLITE_SCHEMA, fill_index
-
 revision = "0007"
 down_revision = "0006"
 branch_labels = None
 depends_on = None
+
+# The SQLite index tables as this revision makes them (a frozen copy: later changes to the
+# search code must not rewrite what this migration did).
+SQLITE_SCHEMA = (
+    "CREATE VIRTUAL TABLE report_fts USING fts5(title, summary, recommendation, motivation,"
+    " implementation, risks, impact, comment_highlights,"
+    " tokenize='trigram case_sensitive 1', content='')",
+    "CREATE VIRTUAL TABLE report_grams USING fts5("
+    "grams, tokenize='ascii', detail=none, content='')",
+)
+SQLITE_DROP = ("DROP TABLE IF EXISTS report_fts", "DROP TABLE IF EXISTS report_grams")
 
 
 def upgrade() -> None:
@@ -46,7 +59,6 @@ def upgrade() -> None:
     op.create_index("ix_report_facets_at", "report_facets", ["at", "seq"])
     op.create_index("ix_report_facets_seq", "report_facets", ["seq"], unique=True)
     op.create_index("ix_report_facets_number", "report_facets", ["number"])
-    fill_index(op.get_bind())
 
 
 def downgrade() -> None:

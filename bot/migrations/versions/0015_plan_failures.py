@@ -18,6 +18,9 @@ branch_labels = None
 depends_on = None
 
 
+_ADDED = ("plan_failures", "plan_error", "plan_retry_at", "plan_told_at")
+
+
 def upgrade() -> None:
     with op.batch_alter_table("destinations") as batch:
         batch.add_column(sa.Column("plan_failures", sa.Integer, nullable=False, server_default="0"))
@@ -27,8 +30,5 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    with op.batch_alter_table("destinations") as batch:
-        batch.drop_column("plan_told_at")
-        batch.drop_column("plan_retry_at")
-        batch.drop_column("plan_error")
-        batch.drop_column("plan_failures")
+    for column in _ADDED:  # SQLite drops columns natively (3.35 and later), in place
+        op.execute(f"ALTER TABLE destinations DROP COLUMN {column}")
