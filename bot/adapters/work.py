@@ -236,13 +236,13 @@ class WorkQueue:
             fields = {"platform": self.platform, "reason": repr(exc)[:300]}
             logger.error(event, exc_info=exc, extra={"event": event, "fields": fields})
 
-    async def idle(self, timeout: float) -> bool:
-        """Wait until every job taken so far has finished, for at most `timeout` seconds;
+    async def idle(self, wait_seconds: float) -> bool:
+        """Wait until every job taken so far has finished, for at most `wait_seconds`;
         whether they all did. The queue goes on taking work."""
         if self._queue is None:
             return True
         try:
-            await asyncio.wait_for(self._queue.join(), timeout)
+            await asyncio.wait_for(self._queue.join(), wait_seconds)
         except TimeoutError:
             return False
         return True

@@ -171,9 +171,9 @@ class SlackListeners:
                 return
         await answer(False)
 
-    async def drain(self, timeout: float) -> None:
-        """Wait until every answer taken so far has been sent, for at most `timeout`."""
-        await self.work.idle(timeout)
+    async def drain(self, wait_seconds: float) -> None:
+        """Wait until every answer taken so far has been sent, for at most `wait_seconds`."""
+        await self.work.idle(wait_seconds)
 
     # -- answers ---------------------------------------------------------------------------
 

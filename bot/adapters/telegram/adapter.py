@@ -4,7 +4,8 @@ Long polling by default (one consumer per token; a 409 conflict is logged with t
 PTB's retry loop backs off), or a webhook at `POST /telegram/webhook` when
 `telegram.webhook_url` is configured (several replicas can share it). No JobQueue: the
 service has one scheduler. Digests go out through the outbox (`sender.py`); command replies are
-sent straight away, through the same sender and its `ChatPacer`.
+sent straight away, through the same sender and its `ChatPacer`. Updates, polled or posted to
+the webhook, pass the platform's bounded work queue first (updates.py, bot/adapters/work.py).
 
 On start: `getMe` (a wrong token stops the service here), the command menu (`setMyCommands`),
 then `setWebhook(url, secret_token)` or `deleteWebhook` + polling. If Telegram cannot be
@@ -27,6 +28,7 @@ from telegram.ext import Application
 
 from bot.adapters.base import AdapterDeps
 from bot.adapters.reach import log_unreachable, one_line
+from bot.adapters.telegram.busy import TelegramBusy
 from bot.adapters.telegram.handlers import TelegramHandlers
 from bot.adapters.telegram.polling import PollingLeader
 from bot.adapters.telegram.reply import Replier
@@ -37,6 +39,7 @@ from bot.adapters.telegram.updates import (
     TelegramApp,
     webhook_endpoint,
 )
+from bot.adapters.work import WorkQueue
 from bot.core.clock import Clock
 from bot.core.commands import COMMAND_MENU
 from bot.core.models import Locale
@@ -51,6 +54,7 @@ ALLOWED_UPDATES = ("message", "callback_query", "my_chat_member")
 CONFLICT_REASON = "another instance is polling this token; use webhook mode for several replicas"
 CONFLICT_LOG_EVERY_SECONDS = 60.0  # a lasting conflict is logged once a minute, with a count
 RECONNECT_DELAYS = (5.0, 10.0, 30.0, 60.0, 300.0)
+SHUTDOWN_GRACE_SECONDS = 4.0  # answers running at SIGTERM may finish their sends
 
 
 # The menu in English for everyone, and in Chinese for users whose Telegram speaks it.
@@ -87,7 +91,9 @@ class TelegramSettings:
     webhook: Webhook | None = None
 
 
-def build_application(token: str, api_url: str, webhook: bool) -> TelegramApp:
+def build_application(
+    token: str, api_url: str, webhook: bool, processor: ChatOrderedProcessor | None = None
+) -> TelegramApp:
     api = api_url.rstrip("/")
     builder = (
         Application.builder()
@@ -95,7 +101,7 @@ def build_application(token: str, api_url: str, webhook: bool) -> TelegramApp:
         .base_url(f"{api}/bot")
         .base_file_url(f"{api}/file/bot")
         .job_queue(None)
-        .concurrent_updates(ChatOrderedProcessor())
+        .concurrent_updates(processor or ChatOrderedProcessor())
     )
     if webhook:
         builder = builder.updater(None)  # the service's web server receives the updates
@@ -113,8 +119,16 @@ class TelegramAdapter:
         webhook: Webhook | None,
         clock: Clock,
         api_url: str = DEFAULT_TELEGRAM_API_URL,
+        busy: TelegramBusy | None = None,
     ) -> None:
         self.app = app
+        processor = app.update_processor
+        assert isinstance(processor, ChatOrderedProcessor)
+        self.work = processor.work  # the chat work PTB's updates and the webhook's share
+        self.busy = busy or TelegramBusy(
+            self.work, handlers.renderer, handlers.default_locale, handlers.replier
+        )
+        processor.on_refused = self.busy.tell
         self.api_url = api_url  # its host names Telegram in "cannot reach ..." (no token)
         self.replier = handlers.replier
         self.engine = engine
@@ -134,7 +148,7 @@ class TelegramAdapter:
     def routes(self) -> list[BaseRoute]:
         if self.webhook is None:
             return []
-        receive = webhook_endpoint(self.app, self.webhook.secret)
+        receive = webhook_endpoint(self.app, self.webhook.secret, self.busy.webhook_answer)
         return [Route(WEBHOOK_PATH, receive, methods=["POST"])]
 
     async def start(self) -> None:
@@ -213,17 +227,24 @@ class TelegramAdapter:
                 conflicts=self._conflicts,
             )
 
+    def stop_taking_work(self) -> None:
+        """On SIGTERM, before the web server winds down: no more updates are taken, the
+        queued ones are dropped (one log line counts them); those running go on."""
+        self.work.stop_taking()
+
     async def stop(self) -> None:
         if self._reconnect_task is not None:
             self._reconnect_task.cancel()
         if self._leader_task is not None:
             self._leader_task.cancel()
+        self.work.stop_taking()
         self.replier.stop()  # a reply waiting for its turn must not hold up the shutdown
         updater = self.app.updater
         if updater is not None and updater.running:
             await updater.stop()  # confirms the updates already fetched
+        await self.work.stop(SHUTDOWN_GRACE_SECONDS)  # sends in flight finish, bounded
         if self.app.running:
-            await self.app.stop()  # finishes the updates being handled
+            await self.app.stop()  # the fetcher's own tasks: each only queued its update
         await self.app.shutdown()
         if self._leader is not None:
             await self._leader.release()
@@ -236,7 +257,10 @@ def build_telegram_adapter(
     `sender`, the outbox's own: one pace per chat for digests and replies together."""
     handlers = TelegramHandlers(deps, Replier(sender))
     webhook = settings.webhook
-    app = build_application(settings.bot_token, settings.api_url, webhook=webhook is not None)
+    processor = ChatOrderedProcessor(WorkQueue("telegram", deps.work_limits))
+    app = build_application(
+        settings.bot_token, settings.api_url, webhook=webhook is not None, processor=processor
+    )
     return TelegramAdapter(
         app, handlers, deps.engine, webhook, deps.clock, api_url=settings.api_url
     )

@@ -59,6 +59,11 @@ NOTICES: dict[Locale, dict[str, str]] = {
         "find_results_more": "与「{query}」匹配的报告（共 {total} 个）：\n{items}\n"
         "还有 {more} 个未列出。加上条件可以缩小范围，例如 {example}",
         "bad_query": "查询写法有误：{error}",
+        "query_too_slow": "这个查询太慢（超过 {seconds} 秒），已停止。请缩小范围，"
+        "例如少用 OR、加上 tag: 或 since: 条件。",
+        "query_too_complex": "这个查询太复杂，数据库无法执行（{reason}）。请缩小范围，减少条件。",
+        "search_busy": "正在进行的搜索太多，请稍后再试。",
+        "search_busy_you": "你的上一个搜索还在进行，请等它完成后再试。",
         "bad_cadence": "推送频率写法有误：{error}",
         "picker": "用法：{cmd}subscribe 查询 [at 频率]，例如 {cmd}subscribe tag:breaking at now",
         "usage_subscribe_test": "用法：{cmd}subscribe test 查询 [at 频率]，例如 "
@@ -146,6 +151,12 @@ NOTICES: dict[Locale, dict[str, str]] = {
         "find_results_more": "Reports matching {query} ({total}):\n{items}\n"
         "+{more} more. Add terms to narrow it, e.g. {example}",
         "bad_query": "{error}",
+        "query_too_slow": "This query took too long (over {seconds} s) and was stopped; narrow "
+        "it, e.g. fewer ORs, or add tag: or since:.",
+        "query_too_complex": "This query is too complex for the database ({reason}); narrow it "
+        "with fewer terms.",
+        "search_busy": "Too many searches are running; please try again in a moment.",
+        "search_busy_you": "Your previous search is still running; try again once it is done.",
         "bad_cadence": "{error}",
         "picker": "Usage: {cmd}subscribe QUERY [at CADENCE], e.g. "
         "{cmd}subscribe tag:breaking at now",
