@@ -1,9 +1,10 @@
 """`prdigest subscriptions list|export|import`: the subscriptions chats made, as config-as-code.
 
 `export` prints every chat-made subscription as YAML (the shape is in docs/subscriptions.md);
-`import FILE` checks every entry first (`subscriptions[3].cadence: ...`, exit 2, nothing
-written), then makes the chat subscriptions of each destination the file lists equal to its
-entries (store/subscription_sync.py). Importing an export changes nothing. `list` prints each
+`import FILE` checks every entry first, each field against what the store's column holds
+(`subscriptions[3].cadence: ...`, one line each, exit 2, nothing written), then makes the chat
+subscriptions of each destination the file lists equal to its entries
+(store/subscription_sync.py). Importing an export changes nothing. `list` prints each
 destination's subscriptions as the chat's `subscriptions` answers.
 """
 
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, Final
 
@@ -34,13 +36,15 @@ from bot.core.models import Layout, Locale, Platform, Verbosity
 from bot.core.query import QueryError
 from bot.core.query import parse as parse_query
 from bot.core.select import DigestFilter
+from bot.core.store.bounds import max_chars, max_int
 from bot.core.store.subscription_sync import (
     EntryError,
     ImportRefusedError,
     SubscriptionSync,
     Wanted,
 )
-from bot.core.store.subscriptions import NAME_MAX, NOW, Subscription, SubscriptionStore
+from bot.core.store.subscriptions import NOW, Subscription, SubscriptionStore
+from bot.core.store.tables import destinations, subscriptions
 from bot.cron import next_fire
 from bot.messages import Chat, Notice
 from bot.settings import BotConfig, Env
@@ -55,6 +59,14 @@ HEADER: Final = (
     "# `prdigest subscriptions import FILE` makes the store's equal to this file.\n"
 )
 REQUIRED: Final = "every entry has platform, target, number, name and cadence"
+# What the store's columns hold (PostgreSQL's bounds, so a file SQLite took loads there too).
+NUMBER_MAX: Final = max_int(subscriptions.c.number)
+TARGET_MAX: Final = max_chars(destinations.c.target)
+NAME_MAX: Final = max_chars(subscriptions.c.name)
+OWNER_MAX: Final = max_chars(subscriptions.c.owner)
+TIMEZONE_MAX: Final = max_chars(subscriptions.c.timezone)
+CADENCE_MAX: Final = max_chars(subscriptions.c.cadence)
+SCHEDULE_MAX: Final = max_chars(subscriptions.c.schedule)
 
 
 def _query(text: str) -> str:
@@ -79,7 +91,21 @@ def _read_cadence(text: str) -> tuple[str, str]:
         cadence = parse_cadence(text, next_fire=next_fire, now=CLOCK())
     except CadenceError as exc:
         raise ValueError(str(exc).removeprefix("cadence: ")) from None
-    return cadence.cron or NOW, cadence.text
+    schedule = cadence.cron or NOW
+    _fits(CADENCE_MAX)(cadence.text)
+    _fits(SCHEDULE_MAX)(schedule)
+    return schedule, cadence.text
+
+
+def _fits(cap: int) -> Callable[[str], str]:
+    """A check that a text fits a column of `cap` characters (after its own validators)."""
+
+    def check(text: str) -> str:
+        if len(text) > cap:
+            raise ValueError(f"longer than the store holds ({cap} characters)")
+        return text
+
+    return check
 
 
 class Entry(BaseModel):
@@ -88,20 +114,20 @@ class Entry(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     platform: Platform
-    target: ChatId
-    number: int = Field(ge=1, strict=True)  # `true` is no number
+    target: Annotated[ChatId, AfterValidator(_fits(TARGET_MAX))]
+    number: int = Field(ge=1, le=NUMBER_MAX, strict=True)  # `true` is no number
     name: str = Field(min_length=1, max_length=NAME_MAX)
     query: Annotated[str, AfterValidator(_query)] = ""
     tags: list[Tag] = Field(default_factory=list)
     repos: list[Repo] = Field(default_factory=list)
     exclude_tags: list[Tag] = Field(default_factory=list)
     max_items: int = Field(30, ge=1, le=MAX_ITEMS, strict=True)
-    cadence: Annotated[str, AfterValidator(_cadence)]
-    timezone: Timezone | None = None
+    cadence: Annotated[str, Field(max_length=CADENCE_MAX), AfterValidator(_cadence)]
+    timezone: Annotated[Timezone, Field(max_length=TIMEZONE_MAX)] | None = None
     locale: Locale | None = None
     layout: Layout = Layout.FLAT
     verbosity: Verbosity = Verbosity.STANDARD
-    owner: str | None = Field(None, min_length=1, max_length=NAME_MAX)
+    owner: str | None = Field(None, min_length=1, max_length=OWNER_MAX)
 
     @model_validator(mode="after")
     def _topics_need_telegram(self) -> Entry:
@@ -229,8 +255,20 @@ def _read_file(path: str) -> object:
         raise CliError(f"{path}: not UTF-8 text") from None
     try:
         return yaml.safe_load(text)
+    except RecursionError:  # PyYAML composes nested collections recursively
+        raise CliError(f"{path}: not valid YAML: nested too deep") from None
     except yaml.YAMLError as exc:
-        raise CliError(f"{path}: not valid YAML: {exc}") from None
+        raise CliError(f"{path}: not valid YAML: {_yaml_problem(exc)}") from None
+
+
+def _yaml_problem(exc: yaml.YAMLError) -> str:
+    """PyYAML's error on one line: `expected ',' or ']', but got '<stream end>' (line 3,
+    column 1)`."""
+    if not isinstance(exc, yaml.MarkedYAMLError) or exc.problem is None:
+        return " ".join(str(exc).split())
+    mark = exc.problem_mark
+    where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
+    return f"{exc.problem}{where}"
 
 
 def _config_file(env: Env) -> str:

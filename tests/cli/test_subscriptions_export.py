@@ -310,6 +310,24 @@ GOOD = {
             "and cadence)",
         ),
         ({"number": True}, "subscriptions[1].number: Input should be a valid integer"),
+        (
+            {"number": 10**30},
+            "subscriptions[1].number: Input should be less than or equal to 2147483647",
+        ),
+        (
+            {"number": 2**32},
+            "subscriptions[1].number: Input should be less than or equal to 2147483647",
+        ),
+        (
+            {"target": "-1" * 100},
+            "subscriptions[1].target: longer than the store holds (128 characters)",
+        ),
+        ({"name": "n" * 129}, "subscriptions[1].name: String should have at most 128"),
+        ({"owner": "U" * 129}, "subscriptions[1].owner: String should have at most 128"),
+        (
+            {"cadence": "0 9 * * " + ",".join(["mon"] * 40)},
+            "subscriptions[1].cadence: String should have at most 128",
+        ),
         ({"targets": "-100"}, "subscriptions[1].targets: unknown key (known: platform, "),
         (
             {"target": "-300"},
@@ -332,6 +350,12 @@ GOOD = {
         "bad query",
         "missing target",
         "number not a number",
+        "number past any store",
+        "number past PostgreSQL's INTEGER",
+        "target too long",
+        "name too long",
+        "owner too long",
+        "cadence too long",
         "unknown key",
         "locked destination",
         "number of a config channel",
@@ -413,6 +437,36 @@ async def test_exit_codes(
     with pytest.raises(SystemExit) as usage:
         main(["subscriptions"])
     assert usage.value.code == 2
+
+
+@pytest.mark.usefixtures("config")
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("[" * 10_000, "not valid YAML: nested too deep"),
+        (
+            "subscriptions: [\n  {platform: slack\n",
+            "not valid YAML: expected ',' or '}', but got '<stream end>' (line 3, column 1)",
+        ),
+    ],
+    ids=["nested 10,000 deep", "unclosed flow mapping"],
+)
+async def test_a_file_that_is_not_yaml_is_one_line_and_exit_2(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    text: str,
+    said: str,
+) -> None:
+    path = tmp_path / "subs.yaml"
+    path.write_text(text, encoding="utf-8")
+    cli = Cli(f"sqlite:///{tmp_path / 'none.db'}", capsys, monkeypatch)
+    assert await cli("subscriptions", "import", str(path)) == (
+        2,
+        "",
+        f"prdigest subscriptions: {path}: {said}\n",
+    )
+    assert not (tmp_path / "none.db").exists()
 
 
 async def test_list_prints_what_the_chat_answers(
