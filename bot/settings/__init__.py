@@ -27,7 +27,6 @@ from bot.core.calendar import CalendarBook
 from bot.core.models import Layout, Locale, Platform, Verbosity
 from bot.settings.calendars import CalendarConfig, calendar_book, shared_calendar_problem
 from bot.settings.errors import describe_config_error
-from bot.settings.work import ChatWorkConfig
 from bot.settings.values import (
     ChannelQuery,
     ChatId,
@@ -38,6 +37,7 @@ from bot.settings.values import (
     WebhookURL,
     read_cadence,
 )
+from bot.settings.work import ChatWorkConfig
 
 DEFAULT_CONFIG_PATH = Path("config/bot.yaml")
 DEFAULT_DATABASE_URL = "sqlite:///data/bot.db"
