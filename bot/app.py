@@ -3,6 +3,9 @@
 Start order: destinations synced from config → sources polled once (so the first digest sees
 them) → platform adapters → scheduler (digest tick fires at once: catch-up) → delivery loop.
 Stop order is the reverse; the delivery loop stops claiming and finishes the send in flight.
+At SIGTERM the adapters stop taking chat work at once (queued answers are dropped, one log
+line counts them), while the web server finishes the requests in flight; the answers already
+running then get what is left of a bounded grace, so the process exits within 10 s.
 """
 
 from __future__ import annotations
@@ -14,11 +17,12 @@ import logging
 import os
 import signal
 import socket
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from datetime import timedelta
 from functools import partial
+from types import FrameType
 from typing import TYPE_CHECKING, Literal
 
 import uvicorn
@@ -61,7 +65,10 @@ logger = logging.getLogger("prdigest.app")
 KEEP_ALIVE_SECONDS = 5  # an idle keep-alive connection is closed after this
 MAX_CONCURRENCY = 1000  # connections and tasks at once; beyond it uvicorn answers 503
 MAX_HEADER_BYTES = 16 * 1024  # h11's incomplete event: a request line and headers
-GRACEFUL_SHUTDOWN_SECONDS = 10
+# After SIGTERM, requests in flight (acks, webhook answers, ingests) may finish this long;
+# the adapters' answers running get a grace of their own (bot/adapters/work.py), counted
+# from SIGTERM too: together well within the 10 s a supervisor waits before SIGKILL.
+GRACEFUL_SHUTDOWN_SECONDS = 3
 
 
 def worker_id() -> str:
@@ -289,14 +296,19 @@ class Service:
         self._delivery_task = asyncio.create_task(self.deliverer.run_forever())
         observe(self._delivery_task, logger, "delivery.stopped_by_error")
 
+    def stop_taking_work(self) -> None:
+        """At SIGTERM, before the web server winds down: no adapter takes more chat work."""
+        for adapter in self.adapters:
+            adapter.stop_taking_work()
+
     async def stop(self) -> None:
         if self.scheduler is not None and self.scheduler.running:
             self.scheduler.shutdown(wait=False)
         self.deliverer.stop()
         if self._delivery_task is not None:
             await self._delivery_task
-        for adapter in reversed(self.adapters):
-            await adapter.stop()
+        # Side by side: each adapter's grace for its answers running overlaps the others'.
+        await asyncio.gather(*(adapter.stop() for adapter in reversed(self.adapters)))
         log(logger, "service.stopped")
 
     def web(self) -> Starlette:
@@ -323,7 +335,17 @@ class Service:
 
 class _Server(uvicorn.Server):
     """uvicorn re-raises SIGTERM after a graceful shutdown (exit status -15); a clean stop
-    should exit 0, so the signals only ask the server to stop."""
+    should exit 0, so the signals only ask the server to stop. The first signal also tells
+    the service to stop taking chat work (`on_exit`), before uvicorn waits for requests."""
+
+    def __init__(self, config: uvicorn.Config, on_exit: Callable[[], None] = lambda: None) -> None:
+        super().__init__(config)
+        self.on_exit = on_exit
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        if not self.should_exit:
+            self.on_exit()
+        super().handle_exit(sig, frame)
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
         await super().startup(sockets)
@@ -395,4 +417,4 @@ async def serve(service: Service, sock: socket.socket | None = None) -> None:
     env = service.ctx.env
     sock = sock or listen_socket(env.http_host, env.http_port)
     config = server_config(service.web(), env.http_host, env.http_port)
-    await _Server(config).serve(sockets=[sock])
+    await _Server(config, service.stop_taking_work).serve(sockets=[sock])

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import hmac
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Any
@@ -44,6 +44,11 @@ DRAIN_MAX_BYTES = 64 * 1024 * 1024
 # What a client is told to wait when the store is unavailable (outage, SQLite lock past the
 # busy timeout): 503 with this Retry-After.
 RETRY_AFTER_SECONDS = 30
+# Platform webhook requests (Slack's events, Telegram's updates) handled at once; the others
+# wait their turn, costing the event loop nothing meanwhile. Under a flood of them the loop
+# then serves a few at a time, so `/healthz`, `/readyz` and `/metrics` wait behind a few
+# requests' steps, not behind hundreds: probes stay prompt while the webhooks are saturated.
+MAX_PLATFORM_REQUESTS_AT_ONCE = 4
 MARKDOWN_TYPES = frozenset({"text/markdown", "text/x-markdown", "text/plain"})
 JSON_TYPES = frozenset({"application/json"})
 
@@ -197,6 +202,28 @@ def _stored(deps: WebDeps, result: IngestResult, warnings: list[str]) -> Respons
     )
 
 
+def one_turn_at_a_time(
+    routes: Sequence[BaseRoute], at_once: int = MAX_PLATFORM_REQUESTS_AT_ONCE
+) -> list[BaseRoute]:
+    """`routes` with their endpoints sharing one bound of `at_once` requests handled at a
+    time (see MAX_PLATFORM_REQUESTS_AT_ONCE); other kinds of route pass unchanged."""
+    turns = asyncio.Semaphore(at_once)
+
+    def gated(endpoint: Callable[[Request], Awaitable[Response]]) -> Callable[..., Any]:
+        async def in_turn(request: Request) -> Response:
+            async with turns:
+                return await endpoint(request)
+
+        return in_turn
+
+    return [
+        Route(r.path, gated(r.endpoint), methods=r.methods, name=r.name)
+        if isinstance(r, Route)
+        else r
+        for r in routes
+    ]
+
+
 def build_web(
     deps: WebDeps,
     platform_routes: Sequence[BaseRoute] = (),
@@ -221,6 +248,6 @@ def build_web(
         Route("/readyz", readyz, methods=["GET"]),
         Route("/metrics", metrics, methods=["GET"]),
         Route("/api/reports", ingest_endpoint(deps), methods=["POST"]),
-        *platform_routes,
+        *one_turn_at_a_time(platform_routes),
     ]
     return Starlette(routes=routes, lifespan=lifespan)

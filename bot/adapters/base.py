@@ -33,6 +33,11 @@ class Adapter(Protocol):
 
     async def start(self) -> None: ...
 
+    def stop_taking_work(self) -> None:
+        """At SIGTERM: take no more chat work and drop what is queued (answers running go
+        on); `stop` then lets those finish, within a bounded grace."""
+        ...
+
     async def stop(self) -> None: ...
 
 

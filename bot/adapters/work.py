@@ -6,9 +6,14 @@ a new user's `/pr` minutes behind, and a shutdown that waits for all of them. So
 platform's adapter hands its answers to a `WorkQueue`:
 
 - at most `WorkLimits.workers` answers run at a time, and at most `queue_length` wait;
-- each user has a token bucket: `per_user_burst` answers at once, refilled at
-  `per_user_per_minute`, so one busy user cannot fill the queue for everyone;
-- beyond either, `submit` refuses at once (the job is never started) and the adapter
+- each user has a token bucket: `per_user_burst` requests at once, refilled at
+  `per_user_per_minute` (every request takes a token, taken or refused), so one busy user
+  cannot fill the queue for everyone;
+- a user whose bucket is full (they have not asked for a while: a person, not a flood) goes
+  ahead of the others, and may take `queue_length // 4` places more than the others may: the
+  first user after a flood is answered behind the answers running, not refused behind a
+  full queue;
+- beyond either bound, `submit` refuses at once (the job is never started) and the adapter
   answers "busy, try again in a minute": in the ack's own body where it costs nothing
   (Slack's ephemeral ack, Telegram's webhook answer), else as one small message, sent to a
   user at most once a minute (`busy_notice_due`) and only while few are in flight
@@ -29,7 +34,7 @@ import logging
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Coroutine
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from bot.answers import Notice
@@ -46,6 +51,7 @@ BUSY_NOTICE_EVERY_SECONDS = 60.0  # "try again in a minute": a user hears it onc
 MAX_TRACKED_USERS = 10_000  # token buckets (and busy-notice times) remembered at once
 MAX_BUSY_NOTICES_AT_ONCE = 4  # busy notices that cost a message, in flight at once
 DEFAULT_STOP_GRACE_SECONDS = 4.0  # answers running at shutdown may finish their sends
+FULL_MARGIN = 0.5  # tokens a bucket may miss and still count as full
 BUSY_LOG_EVERY_SECONDS = 5.0  # while work is refused, one log line this often, with a count
 
 
@@ -65,6 +71,19 @@ Dropped = Callable[[], None]
 
 def _nothing() -> None:
     """A job with nothing to close when it is dropped."""
+
+
+@dataclass(frozen=True, order=True)
+class Queued:
+    lane: int
+    order: int
+    job: Job = field(compare=False)
+    dropped: Dropped = field(compare=False)
+
+
+def reserved_for_fresh(limits: WorkLimits) -> int:
+    """The places past `queue_length` that only users with a full bucket may take."""
+    return max(1, limits.queue_length // 4)
 
 
 class Admission(enum.Enum):
@@ -93,8 +112,9 @@ class TokenBuckets:
         tokens, at = self._buckets.get(user, (self.burst, now))
         return min(self.burst, tokens + (now - at) * self.per_second)
 
-    def has_token(self, user: str) -> bool:
-        return self._tokens(user, self.clock()) >= 1.0
+    def is_full(self, user: str) -> bool:
+        """Whether `user`'s bucket is full (within half a token): no request for a while."""
+        return self._tokens(user, self.clock()) >= self.burst - FULL_MARGIN
 
     def take(self, user: str) -> bool:
         """Take one of the user's tokens; False (nothing taken) when the bucket is empty."""
@@ -124,12 +144,15 @@ class WorkQueue:
         self.buckets = TokenBuckets(
             self.limits.per_user_burst, self.limits.per_user_per_minute, clock
         )
-        self._queue: asyncio.Queue[tuple[Job, Dropped]] | None = None
+        # (0: a fresh user's, 1: the others'; the order taken; the job, what drops it)
+        self._queue: asyncio.PriorityQueue[Queued] | None = None
+        self._taken = 0
         self._workers: list[asyncio.Task[None]] = []
         self._running: set[asyncio.Task[None]] = set()
         self._notices: set[asyncio.Task[None]] = set()
         self._told_busy: OrderedDict[str, float] = OrderedDict()
         self._stopping = False
+        self._stopped_at = 0.0
         self.refused = 0  # refused since the last `busy` log line
         self._refused_logged_at = float("-inf")
 
@@ -145,22 +168,26 @@ class WorkQueue:
         """Queue `job` for `user`, or refuse it at once. A job refused, or dropped from the
         queue at shutdown, is never started: `dropped` is called instead (to close what the
         job would have awaited)."""
-        admission = self._admission(user)
+        admission, lane = self._admission(user)
         if admission is not Admission.TAKEN:
             dropped()
             self._note_refused(admission)
             return admission
-        self._started().put_nowait((job, dropped))
+        self._taken += 1
+        self._started().put_nowait(Queued(lane, self._taken, job, dropped))
         return admission
 
-    def _admission(self, user: str) -> Admission:
+    def _admission(self, user: str) -> tuple[Admission, int]:
+        """Whether `user`'s job is taken, and its lane (0 goes first)."""
         if self._stopping:
-            return Admission.STOPPING
-        if self.queued >= self.limits.queue_length:
-            return Admission.QUEUE_FULL
-        if not self.buckets.take(user):
-            return Admission.USER_LIMITED
-        return Admission.TAKEN
+            return Admission.STOPPING, 1
+        fresh = self.buckets.is_full(user)
+        if not self.buckets.take(user):  # every request counts, taken or not
+            return Admission.USER_LIMITED, 1
+        room = self.limits.queue_length + (reserved_for_fresh(self.limits) if fresh else 0)
+        if self.queued >= room:
+            return Admission.QUEUE_FULL, 1
+        return Admission.TAKEN, 0 if fresh else 1
 
     def _note_refused(self, admission: Admission) -> None:
         """One log line every few seconds while work is refused, with how much, not one a
@@ -206,10 +233,10 @@ class WorkQueue:
         task.add_done_callback(self._notices.discard)
         return True
 
-    def _started(self) -> asyncio.Queue[tuple[Job, Dropped]]:
+    def _started(self) -> asyncio.PriorityQueue[Queued]:
         """The queue, with its workers started on first use (inside the running loop)."""
         if self._queue is None:
-            self._queue = asyncio.Queue()
+            self._queue = asyncio.PriorityQueue()
             self._workers = [
                 asyncio.create_task(self._work(), name=f"{self.platform}-work-{n}")
                 for n in range(self.limits.workers)
@@ -221,10 +248,10 @@ class WorkQueue:
         me = asyncio.current_task()
         assert me is not None
         while not self._stopping:
-            job, _ = await self._queue.get()
+            queued = await self._queue.get()
             self._running.add(me)
             try:
-                await self._guarded(job(), "chat.work_failed")
+                await self._guarded(queued.job(), "chat.work_failed")
             finally:
                 self._running.discard(me)
                 self._queue.task_done()
@@ -253,10 +280,10 @@ class WorkQueue:
         if self._stopping:
             return 0
         self._stopping = True
+        self._stopped_at = self.clock()
         dropped = 0
         while self._queue is not None and not self._queue.empty():
-            _, drop = self._queue.get_nowait()
-            drop()
+            self._queue.get_nowait().dropped()
             self._queue.task_done()
             dropped += 1
         for worker in self._workers:
@@ -273,12 +300,14 @@ class WorkQueue:
         return dropped
 
     async def stop(self, grace_seconds: float = DEFAULT_STOP_GRACE_SECONDS) -> None:
-        """`stop_taking`, then let the answers running finish for at most `grace_seconds`;
-        those still running then are cancelled (logged, with how many)."""
+        """`stop_taking`, then let the answers running finish until `grace_seconds` after
+        work stopped being taken (at SIGTERM, or now); those still running then are
+        cancelled (logged, with how many)."""
         self.stop_taking()
         busy = [*self._running, *self._notices]
-        if busy:
-            await asyncio.wait(busy, timeout=grace_seconds)
+        left = self._stopped_at + grace_seconds - self.clock()
+        if busy and left > 0:
+            await asyncio.wait(busy, timeout=left)
         late = [task for task in [*self._workers, *self._notices] if not task.done()]
         for task in late:
             task.cancel()

@@ -82,9 +82,9 @@ async def test_beyond_the_queue_length_work_is_refused_and_never_started() -> No
     limits = WorkLimits(queue_length=3, workers=2, per_user_burst=100, per_user_per_minute=60)
     work = WorkQueue("test", limits, Clock())
     blocked = Blocked()
-    taken = [submit(work, blocked, f"u{n}", n) for n in range(2)]
+    taken = [submit(work, blocked, "u", n) for n in range(2)]
     await until(lambda: len(blocked.started) == 2)  # both workers busy
-    taken += [submit(work, blocked, f"u{n}", n) for n in range(2, 7)]
+    taken += [submit(work, blocked, "u", n) for n in range(2, 7)]
     assert taken == [Admission.TAKEN] * 5 + [Admission.QUEUE_FULL] * 2
     assert blocked.dropped == [5, 6]
     blocked.release.set()
@@ -103,7 +103,7 @@ async def test_a_user_over_their_rate_is_refused_while_others_are_taken() -> Non
     assert newcomer is Admission.TAKEN
     blocked.release.set()
     assert await work.idle(5)
-    assert blocked.finished == [0, 1, 99]
+    assert blocked.finished == [0, 99, 1], "a user with a full bucket goes ahead"
     await work.stop()
 
 
@@ -179,3 +179,20 @@ async def test_a_user_hears_busy_once_a_minute_and_few_notices_fly_at_once() -> 
     release.set()
     await work.stop()
     assert sorted(sent) == sorted(users[:MAX_BUSY_NOTICES_AT_ONCE])
+
+
+async def test_a_user_with_a_full_bucket_goes_ahead_and_has_room_past_the_queue() -> None:
+    limits = WorkLimits(queue_length=4, workers=1, per_user_burst=4, per_user_per_minute=0.001)
+    work = WorkQueue("test", limits, Clock())
+    blocked = Blocked()
+    submit(work, blocked, "someone", 0)
+    await until(lambda: blocked.started == [0])  # the one worker is busy
+    heavy = [submit(work, blocked, "heavy", n) for n in range(1, 6)]
+    newcomer = submit(work, blocked, "newcomer", 9)
+    assert heavy == [Admission.TAKEN] * 4 + [Admission.USER_LIMITED]
+    assert newcomer is Admission.TAKEN, "one place past the queue is kept for a fresh user"
+    assert submit(work, blocked, "another", 10) is Admission.QUEUE_FULL
+    blocked.release.set()
+    assert await work.idle(5)
+    assert blocked.finished == [0, 1, 9, 2, 3, 4], "fresh first, then in the order taken"
+    await work.stop()

@@ -44,7 +44,7 @@ logger = logging.getLogger("prdigest.slack")
 
 EVENTS_PATH = "/slack/events"
 MAX_SLACK_BODY_BYTES = 1024 * 1024  # Slack's payloads are a few KB; refuse floods early
-SHUTDOWN_GRACE_SECONDS = 5.0  # answers in flight may finish; uvicorn allows 10 s in all
+SHUTDOWN_GRACE_SECONDS = 4.0  # answers running at SIGTERM may finish their sends (from SIGTERM on)
 REPLAY_KEY_PREFIX = "slack-sig:"  # dedupe keys of signed requests already handled
 
 
