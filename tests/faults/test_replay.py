@@ -40,6 +40,7 @@ from tests.kits.slack import (
     CHANNEL,
     FORM,
     USER,
+    bot_config,
     channel_posts,
     event_body,
     mention_event,
@@ -94,7 +95,11 @@ class Run:
 async def running(tmp_path: Path) -> AsyncIterator[Run]:
     """tests.kits.slack.slack_bot, with the service's clock movable."""
     clock = MovableClock()
-    async with slack_bot(tmp_path, clock=clock) as bot:
+    # Two users sending hundreds of requests a second: far past the per-user rate and the
+    # queue a real team needs (tests/faults/test_flood.py holds those); here every request
+    # must be taken, to see that each is handled once.
+    limits = {"queue_length": 10_000, "per_user_burst": 1_000, "per_user_per_minute": 60_000}
+    async with slack_bot(tmp_path, bot_config(chat_work=limits), clock=clock) as bot:
         bot.fake.add_user(ADMIN, name="root")
         yield Run(bot.fake, bot.service, bot.http, clock)
 
