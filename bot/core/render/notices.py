@@ -85,9 +85,9 @@ NOTICES: dict[Locale, dict[str, str]] = {
         "或在机器人所在主机运行 prdigest pr {ref} full。",
         "answer_cut_digest": "只显示了前 {shown} 条（共 {total} 条）。"
         "其余条目会在下一次定时推送中出现。",
-        "topics_not_forum": "这个群没有开启话题（不是论坛群），"
         "digest_failing": "⚠ 这里的摘要已连续 {failures} 次没能生成，推送暂停，"
         "{retry} 自动再试，之后间隔逐渐拉长，恢复后照常补发。原因已记入机器人的日志：{error}",
+        "topics_not_forum": "这个群没有开启话题（不是论坛群），"
         "所以按标签分话题的摘要改为直接发在群里。"
         "在群设置中开启「话题」后，之后的摘要会按标签发到各自的话题。",
         "marked_read": "✅ {ref} 已由 {user} 标记为已读",
@@ -129,11 +129,11 @@ NOTICES: dict[Locale, dict[str, str]] = {
         "subscribed": "Added subscription {number}: {query} ({cadence}); next: {next}. "
         "Over the last {days} days it would have matched {recent} PRs.",
         "unsubscribed": "Removed: {items}",
-        "subscription_added": "{user} added subscription {number}: {query} ({cadence})",
         "subscription_limit_destination": "There are already {limit} subscriptions here, the "
         "most allowed. Remove one first ({cmd}unsubscribe NUMBER), or join queries with OR.",
         "subscription_limit_person": "You already have {limit} personal subscriptions, the "
         "most allowed. Remove one first ({cmd}unsubscribe NUMBER in your DM with the bot).",
+        "subscription_added": "{user} added subscription {number}: {query} ({cadence})",
         "subscription_removed": "{user} removed: {items}",
         "subscriptions": "Subscriptions of this {chat}:\n{items}",
         "subscription_line": "{number}. {query} · {cadence} · next {next} · last {last} · {owner}",
@@ -180,11 +180,11 @@ NOTICES: dict[Locale, dict[str, str]] = {
         "or run prdigest pr {ref} full on the bot's host.",
         "answer_cut_digest": "Showing the first {shown} of {total} messages. "
         "The rest arrive with the next scheduled digest.",
-        "topics_not_forum": "This {chat} is not a forum (topics are off), so the digest is "
-        "posted here directly instead of one topic per tag. Turn topics on in the group's "
         "digest_failing": "⚠ The digest here failed to build {failures} times in a row, so "
         "it is held: the next try is at {retry}, then less and less often, and it catches up "
         "once it works. The reason is in the bot's log: {error}",
+        "topics_not_forum": "This {chat} is not a forum (topics are off), so the digest is "
+        "posted here directly instead of one topic per tag. Turn topics on in the group's "
         "settings and later digests go to a topic per tag.",
         "marked_read": "✅ {ref} read by {user}",
         "snoozed": "💤 {user} snoozed {ref}: it leaves this {chat}'s digests until {until}",
