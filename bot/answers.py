@@ -20,6 +20,7 @@ from bot.core.render.renderer import RenderedMessage, Renderer
 from bot.core.render.results import narrower, result_notice
 from bot.core.replay import REPLAY_DAYS, replay
 from bot.core.search import search
+from bot.core.search_gate import SearchBusy, SearchGate
 from bot.core.select import (
     DigestFilter,
     build_digest,
@@ -29,6 +30,7 @@ from bot.core.select import (
 from bot.core.store.destinations import DestinationStore
 from bot.core.store.lookup import AmbiguousRefError, ReportNotFoundError, find_report
 from bot.core.store.reports import ReportStore
+from bot.core.store.search.budget import QueryTooComplex, QueryTooSlow
 from bot.core.store.status import collect
 from bot.core.store.subscriptions import SubscriptionStore
 from bot.messages import Answer, Chat, DigestAnswer, Notice, Reply, SectionAnswer
@@ -87,6 +89,16 @@ def help_lines(platform: Platform, locale: Locale) -> str:
 Handler = Callable[[Invocation, Chat], Awaitable[Answer]]
 
 
+def query_refusal(error: QueryTooSlow | QueryTooComplex | SearchBusy, seconds: float) -> Notice:
+    """What a chat is told when its query is refused: too slow or too complex (narrow it), or
+    too many searches running (try again); never that the database cannot be reached."""
+    if isinstance(error, QueryTooSlow):
+        return Notice("query_too_slow", {"seconds": f"{seconds:g}"})
+    if isinstance(error, QueryTooComplex):
+        return Notice("query_too_complex", {"reason": str(error)})
+    return Notice("search_busy" if error.everyone else "search_busy_you")
+
+
 class Answerer:
     def __init__(
         self,
@@ -103,7 +115,9 @@ class Answerer:
         self.clock = clock
         self.renderer = renderer or Renderer()  # a replay renders what it counts
         subscriptions = SubscriptionStore(destinations.engine, clock)
-        self.verbs = SubscriptionVerbs(subscriptions, config, clock, reports)
+        # Every search, replay and `subscribe` check of this process passes the one gate.
+        self.gate = SearchGate(config.search.max_concurrent, config.search.max_per_user)
+        self.verbs = SubscriptionVerbs(subscriptions, config, clock, reports, gate=self.gate)
         self.reading = ReadingVerbs(destinations.engine, destinations, reports, config, clock)
         # Spelled out, not looked up by name, so grep and mypy see every handler; a test checks
         # that every Verb has one.
@@ -130,7 +144,10 @@ class Answerer:
         may_change = inv.replay or chat.private
         if spec is not None and spec.admin_only and not may_change and not await chat.is_admin():
             return Answer(Notice("not_admin"))
-        return await self.handlers[inv.verb](inv, chat)
+        try:
+            return await self.handlers[inv.verb](inv, chat)
+        except (QueryTooSlow, QueryTooComplex, SearchBusy) as refused:
+            return Answer(query_refusal(refused, self.config.search.timeout_seconds))
 
     async def answer_text(self, parse: Callable[[], Invocation], chat: Chat) -> Answer:
         """Parse and answer; bad input becomes a usage notice, never an exception."""
@@ -154,7 +171,14 @@ class Answerer:
     async def _find(self, inv: Invocation, chat: Chat) -> Answer:
         if inv.query is None:
             return Answer(Notice("bad_query", {"error": inv.query_error}))
-        result = await search(self.reports, inv.query, limit=FIND_LIMIT, now=self.clock())
+        async with self.gate.admit(chat.user_id):
+            result = await search(
+                self.reports,
+                inv.query,
+                limit=FIND_LIMIT,
+                now=self.clock(),
+                seconds=self.config.search.timeout_seconds,
+            )
         example = f"{command_prefix(chat.platform)}find {narrower(inv.query_text)}"
         hits = [hit.report for hit in result.hits]
         key, params = result_notice(
@@ -212,16 +236,18 @@ class Answerer:
         if isinstance(typed, Answer):
             return typed
         cadence, tz = typed
-        result = await replay(
-            self.reports,
-            inv.query,
-            cadence,
-            now=now,
-            tz=tz,
-            renderer=self.renderer,
-            platform=chat.platform,
-            locale=chat.locale,
-        )
+        async with self.gate.admit(chat.user_id):
+            result = await replay(
+                self.reports,
+                inv.query,
+                cadence,
+                now=now,
+                tz=tz,
+                renderer=self.renderer,
+                platform=chat.platform,
+                locale=chat.locale,
+                seconds=self.config.search.timeout_seconds,
+            )
         params = {
             "query": inv.query_text,
             "cadence": cadence.text,

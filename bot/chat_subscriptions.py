@@ -9,6 +9,7 @@ refuses changes from the chat, and a config subscription is changed in the confi
 
 from __future__ import annotations
 
+from contextlib import AbstractAsyncContextManager, nullcontext
 from datetime import datetime
 
 from bot.core.cadence import Cadence, CadenceError, parse_cadence
@@ -16,10 +17,11 @@ from bot.core.calendar import WorkingCalendar
 from bot.core.clock import Clock, human_time
 from bot.core.commands import Invocation
 from bot.core.models import Locale
-from bot.core.query import parse as parse_query
+from bot.core.query import And, Field, Query
 from bot.core.render.labels import notice_text
 from bot.core.replay import REPLAY_DAYS
 from bot.core.search import search
+from bot.core.search_gate import SearchGate
 from bot.core.select import DigestFilter
 from bot.core.store.reports import ReportStore
 from bot.core.store.runs import last_scheduled_time
@@ -77,6 +79,7 @@ class SubscriptionVerbs:
         reports: ReportStore | None = None,  # `subscribe` says what it would have matched
         *,
         notes: bool = False,  # next times say which holidays they skip (the CLI's list)
+        gate: SearchGate | None = None,  # the chats' bound on searches at once (answers.py)
     ) -> None:
         self.store = store
         self.reports = reports
@@ -86,6 +89,7 @@ class SubscriptionVerbs:
         caps = config.subscription_limits
         self.limits = SubscriptionLimits(caps.per_destination, caps.per_person)
         self.notes = notes
+        self.gate = gate
 
     def next_post(self, sub: Subscription, now: datetime) -> str:
         """When the subscription next posts, on its destination's working calendar."""
@@ -95,13 +99,20 @@ class SubscriptionVerbs:
         calendar = self.calendars.for_subscription(sub)
         return next_text(sub.schedule, sub.timezone, now, calendar, note=self.notes)
 
-    async def recent(self, query_text: str, now: datetime) -> str:
+    async def recent(self, query: Query, now: datetime, user: str) -> str:
         """How many stored PRs of the last RECENT_DAYS days the query matches ("1000+" past
-        the search window): a subscription that would match nothing is seen at once."""
+        the search window): a subscription that would match nothing is seen at once. Within
+        the search budget: QueryTooSlow/QueryTooComplex/SearchBusy when it is refused."""
         if self.reports is None:
             return "-"
-        query = parse_query(f"({query_text}) since:{RECENT_DAYS}d")
-        result = await search(self.reports, query, limit=0, now=now)
+        recent = And((query, Field("since", ":", f"{RECENT_DAYS}d")))
+        admitted: AbstractAsyncContextManager[None] = (
+            nullcontext() if self.gate is None else self.gate.admit(user)
+        )
+        async with admitted:
+            result = await search(
+                self.reports, recent, limit=0, now=now, seconds=self.config.search.timeout_seconds
+            )
         return f"{result.total}+" if result.capped else str(result.total)
 
     def cadence(
@@ -140,6 +151,11 @@ class SubscriptionVerbs:
         if isinstance(typed, Answer):
             return typed
         cadence, tz = typed
+        # The query runs once before anything is saved: one the budget refuses saves nothing.
+        recent = {
+            "days": str(RECENT_DAYS),
+            "recent": await self.recent(inv.query, now, chat.user_id),
+        }
         new = NewSubscription(
             name=inv.query_text[:NAME_CHARS],
             filter=DigestFilter(query=inv.query_text),
@@ -161,7 +177,6 @@ class SubscriptionVerbs:
             "next": self._next(sub, now),
         }
         announce = _announce(chat, "added", params)
-        recent = {"days": str(RECENT_DAYS), "recent": await self.recent(inv.query_text, now)}
         return Answer(Notice("subscribed", {**params, **recent}), announce=announce)
 
     async def unsubscribe(self, inv: Invocation, chat: Chat) -> Answer:

@@ -9,12 +9,16 @@ holds the matches whose time is after the previous fire and up to this one; each
 digest is rendered with the real Renderer for the platform, so "messages per week" counts the
 messages a channel would really get (a long digest splits). `now` posts each match alone.
 
+Like a search, a replay has a time budget (`seconds`; past it QueryTooSlow, see
+store/search/budget.py), and checks its candidates in a worker thread, off the event loop.
+
 The real digest selects by ingest order, not by time; for a window in the past the two agree
 except for reports ingested long after they merged, which the replay files under their merge.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -34,6 +38,7 @@ from bot.core.reports.model import STORED, Report
 from bot.core.select import DigestFilter, StoredReport, build_digest
 from bot.core.store.reports import ReportStore
 from bot.core.store.search import compile_query
+from bot.core.store.search.budget import DEFAULT_SECONDS, Deadline, budgeted
 from bot.core.store.tables import report_facets as facets
 from bot.core.store.tables import reports
 
@@ -88,9 +93,11 @@ async def replay(
     locale: Locale,
     days: int = REPLAY_DAYS,
     max_items: int = MAX_ITEMS,
+    seconds: float = DEFAULT_SECONDS,
 ) -> Replay:
-    """Replay `query` at `cadence` (fire times in zone `tz`) over the `days` days up to `now`."""
-    found = await _matches(store, query, now=now, start=now - timedelta(days=days))
+    """Replay `query` at `cadence` (fire times in zone `tz`) over the `days` days up to `now`;
+    QueryTooSlow past `seconds`."""
+    found = await _matches(store, query, now=now, start=now - timedelta(days=days), seconds=seconds)
     if cadence.cron is None:
         digests = messages = len(found)
     else:
@@ -146,14 +153,20 @@ def _listed(match: _Match) -> ReplayMatch:
 
 
 async def _matches(
-    store: ReportStore, query: Query, *, now: datetime, start: datetime
+    store: ReportStore, query: Query, *, now: datetime, start: datetime, seconds: float
 ) -> list[_Match]:
     """The reports whose time is in (start, now] and that match `query`, read once."""
-    async with store.engine.connect() as conn:
+    async with store.engine.connect() as conn, budgeted(conn, seconds) as deadline:
         statement = _window(query, conn.dialect.name, now=now, start=start)
         rows = (await conn.execute(statement)).all()
+        return await asyncio.to_thread(_checked, rows, query, now, deadline)
+
+
+def _checked(rows: Sequence[Any], query: Query, now: datetime, deadline: Deadline) -> list[_Match]:
+    """The rows that match `query` (run in a worker thread; stops at the deadline)."""
     found = []
     for row in rows:
+        deadline.check()
         report = Report.model_validate(row.data, context=STORED)
         # seen_at: when the store first saw it, what `since:` reads of an unmerged report
         if matches(query, Prepared(report, as_utc(row.ingested_at)), now=now):

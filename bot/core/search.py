@@ -10,7 +10,7 @@ matches and ordering them by the rank below, so only the best `limit` reports of
 answer says "1000+". Otherwise SQL narrows to a superset and each candidate is checked with the
 query language's own `matches`, which stays the truth either way.
 
-Ranking, best first:
+Ranking (search_rank.py), best first:
 1. exact hits: the PR number the query names (`#7422`, `number:7422`, or the bare word 7422),
    a word that is one of the report's tags (or a `tag:` term it has: `tag:ci OR 权重`), a
    title that holds every word of the query;
@@ -18,16 +18,20 @@ Ranking, best first:
 3. newest: merged time (else when the store first saw it), then ingest seq.
 
 On the checked path only the best `limit` hits are kept while the candidates are read (a
-heap), so a query that matches a large store costs memory for `limit` reports, not for all.
+heap), so a query that matches a large store costs memory for `limit` reports, not for all;
+the candidates are checked in a worker thread, never on the event loop.
+
+A search has a time budget (`seconds`, the config's `search.timeout_seconds`): past it,
+QueryTooSlow (store/search/budget.py), which the chats answer "took too long, narrow it".
 """
 
 from __future__ import annotations
 
+import asyncio
 import heapq
 import math
-from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, Final
 
 from sqlalchemy import (
@@ -43,21 +47,17 @@ from sqlalchemy import (
 )
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from bot.core.query import And, Field, Or, Query, Text, matches, normalize_text, text_needles
-from bot.core.query.reading import tag_text
-from bot.core.query.values import as_utc
+from bot.core.query import Query, matches
 from bot.core.reports.model import STORED, Report
+from bot.core.search_rank import Hit, Ranker, make_ranker, sort_key
 from bot.core.store.reports import ReportStore
 from bot.core.store.search import Compiled, RankTerms, compile_query, score
-from bot.core.store.search.compile import (
-    EXACT_SCORE,
-    OTHER_WEIGHT,
-    SUMMARY_WEIGHT,
-    TITLE_WEIGHT,
-)
+from bot.core.store.search.budget import DEFAULT_SECONDS, Deadline, budgeted
 from bot.core.store.search.text_index import Seqs, searched
 from bot.core.store.tables import report_facets as facets
 from bot.core.store.tables import reports
+
+__all__ = ["Hit", "SearchResult", "search"]
 
 CHUNK: Final = 500  # reports read per statement on the checked path
 # A search reads the newest WINDOW matches (by when they were stored), counts them and ranks
@@ -69,18 +69,6 @@ RANGES: Final = 4  # ranges walked before the rest is asked for at once
 MARGIN: Final = 1.2  # the next range: the seqs the window still needs at the density so far, × this
 SPARSE: Final = 64  # fewer than one match in this many rows of a range: ask for the rest at once
 PER_ROW_ROWS: Final = 8192  # PostgreSQL checks words row by row in ranges up to this size
-_EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
-
-
-@dataclass(frozen=True, slots=True)
-class Hit:
-    """One matching report, with its score and why it ranks where it does."""
-
-    report: Report
-    score: float
-    seq: int
-    exact: tuple[str, ...] = ()  # "number", "tag", "title": the exact hits, if any
-    seen_at: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,105 +83,29 @@ class SearchResult:
         return self.total - len(self.hits)
 
 
-@dataclass(frozen=True, slots=True)
-class _Ranker:
-    """Scores a report as compile.score scores its facets row (the exact path orders by that,
-    then this ranks the few reports read)."""
-
-    terms: RankTerms
-
-    def rank(self, report: Report, seq: int, seen_at: datetime | None) -> Hit:
-        terms = self.terms
-        exact: list[str] = []
-        if report.number in terms.numbers:
-            exact.append("number")
-        tags = {tag_text(tag) for tag in report.tags}
-        if not tags.isdisjoint(terms.words) or not tags.isdisjoint(terms.tags):
-            exact.append("tag")
-        title = normalize_text(report.title)
-        summary = normalize_text(report.summary)
-        if terms.all_words and all(word in title for word in terms.all_words):
-            exact.append("title")
-        relevance = 0
-        others: list[str] | None = None
-        for word in terms.words:
-            if word in title:
-                relevance += TITLE_WEIGHT
-            elif word in summary:
-                relevance += SUMMARY_WEIGHT
-            else:
-                if others is None:
-                    others = [normalize_text(text) for text in _other_texts(report)]
-                if any(word in text for text in others):
-                    relevance += OTHER_WEIGHT
-        score = float(EXACT_SCORE * len(exact) + relevance)
-        return Hit(report, score, seq, tuple(exact), seen_at)
-
-
-def _other_texts(report: Report) -> list[str]:
-    return [
-        report.recommendation,
-        report.motivation,
-        report.implementation,
-        report.risks,
-        report.impact,
-        report.comment_highlights,
-    ]
-
-
-def _positive_terms(query: Query) -> Iterator[Text | Field]:
-    """The words and fields the query asks for (none under NOT)."""
-    if isinstance(query, Text | Field):
-        yield query
-    elif isinstance(query, And | Or):
-        for item in query.items:
-            yield from _positive_terms(item)
-
-
-def _ranker(query: Query) -> _Ranker:
-    words: list[str] = []
-    numbers: set[int] = set()
-    tags: set[str] = set()
-    for term in _positive_terms(query):
-        if isinstance(term, Text):
-            words.append(term.value)
-            if term.value.isdigit() and len(term.value) <= 10:
-                numbers.add(int(term.value))
-        elif term.name == "number" and term.op == ":" and ".." not in term.value:
-            numbers.add(int(term.value))
-        elif term.name == "tag":
-            tags.add(term.value)
-    return _Ranker(
-        RankTerms(
-            tuple(dict.fromkeys(words)),
-            frozenset(numbers),
-            frozenset(tags),
-            tuple(text_needles(query)),
-        )
-    )
-
-
-def _sort_key(hit: Hit) -> tuple[float, float, int]:
-    moment = hit.report.merged_at or hit.seen_at
-    when = (as_utc(moment) - _EPOCH).total_seconds() if moment is not None else float("-inf")
-    return (hit.score, when, hit.seq)
-
-
-async def search(store: ReportStore, query: Query, *, limit: int, now: datetime) -> SearchResult:
-    """The reports matching `query`, best `limit` first, and how many match (up to WINDOW)."""
-    ranker = _ranker(query)
-    async with store.engine.connect() as conn:
+async def search(
+    store: ReportStore,
+    query: Query,
+    *,
+    limit: int,
+    now: datetime,
+    seconds: float = DEFAULT_SECONDS,
+) -> SearchResult:
+    """The reports matching `query`, best `limit` first, and how many match (up to WINDOW);
+    QueryTooSlow past `seconds`, QueryTooComplex when the database refuses the statement."""
+    ranker = make_ranker(query)
+    async with store.engine.connect() as conn, budgeted(conn, seconds) as deadline:
         compiled = compile_query(query, dialect=conn.dialect.name, now=now)
         if not compiled.exact:
-            return await _checked(conn, query, compiled, ranker, limit, now)
-        window = await _window(conn, query, now, ranker.terms, max(limit, 0))
+            return await _checked(conn, query, compiled, ranker, limit, now, deadline)
+        window = await _window(conn, query, now, ranker.terms, max(limit, 0), deadline)
         if window is None:
             return SearchResult([], 0)
         rows = await _rows(conn, [best[-1] for best in window.best])
         hits = [ranker.rank(_report(row), int(row.seq), row.ingested_at) for row in rows]
         if window.more:  # a PR the query names is found however old it is
             hits += await _named(conn, query, ranker, now, {hit.seq for hit in hits})
-        ranked = sorted(hits, key=_sort_key, reverse=True)[: max(limit, 0)]
+        ranked = sorted(hits, key=sort_key, reverse=True)[: max(limit, 0)]
         return SearchResult(ranked, window.count, window.more)
 
 
@@ -252,7 +164,12 @@ def _ranked(
 
 
 async def _window(
-    conn: AsyncConnection, query: Query, now: datetime, terms: RankTerms, limit: int
+    conn: AsyncConnection,
+    query: Query,
+    now: datetime,
+    terms: RankTerms,
+    limit: int,
+    deadline: Deadline,
 ) -> _Window | None:
     """The newest WINDOW matches by seq, and the best `limit` of them (None: no match).
 
@@ -277,6 +194,7 @@ async def _window(
     found, scanned, size, walked = 0, 0, FIRST_CHUNK, 0
     statements: dict[bool, Select[Any]] = {}
     while high >= low and found < WINDOW:
+        deadline.check()
         # The last step takes all the rest at once: what is left is found through the indexes
         # (the number, the full-text lists), not range by range.
         start = low if walked >= RANGES else max(low, high - size + 1)
@@ -323,7 +241,7 @@ async def _any_in(conn: AsyncConnection, query: Query, now: datetime, low: int, 
 
 
 async def _named(
-    conn: AsyncConnection, query: Query, ranker: _Ranker, now: datetime, seen: set[int]
+    conn: AsyncConnection, query: Query, ranker: Ranker, now: datetime, seen: set[int]
 ) -> list[Hit]:
     """The matching reports whose number the query names, but for those of seq in `seen`."""
     if not ranker.terms.numbers:
@@ -342,11 +260,13 @@ async def _checked(
     conn: AsyncConnection,
     query: Query,
     compiled: Compiled,
-    ranker: _Ranker,
+    ranker: Ranker,
     limit: int,
     now: datetime,
+    deadline: Deadline,
 ) -> SearchResult:
-    """The inexact path: each candidate the SQL form admits is checked with `matches`."""
+    """The inexact path: each candidate the SQL form admits is checked with `matches`, a
+    chunk at a time in a worker thread, within the budget."""
     candidates = select(facets.c.report_id).order_by(facets.c.report_id)
     if compiled.where is not None:
         candidates = candidates.where(compiled.where)
@@ -354,19 +274,30 @@ async def _checked(
     best: list[tuple[tuple[float, float, int], int, Hit]] = []
     total = 0
     for start in range(0, len(ids), CHUNK):
-        for row in await _rows(conn, ids[start : start + CHUNK]):
-            report = _report(row)
-            if not matches(query, report, seen_at=row.ingested_at, now=now):
-                continue
+        deadline.check()
+        rows = await _rows(conn, ids[start : start + CHUNK])
+        for hit in await asyncio.to_thread(_check, rows, query, ranker, now, deadline):
             total += 1
-            hit = ranker.rank(report, int(row.seq), row.ingested_at)
-            entry = (_sort_key(hit), total, hit)
+            entry = (sort_key(hit), total, hit)
             if len(best) < limit:
                 heapq.heappush(best, entry)
             elif limit > 0 and entry[0] > best[0][0]:
                 heapq.heapreplace(best, entry)
     ranked = [hit for _, _, hit in sorted(best, key=lambda e: e[0], reverse=True)]
     return SearchResult(ranked, total)
+
+
+def _check(
+    rows: list[Any], query: Query, ranker: Ranker, now: datetime, deadline: Deadline
+) -> list[Hit]:
+    """The rows that match `query`, ranked (run in a worker thread; stops at the deadline)."""
+    hits: list[Hit] = []
+    for row in rows:
+        deadline.check()
+        report = _report(row)
+        if matches(query, report, seen_at=row.ingested_at, now=now):
+            hits.append(ranker.rank(report, int(row.seq), row.ingested_at))
+    return hits
 
 
 def _report(row: Any) -> Report:

@@ -27,6 +27,7 @@ from bot.core.calendar import CalendarBook
 from bot.core.models import Layout, Locale, Platform, Verbosity
 from bot.settings.calendars import CalendarConfig, calendar_book, shared_calendar_problem
 from bot.settings.errors import describe_config_error
+from bot.settings.search import SearchConfig
 from bot.settings.values import (
     ChannelQuery,
     ChatId,
@@ -184,6 +185,7 @@ class BotConfig(_Frozen):
     reading: ReadingConfig = ReadingConfig()
     subscription_limits: SubscriptionLimitsConfig = SubscriptionLimitsConfig()
     chat_work: ChatWorkConfig = ChatWorkConfig()  # per platform: bot/settings/work.py
+    search: SearchConfig = SearchConfig()  # every query's budget: bot/settings/search.py
 
     @model_validator(mode="after")
     def _one_calendar_per_destination(self) -> Self:
