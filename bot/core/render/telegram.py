@@ -72,20 +72,35 @@ def _link(url: str | None, label: str) -> Markup:
     return Markup('<a href="{}">{}</a>').format(safe, label)
 
 
-def _code_spans(value: Any) -> Markup:
+def _code_spans(value: Any, style: str = "") -> Markup:
     """Report text with its `code spans` as <code>…</code>: every part escaped on its own, so
     a span can never open a tag it does not close; an unpaired backtick stays a literal
     backtick. Mentions are defanged on the whole text first: a part alone cannot see that
-    its trailing `@` and the next part's first letter read as one `@name`."""
+    its trailing `@` and the next part's first letter read as one `@name`.
+
+    With a `style` ("i", "b"), the text between the spans is set in it and the spans are not:
+    the Bot API refuses a code entity inside bold or italic."""
     text = defang_mentions(str(value))
     out: list[Markup] = []
     last = 0
+
+    def plain(part: str) -> Markup:
+        escaped = Markup.escape(_finalize(part))
+        if not style or not part:
+            return escaped
+        return Markup("<{0}>{1}</{0}>").format(Markup(style), escaped)
+
     for match in _CODE_SPAN.finditer(text):
-        out.append(Markup.escape(_finalize(text[last : match.start()])))
+        out.append(plain(text[last : match.start()]))
         out.append(Markup("<code>{}</code>").format(_finalize(match.group(1))))
         last = match.end()
-    out.append(Markup.escape(_finalize(text[last:])))
+    out.append(plain(text[last:]))
     return Markup("").join(out)
+
+
+def _italic_code_spans(value: Any) -> Markup:
+    """Italic report text whose code spans stay upright (see _code_spans)."""
+    return _code_spans(value, "i")
 
 
 def _language(name: str) -> str:
@@ -137,6 +152,7 @@ class TelegramRenderer(PlatformRenderer[TelegramChunk]):
                 "link": _link,
                 "language": _language,
                 "code": _code_spans,
+                "italic_code": _italic_code_spans,
             },
         )
 

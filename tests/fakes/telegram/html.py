@@ -256,6 +256,11 @@ class _Parser:
             raise self.fail(f'Tag "{tag}" can\'t be nested in "{tag}"', start)
         if parent.name == "code" or any(t.name == "pre" for t in self.stack[:-1]):
             raise self.fail('Entities can\'t be nested in "code" or "pre"', start)
+        # Bold, italic, underline, strikethrough and spoiler "can contain and can be part of
+        # any other entities, except pre and code" (the Bot API's MessageEntity rules).
+        if tag in ("code", "pre") and any(t.name in SIMPLE_TAGS for t in self.stack):
+            styled = next(t.name for t in self.stack if t.name in SIMPLE_TAGS)
+            raise self.fail(f'Tag "{tag}" can\'t be nested in "{styled}"', start)
         if parent.name == "pre":
             if tag != "code" or parent.has_code_child or self.utf16 != parent.start:
                 raise self.fail(_PRE_CODE_ONLY, start)
