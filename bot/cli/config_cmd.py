@@ -1,9 +1,9 @@
 """`prdigest check-config`, `prdigest schema`, `prdigest migrate`.
 
-check-config prints what would run (database, platforms, sources, channels with their next
-digest on working time and, under each, its calendar when it has one and the query its
-repos/tags/exclude_tags/query filters mean) and then
-every problem that would stop `prdigest run`, one line each, exit status 2.
+check-config prints what would run (database, platforms, every query's budget, sources,
+channels with their next digest on working time and, under each, its calendar when it has one
+and the query its repos/tags/exclude_tags/query filters mean) and then every problem that
+would stop `prdigest run`, one line each, exit status 2.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from bot.core.calendar import WorkingCalendar
 from bot.core.clock import Clock, utc_clock
 from bot.core.models import Platform
 from bot.core.query import unparse
+from bot.core.query.parser import MAX_TERMS
 from bot.core.reports.model import Report
 from bot.core.select import DigestFilter
 from bot.core.store.db import DatabaseURLError, async_url, current_revision, masked_url
@@ -108,6 +109,7 @@ def describe(env: Env, config: BotConfig) -> list[str]:
             "POST /api/reports",
         ),
     ]
+    lines.append(query_budget(config))
     for source in config.sources:
         line = f"source:    {source.dir or source.url} every {source.interval_seconds}s"
         if source.dir is not None and not source.dir.is_dir():  # `run` works, ingests nothing
@@ -116,6 +118,16 @@ def describe(env: Env, config: BotConfig) -> list[str]:
         lines.append(line)
     lines += _subscription_lines(config, now)
     return lines
+
+
+def query_budget(config: BotConfig) -> str:
+    """`queries:   at most 64 terms, 5s each, 4 searches at once (1 per person)`: what a
+    search, replay or `subscribe` may cost before it is refused."""
+    budget = config.search
+    return (
+        f"queries:   at most {MAX_TERMS} terms, {budget.timeout_seconds:g}s each, "
+        f"{budget.max_concurrent} searches at once ({budget.max_per_user} per person)"
+    )
 
 
 def _subscription_lines(config: BotConfig, now: datetime) -> list[str]:
