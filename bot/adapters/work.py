@@ -32,7 +32,7 @@ import asyncio
 import enum
 import logging
 import time
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
@@ -79,6 +79,7 @@ class Queued:
     order: int
     job: Job = field(compare=False)
     dropped: Dropped = field(compare=False)
+    chat: str = field(default="", compare=False)
 
 
 def reserved_for_fresh(limits: WorkLimits) -> int:
@@ -147,6 +148,7 @@ class WorkQueue:
         # (0: a fresh user's, 1: the others'; the order taken; the job, what drops it)
         self._queue: asyncio.PriorityQueue[Queued] | None = None
         self._taken = 0
+        self._in_chat: Counter[str] = Counter()  # jobs queued (not yet taken), by chat
         self._workers: list[asyncio.Task[None]] = []
         self._running: set[asyncio.Task[None]] = set()
         self._notices: set[asyncio.Task[None]] = set()
@@ -164,20 +166,24 @@ class WorkQueue:
     def running(self) -> int:
         return len(self._running)
 
-    def submit(self, user: str, job: Job, dropped: Dropped = _nothing) -> Admission:
-        """Queue `job` for `user`, or refuse it at once. A job refused, or dropped from the
-        queue at shutdown, is never started: `dropped` is called instead (to close what the
-        job would have awaited)."""
-        admission, lane = self._admission(user)
+    def submit(
+        self, user: str, job: Job, dropped: Dropped = _nothing, chat: str = ""
+    ) -> Admission:
+        """Queue `job` for `user` in `chat`, or refuse it at once. A job refused, or dropped
+        from the queue at shutdown, is never started: `dropped` is called instead (to close
+        what the job would have awaited). The jobs of one chat leave the queue in the order
+        they came: a fresh user's goes ahead only of other chats' work."""
+        admission, lane = self._admission(user, chat)
         if admission is not Admission.TAKEN:
             dropped()
             self._note_refused(admission)
             return admission
         self._taken += 1
-        self._started().put_nowait(Queued(lane, self._taken, job, dropped))
+        self._in_chat[chat] += 1
+        self._started().put_nowait(Queued(lane, self._taken, job, dropped, chat))
         return admission
 
-    def _admission(self, user: str) -> tuple[Admission, int]:
+    def _admission(self, user: str, chat: str) -> tuple[Admission, int]:
         """Whether `user`'s job is taken, and its lane (0 goes first)."""
         if self._stopping:
             return Admission.STOPPING, 1
@@ -187,7 +193,13 @@ class WorkQueue:
         room = self.limits.queue_length + (reserved_for_fresh(self.limits) if fresh else 0)
         if self.queued >= room:
             return Admission.QUEUE_FULL, 1
-        return Admission.TAKEN, 0 if fresh else 1
+        ahead = fresh and not (chat and self._in_chat[chat])  # never ahead of its own chat
+        return Admission.TAKEN, 0 if ahead else 1
+
+    def _left_queue(self, queued: Queued) -> None:
+        self._in_chat[queued.chat] -= 1
+        if not self._in_chat[queued.chat]:
+            del self._in_chat[queued.chat]
 
     def _note_refused(self, admission: Admission) -> None:
         """One log line every few seconds while work is refused, with how much, not one a
@@ -249,6 +261,7 @@ class WorkQueue:
         assert me is not None
         while not self._stopping:
             queued = await self._queue.get()
+            self._left_queue(queued)
             self._running.add(me)
             try:
                 await self._guarded(queued.job(), "chat.work_failed")
@@ -283,7 +296,9 @@ class WorkQueue:
         self._stopped_at = self.clock()
         dropped = 0
         while self._queue is not None and not self._queue.empty():
-            self._queue.get_nowait().dropped()
+            queued = self._queue.get_nowait()
+            self._left_queue(queued)
+            queued.dropped()
             self._queue.task_done()
             dropped += 1
         for worker in self._workers:

@@ -196,3 +196,24 @@ async def test_a_user_with_a_full_bucket_goes_ahead_and_has_room_past_the_queue(
     assert await work.idle(5)
     assert blocked.finished == [0, 1, 9, 2, 3, 4], "fresh first, then in the order taken"
     await work.stop()
+
+
+async def test_a_fresh_user_never_goes_ahead_of_work_queued_in_the_same_chat() -> None:
+    limits = WorkLimits(queue_length=8, workers=1, per_user_burst=4, per_user_per_minute=0.001)
+    work = WorkQueue("test", limits, Clock())
+    blocked = Blocked()
+    for user, number, chat in [("someone", 0, "A"), ("heavy", 1, "G"), ("heavy", 2, "G")]:
+        run, drop = blocked.job(number)
+        work.submit(user, run, drop, chat)
+        await until(lambda: 0 in blocked.started)  # the one worker is busy with 0
+    for user, number, chat in [("owner", 3, "G"), ("elsewhere", 4, "B")]:
+        run, drop = blocked.job(number)
+        assert work.submit(user, run, drop, chat) is Admission.TAKEN
+
+    blocked.release.set()
+    assert await work.idle(5)
+
+    # 1 and 4 came fresh to a chat with nothing queued: ahead, in the order taken. 3 is fresh
+    # too, but chat G's 2 came first: a chat's answers keep the order its commands came in.
+    assert blocked.finished == [0, 1, 4, 2, 3]
+    await work.stop()

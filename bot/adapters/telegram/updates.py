@@ -83,7 +83,9 @@ class ChatOrderedProcessor(BaseUpdateProcessor):
         work queue does not take it."""
         job = partial(self._in_chat_order, update, handling)
         close = getattr(handling, "close", _nothing)
-        return self.work.submit(asker(update), job, close) is Admission.TAKEN
+        chat = update.effective_chat if isinstance(update, Update) else None
+        where = str(chat.id) if chat is not None else ""
+        return self.work.submit(asker(update), job, close, where) is Admission.TAKEN
 
     async def do_process_update(self, update: object, coroutine: Awaitable[Any]) -> None:
         """What PTB's update fetcher calls for each update (long polling): it is queued, and
