@@ -17,7 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from bot.core.clock import Clock
 from bot.core.delivery.reading import ReadingPolicy
 from bot.core.models import Section
-from bot.core.render.actions import EntryAction
+from bot.core.render.actions import KEY_MAX, EntryAction, ascii_number
 from bot.core.render.labels import notice_text
 from bot.core.render.options import DigestOptions
 from bot.core.reports.refs import BadRefError, parse_ref
@@ -76,8 +76,8 @@ class ReadingVerbs:
         """A digest button pressed in `chat`."""
         match action:
             case EntryAction.MORE:
-                key = int(argument) if argument.isdigit() and len(argument) < 12 else None
-                if key is None:
+                key = ascii_number(argument, KEY_MAX)
+                if not key:
                     return Answer(Notice("more_none"))
                 return await self.more(chat, key)
             case EntryAction.MUTE:

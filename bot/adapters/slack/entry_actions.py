@@ -25,7 +25,12 @@ from bot.adapters.slack.replies import Respond, post_all, respond_all
 from bot.adapters.slack.report_modal import NEXT_PAGE, show_report, view_metadata
 from bot.answers import Answer, Chat, Notice, SectionAnswer, render_notice
 from bot.core.models import Format
-from bot.core.render.actions import ENTRY_ACTION_PREFIX, EntryAction, parse_action
+from bot.core.render.actions import (
+    ENTRY_ACTION_PREFIX,
+    EntryAction,
+    page_number,
+    parse_action,
+)
 from bot.logs import log
 
 logger = logging.getLogger("prdigest.slack")
@@ -136,12 +141,16 @@ class EntryActions:
         if store_down or not isinstance(view, dict):
             return
         ref, locale = view_metadata(view)
-        page = str(action.get("value", ""))
+        value = str(action.get("value", ""))
+        page = page_number(value)
+        if page is None:  # a forged or garbled value: no page of ours
+            log(logger, "slack.next_page_refused", logging.WARNING, value=value[:40])
+            return
         found = await self.host.answerer.reading.find_report(ref)
-        if isinstance(found, Notice) or not page.isdigit():
+        if isinstance(found, Notice):
             return
         await show_report(
-            self.host.users.client, self.host.renderer, found, locale, view=view, page=int(page)
+            self.host.users.client, self.host.renderer, found, locale, view=view, page=page
         )
 
     async def _reacted(self, event: dict[str, Any], item: dict[str, Any], store_down: bool) -> None:

@@ -1,13 +1,38 @@
 """What a digest's buttons carry, on every platform: `read:REF`, `snooze:REF`, `mute:TAG`,
 `report:REF`, `more:RUN`. Telegram sends it back as `callback_data` (at most 64 bytes), Slack
 as the element's `value` (buttons and overflow options alike, with an action_id that starts
-with ENTRY_ACTION_PREFIX)."""
+with ENTRY_ACTION_PREFIX).
+
+A pressed value is checked here, once for both platforms, before anything acts on it: the
+platform hands back whatever the client sent, so a forged or garbled value (a 5,000-digit
+key, another script's digits, a 3,000-character tag) is refused with a log line. A REF is
+`owner/repo#7422` or `7422`, a RUN ASCII digits, a TAG at most what the store keeps of one;
+the bounds are the store's columns' (bot/core/store/bounds.py).
+"""
 
 from __future__ import annotations
 
+import logging
+import re
 from enum import StrEnum
+from typing import Final
+
+from bot.core.filter_query import fold
+from bot.core.store.bounds import max_chars, max_int
+from bot.core.store.tables import digest_runs, edition_entries, reading_marks, reports
+from bot.logs import log
+
+logger = logging.getLogger("prdigest.actions")
 
 ENTRY_ACTION_PREFIX = "entry:"  # Slack action_id of every digest button ("entry:read", …)
+KEY_MAX: Final = max_int(digest_runs.c.edition_id)  # what `more:` carries: an edition's id
+PR_NUMBER_MAX: Final = max_int(reports.c.number)
+REPO_MAX: Final = max_chars(reports.c.repo)
+TAG_MAX: Final = max_chars(edition_entries.c.tag)  # a Mute button carries an entry's tag
+MUTED_MAX: Final = max_chars(reading_marks.c.subject)  # ... and the mark keeps it folded
+PAGE_MAX: Final = 9_999  # a report modal's page: far past any report's last
+SHOWN_CHARS: Final = 40  # of a refused value, in the log line
+_REF: Final = re.compile(r"(?:(?P<repo>[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)#)?(?P<number>[0-9]+)")
 
 
 class EntryAction(StrEnum):
@@ -22,12 +47,57 @@ def action_data(action: EntryAction, argument: str) -> str:
     return f"{action.value}:{argument}"
 
 
+def ascii_number(text: str, largest: int) -> int | None:
+    """`text` as a number from 0 to `largest` when it is ASCII digits alone (str.isdigit()
+    takes Arabic-Indic and other digits, which int() reads); None otherwise. int() never
+    sees more digits than `largest` has."""
+    if not (text.isascii() and text.isdigit()) or len(text) > len(str(largest)):
+        return None
+    value = int(text)
+    return value if value <= largest else None
+
+
+def page_number(text: str) -> int | None:
+    """A "Next page" button's page (from 0); None when it is not one."""
+    return ascii_number(text, PAGE_MAX)
+
+
+def argument_problem(action: EntryAction, argument: str) -> str | None:
+    """Why `argument` is not what a button of `action` carries; None when it is."""
+    match action:
+        case EntryAction.MORE:
+            key = ascii_number(argument, KEY_MAX)
+            return None if key else f"not a digest's key (ASCII digits, 1 to {KEY_MAX})"
+        case EntryAction.MUTE:
+            if not argument.strip():
+                return "an empty tag"
+            if len(argument) > TAG_MAX or len(fold(argument)) > MUTED_MAX:
+                return f"a tag longer than {TAG_MAX} characters"
+            return None
+    found = _REF.fullmatch(argument)
+    if found is None:
+        return "not a PR reference (owner/repo#7422 or 7422)"
+    if len(found["repo"] or "") > REPO_MAX:
+        return f"a repository name longer than {REPO_MAX} characters"
+    if not ascii_number(found["number"], PR_NUMBER_MAX):
+        return f"a PR number out of range (1 to {PR_NUMBER_MAX})"
+    return None
+
+
 def parse_action(data: str) -> tuple[EntryAction, str] | None:
-    """The inverse of `action_data`; None when `data` is not a digest action."""
+    """The inverse of `action_data`; None when `data` is not a digest action, or when its
+    argument is not one a button carries (logged: see the module docstring)."""
     name, colon, argument = data.partition(":")
-    if not colon or not argument:
+    if not colon:
         return None
     try:
-        return EntryAction(name), argument
+        action = EntryAction(name)
     except ValueError:
         return None
+    problem = argument_problem(action, argument)
+    if problem is not None:
+        shown = argument[:SHOWN_CHARS]
+        fields = {"action": action.value, "problem": problem, "length": len(argument)}
+        log(logger, "entry_action.refused", logging.WARNING, value=shown, **fields)
+        return None
+    return action, argument

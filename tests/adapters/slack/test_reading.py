@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import logging
 from collections.abc import AsyncIterator
 from pathlib import Path
 from urllib.parse import parse_qs, urlencode
@@ -225,3 +226,67 @@ async def test_a_long_reports_modal_turns_to_its_next_page(bot: SlackBot) -> Non
         await asyncio.sleep(0.05)
     assert "Page 2 of" in json.dumps(view.current)
     assert len(view.current["blocks"]) <= 100
+
+
+async def _logged(caplog: pytest.LogCaptureFixture, event: str, count: int) -> None:
+    """Wait until `event` was logged `count` times (each press is answered after its ack)."""
+    for _ in range(200):
+        if sum(r.getMessage() == event for r in caplog.records) >= count:
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"{event} was not logged {count} times")
+
+
+async def test_forged_button_values_are_refused_and_nothing_is_stored(
+    bot: SlackBot, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING, logger="prdigest")
+    digest = await _digest(bot)
+    forged = [
+        ("mute", "x" * 3000),  # Slack carries a value of up to 2,000 bytes, a client more
+        ("more", "9" * 5000),
+        ("more", "\u0661"),  # Arabic-Indic 1: int() reads it, a key is ASCII digits
+        ("read", "../#1"),
+    ]
+    for action, value in forged:
+        button = {
+            "type": "button",
+            "action_id": f"{ENTRY_ACTION_PREFIX}{action}",
+            "text": {"type": "plain_text", "text": "x"},
+            "value": f"{action}:{value}",
+        }
+        _, url = bot.response_url(user=ADMIN)
+        assert (await bot.post(action_body(button, digest, url, user=ADMIN))).status_code == 200
+    await _logged(caplog, "entry_action.refused", len(forged))
+    assert await _marks(bot) == []
+    async with bot.service.ctx.engine.connect() as conn:
+        assert (await conn.execute(select(digest_runs.c.paged))).scalar_one() == 0
+    assert channel_posts(bot.fake, CHANNEL) == [digest], "no page, no notice"
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+
+
+async def test_a_forged_next_page_leaves_the_modal_as_it_is(
+    bot: SlackBot, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING, logger="prdigest")
+    seed = parse_file(SEED).report
+    long = seed.model_copy(update={"number": 7600, "snippets": seed.snippets * 60})
+    await bot.service.ctx.reports.upsert(long, source="test")
+    digest = await _digest(bot)
+    trigger = bot.fake.issue_trigger_id(USER)
+    await _press(bot, digest, EntryAction.REPORT, "verl-project/verl#7600", trigger_id=trigger)
+    for _ in range(100):
+        views = [v for v in bot.fake.views_for(USER) if v.type == "modal"]
+        if views:
+            break
+        await asyncio.sleep(0.05)
+    [view] = views
+    for page in ("9" * 5000, "\u0662"):  # 5,000 digits; Arabic-Indic 2
+        inbound = bot.fake.interactions.block_actions(NEXT_PAGE, user=USER, view_id=view.id)
+        payload = json.loads(parse_qs(inbound.body.decode())["payload"][0])
+        payload["actions"][0]["value"] = page
+        body = urlencode({"payload": json.dumps(payload)}).encode()
+        assert (await bot.post(body)).status_code == 200
+    await _logged(caplog, "slack.next_page_refused", 2)
+    assert len(view.versions) == 1 and "Page 1 of" in json.dumps(view.current)
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]

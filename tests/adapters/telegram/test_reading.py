@@ -86,6 +86,17 @@ async def _press(
     return dict(fake.answered_callbacks[-1])
 
 
+async def _press_data(
+    fake: FakeTelegram, digest: SentMessage, data: str, user: int
+) -> dict[str, Any]:
+    """A press carrying `data`, whatever the digest's buttons carry (a forged press); the
+    answerCallbackQuery it got."""
+    answered = len(fake.answered_callbacks)
+    fake.push_callback_query(GROUP, digest.message_id, data, user)
+    await until(lambda: len(fake.answered_callbacks) > answered)
+    return dict(fake.answered_callbacks[-1])
+
+
 async def _marks(bot: TelegramBot) -> list[tuple[str, str, str]]:
     async with bot.service.ctx.engine.connect() as conn:
         rows = await conn.execute(
@@ -187,3 +198,21 @@ async def test_unread_lists_the_must_reads_nobody_marked(
     fake.push_message(GROUP, "/unread", user_id=MEMBER)
     await until(lambda: len(fake.sent_to(GROUP)) > count)
     assert texts(fake, GROUP)[-1] == notice("unread_none", days="7")
+
+
+async def test_forged_button_data_is_answered_and_does_nothing(
+    fake: FakeTelegram, bot: TelegramBot
+) -> None:
+    digest = await _digest(bot, fake)
+    async with bot.service.ctx.engine.connect() as conn:
+        edition = (await conn.execute(select(digest_runs.c.edition_id))).scalar_one()
+    arabic_indic = "".join(chr(0x0660 + int(d)) for d in str(edition))  # int() reads it
+    forged = [f"more:{arabic_indic}", "more:" + "9" * 59, "mute:", "read:#" + "7" * 40]
+    before = len(fake.sent_to(GROUP))
+    for data in forged:
+        answered = await _press_data(fake, digest, data, ADMIN)
+        assert "text" not in answered, data
+    assert len(fake.sent_to(GROUP)) == before, "no page, no notice"
+    assert await _marks(bot) == []
+    async with bot.service.ctx.engine.connect() as conn:
+        assert (await conn.execute(select(digest_runs.c.paged))).scalar_one() == 0
