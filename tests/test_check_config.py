@@ -16,6 +16,7 @@ from sqlalchemy import text
 
 from bot.cli import config_cmd, main
 from bot.cli.config_cmd import describe, problems
+from bot.core.calendar.ics import MAX_ICS_BYTES
 from bot.core.commands import parse
 from bot.core.models import Platform
 from bot.core.store.db import async_url, create_engine
@@ -27,8 +28,8 @@ from tests.kits.telegram import WEBHOOK_SECRET, WEBHOOK_URL
 
 NEVER = "0 9 31 2 *"
 NEVER_REASON = (
-    f"cron {NEVER!r} never fires within a year: no date matches its day of month, month and day "
-    "of week together (all three must match, and e.g. February has no day 30 or 31)"
+    f"cron {NEVER!r} never fires within a year: no date matches it (e.g. February has no day 30"
+    " or 31, and a 29th only once in four years)"
 )
 SLACK_OK = {"SLACK_BOT_TOKEN": "xoxb-1-2", "SLACK_SIGNING_SECRET": "s"}
 
@@ -534,6 +535,47 @@ def test_check_config_shows_the_next_real_fire_after_golden_week(
         "arrives, held outside working time"
     ) in lines
     assert lines[-1] == "ok"
+
+
+def test_a_calendar_with_no_working_day_warns_for_now_channels_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ics = tmp_path / "all-year.ics"  # one holiday a year long, every year: no working day
+    ics.write_text(
+        "BEGIN:VCALENDAR\nBEGIN:VEVENT\nDTSTART;VALUE=DATE:20260101\n"
+        "DTEND;VALUE=DATE:20270101\nRRULE:FREQ=YEARLY\nSUMMARY:closed\nEND:VEVENT\n"
+        "END:VCALENDAR\n",
+        encoding="utf-8",
+    )
+    path = _write(
+        tmp_path,
+        "timezone: UTC\n"
+        f"calendar: {{holidays: {{ics: '{ics}'}}}}\n"
+        "channels:\n"
+        "  - {name: daily, platform: console, target: daily, cadence: 'daily 09:00'}\n"
+        "  - {name: alerts, platform: console, target: alerts, cadence: now}\n",
+    )
+    monkeypatch.setenv("BOT_CONFIG", str(path))
+    monkeypatch.setattr(config_cmd, "CLOCK", FakeClock(datetime(2026, 9, 30, 10, tzinfo=UTC)))
+    assert main(["check-config"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert (
+        "channel:   daily → console:daily 'daily 09:00' UTC, warning: never fires on working "
+        "time within a year (see its calendar)"
+    ) in lines
+    assert (
+        "channel:   alerts → console:alerts 'now' UTC, warning: never posts: no working time "
+        "within a year (see its calendar)"
+    ) in lines
+
+
+def test_an_ics_file_too_large_is_one_config_error_line(tmp_path: Path) -> None:
+    ics = tmp_path / "huge.ics"
+    ics.write_bytes(b"BEGIN:VCALENDAR\n" + b"X:y\n" * (MAX_ICS_BYTES // 4 + 1))
+    lines = _config_error(tmp_path, f"calendar: {{holidays: {{ics: '{ics}'}}}}\n")
+    assert lines == [
+        f"  calendar.holidays.ics: {ics}: larger than 2 MB (a holiday calendar is a few KB)"
+    ]
 
 
 def test_without_a_calendar_check_config_reads_as_before(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -164,6 +164,8 @@ def _upcoming(schedule: str, tz: str, now: datetime, calendar: WorkingCalendar) 
     if schedule == NOW_SCHEDULE:
         if calendar.always:
             return "posts each matching PR as it arrives"
+        if calendar.next_working(now) is None:  # every day a holiday or off: held for good
+            return "warning: never posts: no working time within a year (see its calendar)"
         return "posts each matching PR as it arrives, held outside working time"
     try:
         found = next_real_fire(schedule, tz, now, calendar)

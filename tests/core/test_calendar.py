@@ -4,7 +4,7 @@ fire time that falls on working time."""
 
 from __future__ import annotations
 
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -22,7 +22,13 @@ from bot.core.calendar import (
     next_working_fire,
     parse_workdays,
 )
-from bot.core.calendar.ics import IcsError, parse_ics
+from bot.core.calendar.ics import (
+    MAX_EVENTS,
+    MAX_HOLIDAY_DAYS,
+    MAX_ICS_BYTES,
+    IcsError,
+    parse_ics,
+)
 from bot.cron import next_fire
 
 SHANGHAI = ZoneInfo("Asia/Shanghai")
@@ -164,6 +170,41 @@ def test_an_unreadable_ics_file_is_a_calendar_error(tmp_path: Path) -> None:
     (tmp_path / "bad.ics").write_bytes(b"\xff\xfe")
     with pytest.raises(CalendarError, match="not UTF-8"):
         load_ics(tmp_path / "bad.ics")
+
+
+def _many_events(count: int, days: int = 1) -> str:
+    """An iCalendar text of `count` events of `days` days each."""
+    lines = ["BEGIN:VCALENDAR"]
+    for n in range(count):
+        start = date(2026, 1, 1) + timedelta(days=n % 300)
+        end = start + timedelta(days=days)
+        lines += ["BEGIN:VEVENT", f"DTSTART;VALUE=DATE:{start:%Y%m%d}",
+                  f"DTEND;VALUE=DATE:{end:%Y%m%d}", "END:VEVENT"]  # fmt: skip
+    return "\n".join([*lines, "END:VCALENDAR"]) + "\n"
+
+
+def test_an_ics_file_past_the_size_cap_is_refused_before_it_is_read(tmp_path: Path) -> None:
+    path = tmp_path / "huge.ics"
+    text = _many_events(1)
+    path.write_text(text + " " * (MAX_ICS_BYTES + 1 - len(text)), encoding="utf-8")
+    with pytest.raises(CalendarError) as caught:
+        load_ics(path)
+    assert str(caught.value) == f"{path}: larger than 2 MB (a holiday calendar is a few KB)"
+    path.write_text(text + " " * (MAX_ICS_BYTES - len(text)), encoding="utf-8")
+    assert len(load_ics(path).events) == 1, "up to the cap is read"
+
+
+def test_an_ics_file_of_too_many_events_or_days_is_refused_with_the_line() -> None:
+    assert len(parse_ics(_many_events(MAX_EVENTS))) == MAX_EVENTS
+    with pytest.raises(IcsError) as caught:
+        parse_ics(_many_events(MAX_EVENTS + 1))
+    line = 2 + 4 * MAX_EVENTS  # the BEGIN:VEVENT of the event past the cap
+    assert str(caught.value) == (
+        f"line {line}: more than {MAX_EVENTS} events (a holiday calendar has a few hundred)"
+    )
+    too_long = MAX_HOLIDAY_DAYS // 366 + 1  # year-long events
+    with pytest.raises(IcsError, match=f"span more than {MAX_HOLIDAY_DAYS} days"):
+        parse_ics(_many_events(too_long, days=366))
 
 
 def test_the_next_real_fire_skips_golden_week_and_says_so() -> None:

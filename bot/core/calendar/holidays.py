@@ -16,7 +16,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Protocol
 
-from bot.core.calendar.ics import IcsError, IcsEvent, parse_ics
+from bot.core.calendar.ics import MAX_ICS_BYTES, IcsError, IcsEvent, parse_ics
 
 YEARS_CACHED = 64  # (source, year) pairs kept: a few sources, a few years each
 
@@ -116,9 +116,15 @@ class IcsHolidays:
 def load_ics(path: Path) -> IcsHolidays:
     """The holidays of an iCalendar file; CalendarError says why it cannot be used."""
     try:
-        text = path.read_bytes().decode("utf-8-sig")
+        with path.open("rb") as file:  # no more than the cap, whatever the file (or device) is
+            data = file.read(MAX_ICS_BYTES + 1)
     except OSError as exc:
         raise CalendarError(f"cannot read {path}: {exc.strerror}") from None
+    if len(data) > MAX_ICS_BYTES:
+        limit = MAX_ICS_BYTES // 2**20
+        raise CalendarError(f"{path}: larger than {limit} MB (a holiday calendar is a few KB)")
+    try:
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise CalendarError(f"{path}: not UTF-8 text") from None
     try:

@@ -5,6 +5,10 @@ date), `DTEND` (exclusive; one day when absent), `SUMMARY` (the holiday's name) 
 `RRULE:FREQ=YEARLY` (the same dates every year; `INTERVAL=1` may be said). Folded lines are
 joined. Anything else in a VEVENT is ignored; an RRULE other than a plain yearly one is refused,
 since a holiday read wrongly would silence a destination on the wrong day.
+
+A holiday calendar is a few KB and a few hundred events; the file is read whole at start, and
+each year's holidays are worked out from every event, so a file past MAX_ICS_BYTES, or past
+MAX_EVENTS events or MAX_HOLIDAY_DAYS days in all, is refused rather than read for a minute.
 """
 
 from __future__ import annotations
@@ -14,6 +18,9 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 
 MAX_EVENT_DAYS = 366  # one event longer than a year is a mistake, not a holiday
+MAX_ICS_BYTES = 2 * 1024 * 1024
+MAX_EVENTS = 5_000
+MAX_HOLIDAY_DAYS = 20_000  # the days all its events span (a yearly one counted once)
 _DATE = re.compile(r"^(\d{4})(\d{2})(\d{2})(T\d{6}Z?)?$")
 _YEARLY = frozenset({"FREQ=YEARLY", "INTERVAL=1"})
 
@@ -84,6 +91,14 @@ def _event(props: dict[str, tuple[int, str]], begun: int) -> IcsEvent:
     return IcsEvent(start, end, name, yearly)
 
 
+def _check_size(events: int, days: int, number: int) -> None:
+    if events > MAX_EVENTS:
+        why = f"more than {MAX_EVENTS} events (a holiday calendar has a few hundred)"
+        raise IcsError(f"line {number}: {why}")
+    if days > MAX_HOLIDAY_DAYS:
+        raise IcsError(f"line {number}: its events span more than {MAX_HOLIDAY_DAYS} days")
+
+
 def parse_ics(text: str) -> tuple[IcsEvent, ...]:
     """The all-day events of an iCalendar text; IcsError names the line of what is wrong."""
     lines = _unfolded(text)
@@ -91,7 +106,7 @@ def parse_ics(text: str) -> tuple[IcsEvent, ...]:
         raise IcsError("line 1: an iCalendar file starts with BEGIN:VCALENDAR")
     events: list[IcsEvent] = []
     props: dict[str, tuple[int, str]] | None = None
-    begun = 0
+    begun = days = 0
     for number, line in lines:
         head, sep, value = line.partition(":")
         name = head.split(";", 1)[0].upper()
@@ -102,7 +117,9 @@ def parse_ics(text: str) -> tuple[IcsEvent, ...]:
         elif name == "END" and value.upper() == "VEVENT":
             if props is None:
                 raise IcsError(f"line {number}: END:VEVENT without BEGIN:VEVENT")
-            events.append(_event(props, begun))
+            events.append(event := _event(props, begun))
+            days += (event.end - event.start).days
+            _check_size(len(events), days, begun)
             props = None
         elif props is not None:
             props.setdefault(name, (number, value))
