@@ -29,11 +29,11 @@ import asyncio
 import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Hashable, Mapping, Sequence
 from datetime import datetime
-from zoneinfo import ZoneInfo
 
-from sqlalchemy import select, text
+from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from bot.core.delivery.audiences import alone, merged, posted_before
 from bot.core.delivery.editions import EditionBook, Pending
 from bot.core.delivery.plan_failures import clear_plan_failures, plan_isolated
 from bot.core.delivery.reading import DEFAULT_READING, ReadingPolicy, shown_before, with_unread
@@ -51,19 +51,14 @@ from bot.core.delivery.runs import (
 )
 from bot.core.render.renderer import Renderer
 from bot.core.select import (
-    Digest,
     DigestFilter,
     StoredReport,
-    build_digest,
-    default_title,
     select_new,
 )
-from bot.core.store.bulk import among
 from bot.core.store.db import write_transaction
 from bot.core.store.reading import Marks, marks_in
 from bot.core.store.reports import WINDOW_LIMIT, WindowCache, count_after
 from bot.core.store.subscriptions import Subscription
-from bot.core.store.tables import instant_posts
 from bot.logs import log
 
 __all__ = [
@@ -77,7 +72,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger("prdigest.outbox")
-POSTED_FORMAT = "%H:%M"  # "posted 14:02", in the subscription's zone
 PLAN_BATCH = 1000  # destinations planned per transaction
 PG_LANES = 2  # batches planned at once on PostgreSQL
 
@@ -278,7 +272,7 @@ async def _build(
 ) -> list[Hashable]:
     """Each run's merged digest (its audience's, built once) with its own unread carry-over;
     the audiences, in order."""
-    posted = await _posted_before(conn, runs)
+    posted = await posted_before(conn, runs)
     days = {
         run.destination_id: tick.reading.days_at(run.lead.platform.value, run.lead.target)
         for run in runs
@@ -288,7 +282,7 @@ async def _build(
     audiences = []
     for run in runs:
         before = posted.get(run.destination_id, {})
-        audience, build = _audience(run, before) if before or run.marked else _alone(run)
+        audience, build = merged(run, before) if before or run.marked else alone(run)
         digest = tick.book.digest(audience, build)
         if run.destination_id in days:
             here = marks.get(run.destination_id, Marks())
@@ -298,83 +292,6 @@ async def _build(
         run.digest = digest
         audiences.append(audience)
     return audiences
-
-
-def _alone(run: Run) -> tuple[Hashable, Callable[[], Digest]]:
-    """`_audience` for the usual run, one subscription and nothing marked or posted before in
-    its destination: named by what it picked from (not by each PR), in constant time."""
-    if len(run.parts) > 1:
-        return _audience(run, {})
-    part = run.parts[0]
-    flt, title = part.sub.filter, default_title(part.sub.filter, part.sub.label)
-    if part.sub.instant:
-        run.instant = sorted(item.seq for item in part.picked)
-    picked = part.picked
-    audience = ("alone", run.window, flt, part.start, part.fire, title, part.synthesis)
-
-    def build() -> Digest:
-        items = sorted(picked, key=lambda item: item.seq)
-        notes: dict[int, tuple[tuple[str, ...], str]] = {item.seq: ((), "") for item in items}
-        return build_digest(items, flt, title, notes, synthesis=part.synthesis)
-
-    return audience, build
-
-
-def _audience(run: Run, posted: Mapping[int, str]) -> tuple[Hashable, Callable[[], Digest]]:
-    """What the run's merged digest depends on (each PR once, saying which subscriptions
-    matched it when several picked something), and how to build it; sets the seqs its `now`
-    subscriptions post."""
-    chosen: dict[int, StoredReport] = {}
-    matched: dict[int, list[str]] = {}
-    for part in run.parts:
-        for item in part.picked:
-            chosen.setdefault(item.seq, item)
-            matched.setdefault(item.seq, []).append(part.sub.label)
-    run.instant = sorted(
-        {item.seq for part in run.parts if part.sub.instant for item in part.picked}
-    )
-    instant = set(run.instant)
-    several = sum(1 for part in run.parts if part.picked) > 1
-    notes = {
-        seq: (tuple(names) if several else (), "" if seq in instant else posted.get(seq, ""))
-        for seq, names in matched.items()
-    }
-    flt, title = _combined(run.parts)
-    synthesis = any(part.synthesis for part in run.parts)
-    seqs = tuple(sorted(chosen))
-    items = [chosen[seq] for seq in seqs]
-    audience = (seqs, flt, title, tuple(sorted(notes.items())), synthesis)
-    return audience, lambda: build_digest(items, flt, title, notes, synthesis=synthesis)
-
-
-async def _posted_before(conn: AsyncConnection, runs: Sequence[Run]) -> dict[int, dict[int, str]]:
-    """The new PRs each destination's `now` subscriptions already posted, with the time
-    ("14:02" in the zone of the run's first subscription)."""
-    zones = {run.destination_id: run.lead.timezone for run in runs}
-    posts = instant_posts
-    rows = await conn.execute(
-        select(posts.c.destination_id, posts.c.seq, posts.c.posted_at).where(
-            among(posts.c.destination_id, zones),
-            posts.c.seq > min(run.seqs[0] for run in runs),
-        )
-    )
-    found: dict[int, dict[int, str]] = {}
-    for dest, seq, at in rows:
-        zone = ZoneInfo(zones[int(dest)])
-        found.setdefault(int(dest), {})[int(seq)] = at.astimezone(zone).strftime(POSTED_FORMAT)
-    return found
-
-
-def _combined(parts: Sequence[Part]) -> tuple[DigestFilter, str]:
-    """The filter the merged digest is grouped and capped by, and its title: those of the
-    subscriptions that picked something (all of them for an empty digest)."""
-    shown = [part for part in parts if part.picked] or list(parts)
-    if len(shown) == 1:
-        sub = shown[0].sub
-        return sub.filter, default_title(sub.filter, sub.label)
-    tags = dict.fromkeys(tag for part in shown for tag in part.sub.filter.tags)
-    flt = DigestFilter(tags=tuple(tags), max_items=max(part.sub.filter.max_items for part in shown))
-    return flt, " · ".join(part.sub.label for part in shown)
 
 
 async def plan_run(

@@ -25,6 +25,7 @@ from bot.core.models import Locale, Platform
 from bot.core.select import DigestFilter
 from bot.core.store.db import write_transaction
 from bot.core.store.destinations import ensure_destination
+from bot.core.store.subscription_changes import record_change
 from bot.core.store.subscriptions import (
     CHAT,
     CONFIG,
@@ -34,7 +35,6 @@ from bot.core.store.subscriptions import (
     current_seq,
     filter_from_json,
     filter_to_json,
-    record_change,
 )
 from bot.core.store.tables import destinations, subscriptions
 

@@ -25,8 +25,9 @@ from bot.core.store.destinations import ensure_destination
 from bot.core.store.filters import filter_from_json as filter_from_json
 from bot.core.store.filters import filter_to_json as filter_to_json
 from bot.core.store.filters import stored_filter
+from bot.core.store.subscription_changes import Change, recent_changes, record_change
 from bot.core.store.subscription_limits import SubscriptionLimits, check_limits
-from bot.core.store.tables import counters, destinations, subscription_changes, subscriptions
+from bot.core.store.tables import counters, destinations, subscriptions
 from bot.settings import BotConfig, Channel
 
 CONFIG = "config"
@@ -70,15 +71,6 @@ class Subscription:
     @property
     def instant(self) -> bool:
         return self.schedule == NOW
-
-
-@dataclass(frozen=True, slots=True)
-class Change:
-    destination: str
-    actor: str
-    action: str
-    detail: str
-    at: datetime
 
 
 _COLUMNS = (  # in Subscription's field order
@@ -160,20 +152,6 @@ async def current_seq(conn: AsyncConnection) -> int:
         await conn.execute(select(counters.c.value).where(counters.c.name == "report_seq"))
     ).scalar()
     return int(value or 0)
-
-
-async def record_change(
-    conn: AsyncConnection, destination_id: int, actor: str, action: str, detail: str, at: datetime
-) -> None:
-    await conn.execute(
-        subscription_changes.insert().values(
-            destination_id=destination_id,
-            actor=actor[:128],
-            action=action,
-            detail=detail[:2000],
-            at=at,
-        )
-    )
 
 
 class SubscriptionStore:
@@ -354,22 +332,7 @@ class SubscriptionStore:
 
     async def changes(self, limit: int = 10) -> list[Change]:
         """The newest changes made from chats, newest first."""
-        query = (
-            select(
-                destinations.c.platform,
-                destinations.c.target,
-                subscription_changes.c.actor,
-                subscription_changes.c.action,
-                subscription_changes.c.detail,
-                subscription_changes.c.at,
-            )
-            .join(destinations, destinations.c.id == subscription_changes.c.destination_id)
-            .order_by(subscription_changes.c.id.desc())
-            .limit(limit)
-        )
-        async with self.engine.connect() as conn:
-            rows = (await conn.execute(query)).all()
-        return [Change(f"{r.platform}:{r.target}", r.actor, r.action, r.detail, r.at) for r in rows]
+        return await recent_changes(self.engine, limit)
 
 
 @dataclass(frozen=True, slots=True)

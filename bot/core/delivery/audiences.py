@@ -1,0 +1,102 @@
+"""Who a run's digest is for: its audience (what the digest depends on, the key editions are
+shared by), and how to build that digest.
+
+The usual run (one subscription, nothing marked or posted before in its destination) is named
+by what it picked from, in constant time (`alone`). A run of several subscriptions, or one in a
+destination with reading marks or `now` posts, is named by each PR it shows and how (`merged`):
+each PR once, saying which subscriptions matched it when several picked something ("matched:",
+three names at most, see render/views.py), or when a `now` subscription already posted it
+("posted 14:02", `posted_before`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from zoneinfo import ZoneInfo
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from bot.core.delivery.runs import Part, Run
+from bot.core.select import Digest, DigestFilter, StoredReport, build_digest, default_title
+from bot.core.store.bulk import among
+from bot.core.store.tables import instant_posts
+
+POSTED_FORMAT = "%H:%M"  # "posted 14:02", in the subscription's zone
+
+
+def alone(run: Run) -> tuple[Hashable, Callable[[], Digest]]:
+    """`merged` for the usual run, one subscription and nothing marked or posted before in
+    its destination: named by what it picked from (not by each PR), in constant time."""
+    if len(run.parts) > 1:
+        return merged(run, {})
+    part = run.parts[0]
+    flt, title = part.sub.filter, default_title(part.sub.filter, part.sub.label)
+    if part.sub.instant:
+        run.instant = sorted(item.seq for item in part.picked)
+    picked = part.picked
+    audience = ("alone", run.window, flt, part.start, part.fire, title, part.synthesis)
+
+    def build() -> Digest:
+        items = sorted(picked, key=lambda item: item.seq)
+        notes: dict[int, tuple[tuple[str, ...], str]] = {item.seq: ((), "") for item in items}
+        return build_digest(items, flt, title, notes, synthesis=part.synthesis)
+
+    return audience, build
+
+
+def merged(run: Run, posted: Mapping[int, str]) -> tuple[Hashable, Callable[[], Digest]]:
+    """What the run's merged digest depends on (each PR once, saying which subscriptions
+    matched it when several picked something), and how to build it; sets the seqs its `now`
+    subscriptions post."""
+    chosen: dict[int, StoredReport] = {}
+    matched: dict[int, list[str]] = {}
+    for part in run.parts:
+        for item in part.picked:
+            chosen.setdefault(item.seq, item)
+            matched.setdefault(item.seq, []).append(part.sub.label)
+    run.instant = sorted(
+        {item.seq for part in run.parts if part.sub.instant for item in part.picked}
+    )
+    instant = set(run.instant)
+    several = sum(1 for part in run.parts if part.picked) > 1
+    notes = {
+        seq: (tuple(names) if several else (), "" if seq in instant else posted.get(seq, ""))
+        for seq, names in matched.items()
+    }
+    flt, title = _combined(run.parts)
+    synthesis = any(part.synthesis for part in run.parts)
+    seqs = tuple(sorted(chosen))
+    items = [chosen[seq] for seq in seqs]
+    audience = (seqs, flt, title, tuple(sorted(notes.items())), synthesis)
+    return audience, lambda: build_digest(items, flt, title, notes, synthesis=synthesis)
+
+
+async def posted_before(conn: AsyncConnection, runs: Sequence[Run]) -> dict[int, dict[int, str]]:
+    """The new PRs each destination's `now` subscriptions already posted, with the time
+    ("14:02" in the zone of the run's first subscription)."""
+    zones = {run.destination_id: run.lead.timezone for run in runs}
+    posts = instant_posts
+    rows = await conn.execute(
+        select(posts.c.destination_id, posts.c.seq, posts.c.posted_at).where(
+            among(posts.c.destination_id, zones),
+            posts.c.seq > min(run.seqs[0] for run in runs),
+        )
+    )
+    found: dict[int, dict[int, str]] = {}
+    for dest, seq, at in rows:
+        zone = ZoneInfo(zones[int(dest)])
+        found.setdefault(int(dest), {})[int(seq)] = at.astimezone(zone).strftime(POSTED_FORMAT)
+    return found
+
+
+def _combined(parts: Sequence[Part]) -> tuple[DigestFilter, str]:
+    """The filter the merged digest is grouped and capped by, and its title: those of the
+    subscriptions that picked something (all of them for an empty digest)."""
+    shown = [part for part in parts if part.picked] or list(parts)
+    if len(shown) == 1:
+        sub = shown[0].sub
+        return sub.filter, default_title(sub.filter, sub.label)
+    tags = dict.fromkeys(tag for part in shown for tag in part.sub.filter.tags)
+    flt = DigestFilter(tags=tuple(tags), max_items=max(part.sub.filter.max_items for part in shown))
+    return flt, " · ".join(part.sub.label for part in shown)
