@@ -28,6 +28,7 @@ from bot.cli.common import CliError, Command
 from bot.context import DatabaseUnavailableError, driver_reason
 from bot.core.store.db import DatabaseURLError
 from bot.core.store.errors import is_outage
+from bot.core.store.search.budget import QueryTooComplex, QueryTooSlow
 from bot.settings import DEFAULT_DATABASE_URL, ConfigError
 
 # What a shell reports for a program ended by SIGPIPE (128 + 13): `prdigest pr 1 | head -1`.
@@ -92,6 +93,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return BROKEN_PIPE_STATUS
     except (CliError, ConfigError, DatabaseURLError, DatabaseUnavailableError) as exc:
         print(f"prdigest {args.command}: {exc}", file=sys.stderr)
+        return 2
+    except (QueryTooSlow, QueryTooComplex) as exc:  # a query past its budget: not an outage
+        print(f"prdigest {args.command}: {exc}; narrow the query", file=sys.stderr)
         return 2
     except SQLAlchemyError as exc:  # the database went away after it was opened
         if not is_outage(exc):

@@ -72,7 +72,8 @@ async def _handle(args: argparse.Namespace) -> int:
     if (query := read_query(args.query)) is None:
         return 2
     async with open_context(create=False) as ctx:
-        result = await search(ctx.reports, query, limit=args.limit, now=CLOCK())
+        budget = ctx.config.search.timeout_seconds
+        result = await search(ctx.reports, query, limit=args.limit, now=CLOCK(), seconds=budget)
         locale = Locale(args.locale) if args.locale else ctx.config.locale
     if args.fmt == "json":
         print_json_lines(_json(hit) for hit in result.hits)

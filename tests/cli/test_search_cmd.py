@@ -4,6 +4,7 @@ search a Chinese two-character word and a file glob with an impact level."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -98,3 +99,18 @@ def test_a_bad_limit_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
         main(["search", "--limit", "0", "权重"])
     assert exited.value.code == 2
     assert "must be 1 or more" in capsys.readouterr().err
+
+
+@pytest.mark.usefixtures("ingested")
+def test_a_search_past_its_budget_says_so_and_exits_2(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "bot.yaml"
+    config.write_text("search: {timeout_seconds: 0.000001}\n", encoding="utf-8")
+    monkeypatch.setenv("BOT_CONFIG", str(config))
+
+    assert main(["search", "rollout OR sglang OR trainer"]) == 2
+
+    err = capsys.readouterr().err
+    assert "took longer than" in err and "narrow the query" in err, err
+    assert "Traceback" not in err

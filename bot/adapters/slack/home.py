@@ -32,6 +32,7 @@ from bot.core.render.picker_labels import picker_label
 from bot.core.render.slack import escape_mrkdwn
 from bot.core.render.views import link_url
 from bot.core.search import search
+from bot.core.store.search.budget import QueryTooComplex, QueryTooSlow
 from bot.core.store.subscriptions import Subscription
 from bot.logs import log
 
@@ -197,10 +198,14 @@ class SlackHome:
         data = HomeData(mine, await self._channels(user), [], upcoming)
         query = _matching(data.mine)
         if query is not None:
-            found = await search(answerer.reports, query, limit=MUST_READ_CANDIDATES, now=now)
-            newest = sorted(found.hits, key=lambda h: (h.report.merged_at or now, h.seq))
-            shown = newest[::-1][:MUST_READ_SHOWN]
-            data.must_read.extend((h.report.ref, h.report.title, h.report.url) for h in shown)
+            try:
+                found = await search(answerer.reports, query, limit=MUST_READ_CANDIDATES, now=now)
+            except (QueryTooSlow, QueryTooComplex) as exc:  # the tab shows the rest without them
+                log(logger, "slack.home_must_reads_skipped", logging.WARNING, reason=str(exc))
+            else:
+                newest = sorted(found.hits, key=lambda h: (h.report.merged_at or now, h.seq))
+                shown = newest[::-1][:MUST_READ_SHOWN]
+                data.must_read.extend((h.report.ref, h.report.title, h.report.url) for h in shown)
         view = home_view(data, chat.locale, dm, now)
         try:
             await self.host.users.client.views_publish(user_id=user, view=view)
