@@ -72,7 +72,7 @@ def filter_query(
         parts.append(_any_of("tag", tags))
     parts.extend(Not(Field("tag", ":", tag)) for tag in dict.fromkeys(map(fold, exclude_tags)))
     if query.strip():
-        parsed = parse(query)
+        parsed = parse(query, max_terms=None)  # stored: evaluated here, never as SQL
         parts.extend(parsed.items if isinstance(parsed, And) else (parsed,))
     if not parts:
         return None

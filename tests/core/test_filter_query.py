@@ -17,6 +17,7 @@ import pytest
 
 from bot.core.filter_query import compile_plan, filter_query, plan_for
 from bot.core.query import And, Field, Not, Or, Query, Text, matches, unparse
+from bot.core.query.parser import MAX_TERMS
 from bot.core.query.text import TEXT_FIELDS, normalize_text
 from bot.core.reports.model import ImpactLevel, Report
 from bot.core.select import DigestFilter, StoredReport, select_new
@@ -221,3 +222,13 @@ def test_a_report_is_normalized_once_for_every_channel_query(
     for flt in filters:
         assert len(select_new(items, flt, 0, NOW)) == 5
     assert calls == len(items) * len(TEXT_FIELDS)
+
+
+def test_a_stored_query_past_the_term_cap_still_filters() -> None:
+    # Stored before the parser capped typed queries at MAX_TERMS: evaluated in memory, it is
+    # read whole rather than refused (which would fail its destination's every digest).
+    words = " OR ".join(f"tag:t{n}" for n in range(MAX_TERMS * 2)) + " OR tag:rollout"
+
+    query = filter_query([], [], [], words)
+
+    assert query is not None and isinstance(query, Or) and len(query.items) == MAX_TERMS * 2 + 1

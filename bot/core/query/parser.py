@@ -35,15 +35,18 @@ _PR_NUMBER = re.compile(r"#([0-9]+)")
 _STOPS: Final = frozenset({"OR", ")"})  # what ends an AND run
 
 
-def parse(text: str) -> Query:
-    """The query `text` says; QueryError naming what is wrong and where."""
+def parse(text: str, *, max_terms: int | None = MAX_TERMS) -> Query:
+    """The query `text` says; QueryError naming what is wrong and where. `max_terms=None`
+    reads a query stored before the cap (a subscription's filter, evaluated in memory, never
+    sent to the database as SQL): it is not refused for its size."""
     if len(text) > MAX_QUERY_LENGTH:
         raise QueryError(f"too long ({len(text)} characters, at most {MAX_QUERY_LENGTH})")
     _refuse_control_characters(text)
     tokens = tokenize(text)
     if not tokens:
         raise QueryError("empty")
-    _count_terms(tokens)
+    if max_terms is not None:
+        _count_terms(tokens, max_terms)
     return _Parser(tokens).query()
 
 
@@ -55,13 +58,13 @@ def _refuse_control_characters(text: str) -> None:
             )
 
 
-def _count_terms(tokens: list[Token]) -> None:
-    """At most MAX_TERMS terms: the error names how many and where the first one too many is."""
+def _count_terms(tokens: list[Token], limit: int) -> None:
+    """At most `limit` terms: the error names how many and where the first one too many is."""
     terms = [token for token in tokens if token.kind in ("WORD", "PHRASE")]
-    if len(terms) > MAX_TERMS:
+    if len(terms) > limit:
         raise QueryError(
-            f"too many terms ({len(terms)}, at most {MAX_TERMS})",
-            terms[MAX_TERMS].position,
+            f"too many terms ({len(terms)}, at most {limit})",
+            terms[limit].position,
             "narrow the query",
         )
 
