@@ -1,136 +1,174 @@
-"""Crontab expressions → APScheduler CronTrigger, with crontab's weekday numbering.
+"""Crontab expressions and their fire times, computed by `cronsim`.
 
-APScheduler 3's `CronTrigger.from_crontab` treats weekday 0 as Monday; crontab (and every user)
-means Sunday. Numeric weekdays are therefore translated to names before APScheduler sees them.
+cronsim follows Debian's cron (crontab(5)), including what it does on DST days. What that means
+for a schedule here, written down in docs/calendar.md and checked against `croniter` by
+tests/test_cron_grid.py:
+- fields: `minute hour day-of-month month day-of-week`; the day of week counts 0 and 7 as
+  Sunday, takes names (`sun`-`sat`), ranges, ranges that wrap past Saturday (`fri-mon`, read
+  here as `fri-sat,sun-mon`), steps (`*/2` is Sun, Tue, Thu, Sat; `1-5/2` is Mon, Wed, Fri),
+  `1#2` (the second Monday) and `5L` (the last Friday); the day of month takes `L` (its last
+  day) and `LW` (its last weekday). `?` (Quartz) is refused: write `*`;
+- when the day of month and the day of week are both restricted, a day matching *either*
+  fires (`0 9 13 * fri`: every 13th and every Friday). A field written with a leading `*`
+  (`*/2`) counts as unrestricted, as in cron: `0 9 */2 * mon` is odd days that are Mondays;
+- a *fixed-time* schedule (minute and hour both without a leading `*`: `30 2 * * *`,
+  `0 9-17 * * *`) follows the wall clock: in a repeated hour (fall back) it fires once, at the
+  first pass; a time inside a spring-forward gap fires at the first real instant after the
+  gap (02:30 → 03:00 new time); no date is ever skipped;
+- an *interval* schedule (`*/30 * * * *`, `0 * * * *`) fires at every real instant whose wall
+  clock matches: every real 30 minutes across a change, twice in a repeated hour, and not in
+  the hour that does not exist.
 
-APScheduler fires on a date only when the day of month, the month *and* the day of week all
-match (crontab ORs day of month and day of week when both are restricted; APScheduler 3.11 does
-not). Some schedules therefore never fire: `* * 31 2,4,6,9,11 *`, `0 9 30 2 *`. Unbounded,
-APScheduler walks to the year 9999 looking for their next fire time (seconds of CPU per call),
-so every search here carries an end date: a year ahead for the next fire time, `now` for the
-previous one. A schedule with no fire time within a year is refused (`next_fire` raises).
+Every search is bounded: the next fire time is looked for a year ahead (FIRE_HORIZON), the
+previous one `horizon_days` back. A schedule with no fire time within a year is refused
+(`next_fire` raises CronError, `never_fires`): chat, config and check-config alike.
 """
 
 from __future__ import annotations
 
+import functools
 import re
-from datetime import datetime, timedelta
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from typing import Final
 from zoneinfo import ZoneInfo
 
-from apscheduler.triggers.cron import CronTrigger
+from cronsim import CronSim, CronSimError
 
 from bot.core.calendar import WorkingCalendar, WorkingFire, next_working_fire
 
-_DAY_NAMES = ("sun", "mon", "tue", "wed", "thu", "fri", "sat", "sun")
-_NUMBER = re.compile(r"\d+")
-_ONE_SECOND = timedelta(seconds=1)
-_FOLD_STEP = timedelta(minutes=15)
-_FIRST_WINDOW = timedelta(minutes=1)
-_FOLD_SPAN = timedelta(hours=2)
-FIRE_HORIZON = timedelta(days=366)  # a schedule must fire within this span, leap years included
+FIRE_HORIZON: Final = timedelta(days=366)  # a schedule must fire within this span
+DST_SLACK: Final = timedelta(hours=3)  # more than any zone's clock change
+CRON_FIELDS: Final = 5
+FIELD_NAMES: Final = ("minute", "hour", "day of month", "month", "day of week")
+FIELD_HINTS: Final = {
+    "minute": "0-59, e.g. 0, */15, 0,30",
+    "hour": "0-23, e.g. 9, 9-17, */2",
+    "day of month": "1-31, L (the last day) or LW (the last weekday), e.g. 1, 1-7, */2",
+    "month": "1-12 or jan-dec, e.g. 1, jan-mar, */3",
+    "day of week": (
+        "0-7 or sun-sat (0 and 7 are Sunday), e.g. mon-fri, fri-mon, */2, 1#2 (the second"
+        " Monday), 5L (the last Friday)"
+    ),
+}
+_DAYS: Final = ("sun", "mon", "tue", "wed", "thu", "fri", "sat")
+_WRAP: Final = re.compile(r"^([a-z]+|\d+)-([a-z]+|\d+)(?:/(\d+))?$")
+_ONE_SECOND: Final = timedelta(seconds=1)
 
 
 class CronError(ValueError):
-    """A schedule that is not a valid 5-field cron expression."""
+    """A schedule that is not a valid 5-field cron expression, or never fires."""
 
 
-def _weekday_names(field: str) -> str:
-    def name(match: re.Match[str]) -> str:
-        value = int(match.group())
-        if value > 7:
-            raise CronError(f"day of week {value} is out of range 0-7")
-        return _DAY_NAMES[value]
-
-    # A step like */2 counts days, not a weekday: leave the number after "/" alone.
-    parts = field.split("/", 1)
-    parts[0] = _NUMBER.sub(name, parts[0])
-    return "/".join(parts)
+def _day_number(word: str) -> int | None:
+    if word.isdigit():
+        return int(word)
+    return _DAYS.index(word) if word in _DAYS else None
 
 
-def trigger(expr: str, timezone: str, end: datetime | None = None) -> CronTrigger:
-    """A CronTrigger for `minute hour day month day-of-week` in `timezone`. With `end`, every
-    fire-time search stops there (APScheduler gives up once its walk passes the end date)."""
-    fields = expr.split()
-    if len(fields) != 5:
+def _unwrap(term: str) -> str:
+    """`fri-mon` → `5,6,0,1`, `fri-mon/2` → `5,0`: a range that wraps past Saturday, which
+    cronsim refuses, as the list of its days. Other terms are returned unchanged."""
+    match = _WRAP.match(term)
+    if match is None:
+        return term
+    start, end = _day_number(match[1]), _day_number(match[2])
+    if start is None or end is None or start > 7 or end > 7:
+        return term  # cronsim names the bad value
+    step = f"/{match[3]}" if match[3] else ""
+    if end == 0 and start > 0:
+        return f"{start}-7{step}"  # `fri-sun`: Sunday as 7 closes the week
+    if start <= end:
+        return term
+    days = [*range(start, 7), *range(end + 1)]
+    return ",".join(str(day) for day in days[:: int(match[3] or 1)])
+
+
+@functools.lru_cache(maxsize=4096)
+def normalize(expr: str) -> str:
+    """The cron as cronsim reads it: 5 lowercase fields, wrapping day ranges unwrapped.
+    CronError names the field that is wrong and how to write it."""
+    fields = expr.lower().split()
+    if len(fields) != CRON_FIELDS:
         raise CronError(f"cron {expr!r} needs 5 fields (minute hour day month day-of-week)")
-    minute, hour, day, month, dow = fields
-    try:
-        return CronTrigger(
-            second="0",
-            minute=minute,
-            hour=hour,
-            day=day,
-            month=month,
-            day_of_week=_weekday_names(dow),
-            timezone=ZoneInfo(timezone),
-            end_date=end,
-        )
-    except ValueError as exc:
-        raise CronError(f"cron {expr!r}: {exc}") from exc
-
-
-def _next_from(cron: CronTrigger, moment: datetime) -> datetime | None:
-    """The first fire time ≥ moment. In the repeated hour of a DST fall-back APScheduler 3.11
-    can answer a time *before* `moment`; step past the fold instead of trusting it."""
-    fire: datetime | None = cron.get_next_fire_time(None, moment)
-    probe = moment
-    while fire is not None and fire < moment:
-        probe += _FOLD_STEP
-        fire = cron.get_next_fire_time(None, probe)
-    return fire
+    for name, field in zip(FIELD_NAMES, fields, strict=True):
+        if "?" in field:
+            raise CronError(f"cron {expr!r}: '?' is not crontab; write '*' in the {name}")
+    fields[4] = ",".join(_unwrap(term) for term in fields[4].split(","))
+    normal = " ".join(fields)
+    for name, field in zip(FIELD_NAMES, fields, strict=True):
+        probe = " ".join(field if n == name else "*" for n in FIELD_NAMES)
+        try:
+            CronSim(probe, datetime(2000, 1, 1))  # noqa: DTZ001 - only parses the fields
+        except CronSimError:
+            raise CronError(
+                f"cron {expr!r}: bad {name} {field!r} (use {FIELD_HINTS[name]})"
+            ) from None
+    return normal
 
 
 def never_fires(expr: str) -> CronError:
     return CronError(
-        f"cron {expr!r} never fires within a year: no date matches its day of month, month "
-        "and day of week together (all three must match, and e.g. February has no day 30 or 31)"
+        f"cron {expr!r} never fires within a year: no date matches it (e.g. February has no"
+        " day 30 or 31, and a 29th only once in four years)"
     )
+
+
+def is_fixed_time(expr: str) -> bool:
+    """Whether the schedule follows the wall clock on DST days (its minute and hour have no
+    leading `*`), as opposed to an interval schedule that follows real time."""
+    minute, hour = expr.split()[:2]
+    return not minute.startswith("*") and not hour.startswith("*")
+
+
+def _walk(expr: str, zone: ZoneInfo, start: datetime, reverse: bool) -> Iterator[datetime]:
+    """cronsim's fire times from `start` (exclusive), forward or back; a cron no date of
+    which matches (e.g. day 30 of February) yields none."""
+    normal = normalize(expr)
+    try:
+        yield from CronSim(normal, start.astimezone(zone), reverse=reverse)
+    except CronSimError:  # the fields parsed alone: together no month has the day
+        return
 
 
 def next_fire(expr: str, timezone: str, after: datetime) -> datetime:
     """The first fire time ≥ after. CronError if the expression is invalid or has no fire
     time within FIRE_HORIZON: chat, config and check-config refuse such a schedule alike."""
-    fire = _next_from(trigger(expr, timezone, end=after + FIRE_HORIZON), after)
-    if fire is None:
-        raise never_fires(expr)
-    return fire
-
-
-def _wall(moment: datetime) -> datetime:
-    return moment.replace(tzinfo=None)
+    zone = ZoneInfo(timezone)
+    # Compared in UTC: two times of one zone compare by their wall clocks, fold ignored.
+    after = after.astimezone(UTC)
+    # cronsim answers times after its start, on the wall clock for a fixed-time schedule: a
+    # start in a repeated hour may answer the first pass, before `after`; those are skipped.
+    start = after.replace(microsecond=0) - _ONE_SECOND
+    for fire in _walk(expr, zone, start, reverse=False):
+        if fire > after + FIRE_HORIZON:
+            break
+        if fire >= after:
+            return fire
+    raise never_fires(expr)
 
 
 def previous_fire(
     expr: str, timezone: str, now: datetime, horizon_days: int = 8
 ) -> datetime | None:
-    """The latest fire time ≤ now within the horizon (for catch-up after downtime).
+    """The latest fire time ≤ now within the horizon (for catch-up after downtime); None
+    when there is none. A few steps of cronsim whatever the schedule's frequency.
 
-    APScheduler only looks forward, so look back in growing windows (1 min, 4 min, … up to the
-    horizon) and walk forward inside the first window that holds a fire time: a few steps
-    whether the schedule fires every minute or once a week.
-    On a DST fall-back day APScheduler yields a wall-clock time like 02:30 twice (CEST, then
-    CET); a schedule means it once, so a repeat of the same wall-clock time is skipped.
-    """
-    cron = trigger(expr, timezone, end=now)  # nothing after `now` counts: the walk stops there
-    horizon = timedelta(days=horizon_days)
-    window = _FIRST_WINDOW
-    while True:
-        window = min(window, horizon)
-        cursor = _next_from(cron, now - window)
-        if cursor is not None and cursor <= now:
-            break
-        if window >= horizon:
+    A fixed-time schedule is walked on the wall clock, where the second pass of a repeated
+    hour is *earlier* than the first pass's fire (01:10 EST comes after 01:30 EDT): just after
+    a clock change the walk starts DST_SLACK later and skips what is after `now`."""
+    zone = ZoneInfo(timezone)
+    now = now.astimezone(UTC)  # compared in UTC, as in next_fire
+    start = now.replace(microsecond=0) + _ONE_SECOND
+    if _offset_changed(now.astimezone(zone), DST_SLACK):
+        start += DST_SLACK
+    oldest = now - timedelta(days=horizon_days)
+    for fire in _walk(expr, zone, start, reverse=True):
+        if fire < oldest:
             return None
-        window *= 4
-    if _offset_changed(cursor, _FOLD_SPAN):
-        # A DST change just before: the same wall-clock time may have fired an hour earlier.
-        cursor = _next_from(cron, cursor - _FOLD_SPAN) or cursor
-    latest: datetime | None = None
-    while cursor is not None and cursor <= now:
-        if latest is None or _wall(cursor) != _wall(latest):
-            latest = cursor
-        cursor = _next_from(cron, cursor + _ONE_SECOND)
-    return latest
+        if fire <= now:
+            return fire
+    return None
 
 
 def _offset_changed(moment: datetime, span: timedelta) -> bool:
@@ -147,3 +185,23 @@ def next_real_fire(
     if calendar is None or calendar.always:
         return WorkingFire(next_fire(expr, timezone, after))
     return next_working_fire(calendar, expr, timezone, after, next_fire)
+
+
+SYNTHESIS_GAP: Final = timedelta(days=1, hours=2)  # a day, and room for a DST change
+SYNTHESIS_FIRES: Final = 7  # the shortest gap among this many coming fires is the cadence
+
+
+@functools.lru_cache(maxsize=4096)
+def cadence_over_a_day(schedule: str, timezone: str, start: datetime) -> bool:
+    """Whether the cron's shortest gap between fires (after `start`) is longer than a day: a
+    weekly cadence, whose digest opens with the weekly synthesis."""
+    gaps = []
+    moment = start.astimezone(UTC)  # in UTC: arithmetic in one zone ignores a DST change
+    try:
+        for _ in range(SYNTHESIS_FIRES + 1):
+            following = next_fire(schedule, timezone, moment + _ONE_SECOND).astimezone(UTC)
+            gaps.append(following - moment)
+            moment = following
+    except CronError:
+        return False
+    return min(gaps[1:]) > SYNTHESIS_GAP

@@ -12,7 +12,7 @@ takes part when something new matches it. That gives, with no extra machinery:
   watermark);
 - replicas: every replica may plan the same (destination, time); the unique run row lets one win;
 - subscription changes from chat take effect on the next tick, no job rebuild.
-Cron arithmetic (day names, IANA zones, DST) is APScheduler's CronTrigger.
+Cron arithmetic (crontab's days, IANA zones, DST) is bot/cron.py's (cronsim's), not APScheduler's.
 
 Each destination keeps a working calendar (bot/core/calendar: workdays, quiet hours, holidays;
 none configured means every moment is working time, as before). A digest is planned only when
@@ -57,6 +57,7 @@ from bot.core.store.reports import ReportStore, WindowCache
 from bot.core.store.runs import last_scheduled_times
 from bot.core.store.subscriptions import Subscription, SubscriptionStore
 from bot.cron import CronError, next_fire, next_real_fire, previous_fire
+from bot.cron import cadence_over_a_day as cadence_over_a_day  # `prdigest digest` asks it too
 from bot.logs import log
 
 logger = logging.getLogger("prdigest.scheduler")
@@ -156,29 +157,10 @@ class ScheduleGate:
         self._logged = {k for k in self._logged if k[1:] in keys}
 
 
-SYNTHESIS_GAP = timedelta(days=1, hours=2)  # a day, and room for a DST change
-SYNTHESIS_FIRES = 7  # the shortest gap among this many coming fires is the cadence
-
-
 def longer_than_a_day(sub: Subscription, fire: datetime) -> bool:
     """Whether the subscription's cadence is longer than a day (weekly: a digest with the weekly
     synthesis); `workdays 09:30` is daily, though Friday's next fire is on Monday."""
     return not sub.instant and cadence_over_a_day(sub.schedule, sub.timezone, fire)
-
-
-@functools.lru_cache(maxsize=4096)
-def cadence_over_a_day(schedule: str, timezone: str, start: datetime) -> bool:
-    """Whether the cron's shortest gap between fires (after `start`) is longer than a day."""
-    gaps = []
-    try:
-        moment = next_fire(schedule, timezone, start + timedelta(seconds=1))
-        for _ in range(SYNTHESIS_FIRES):
-            following = next_fire(schedule, timezone, moment + timedelta(seconds=1))
-            gaps.append(following - moment)
-            moment = following
-    except CronError:
-        return False
-    return min(gaps) > SYNTHESIS_GAP
 
 
 class DigestTicker:

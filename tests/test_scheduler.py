@@ -20,7 +20,7 @@ from bot.core.render.renderer import Renderer
 from bot.core.select import DigestFilter
 from bot.core.store.reports import ReportStore
 from bot.core.store.subscriptions import SubscriptionStore
-from bot.cron import CronError, next_fire, previous_fire, trigger
+from bot.cron import CronError, next_fire, normalize, previous_fire
 from bot.scheduler import DigestTicker, due_time, longer_than_a_day
 from bot.settings import BotConfig
 from tests.fakes.telegram.api import FakeTelegram
@@ -77,7 +77,7 @@ def test_day_names_and_crontab_weekday_numbers_mean_the_same_days() -> None:
 @pytest.mark.parametrize("bad", ["0 9 * *", "61 9 * * *", "0 9 * * 8", "0 9 * * funday"])
 def test_bad_cron_is_a_clear_error(bad: str) -> None:
     with pytest.raises(CronError, match=r"cron|day of week"):
-        trigger(bad, "UTC")
+        normalize(bad)
 
 
 def test_a_destination_that_already_ran_is_not_due_again() -> None:

@@ -95,11 +95,18 @@ def test_a_shorthand_and_its_cron_are_the_same_schedule() -> None:
         ("now please", "cadence: 'now please' is written 'now'"),
         (
             "0 9 31 2 *",
-            "cadence: cron '0 9 31 2 *' never fires within a year: no date matches its day of "
-            "month, month and day of week together (all three must match, and e.g. February "
-            "has no day 30 or 31)",
+            "cadence: cron '0 9 31 2 *' never fires within a year: no date matches it (e.g. "
+            "February has no day 30 or 31, and a 29th only once in four years)",
         ),
-        ("0 9 * * 8", "cadence: cron '0 9 * * 8': day of week 8 is out of range 0-7"),
+        (
+            "0 9 * * 8",
+            "cadence: cron '0 9 * * 8': bad day of week '8' (use 0-7 or sun-sat (0 and 7 are"
+            " Sunday), e.g. mon-fri, fri-mon, */2, 1#2 (the second Monday), 5L (the last Friday))",
+        ),
+        (
+            "0 9 * * ?",
+            "cadence: cron '0 9 * * ?': '?' is not crontab; write '*' in the day of week",
+        ),
     ],
 )
 def test_a_bad_cadence_says_what_was_wrong_and_how_to_write_it(text: str, message: str) -> None:
