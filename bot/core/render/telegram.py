@@ -13,7 +13,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from jinja2 import Environment
 from markupsafe import Markup
@@ -72,6 +72,10 @@ def _link(url: str | None, label: str) -> Markup:
     return Markup('<a href="{}">{}</a>').format(safe, label)
 
 
+# What a style wraps the text between code spans in (see _code_spans).
+_STYLES: Final = {"i": Markup("<i>{}</i>"), "b": Markup("<b>{}</b>")}
+
+
 def _code_spans(value: Any, style: str = "") -> Markup:
     """Report text with its `code spans` as <code>…</code>: every part escaped on its own, so
     a span can never open a tag it does not close; an unpaired backtick stays a literal
@@ -88,7 +92,7 @@ def _code_spans(value: Any, style: str = "") -> Markup:
         escaped = Markup.escape(_finalize(part))
         if not style or not part:
             return escaped
-        return Markup("<{0}>{1}</{0}>").format(Markup(style), escaped)
+        return _STYLES[style].format(escaped)
 
     for match in _CODE_SPAN.finditer(text):
         out.append(plain(text[last : match.start()]))
