@@ -166,9 +166,7 @@ class WorkQueue:
     def running(self) -> int:
         return len(self._running)
 
-    def submit(
-        self, user: str, job: Job, dropped: Dropped = _nothing, chat: str = ""
-    ) -> Admission:
+    def submit(self, user: str, job: Job, dropped: Dropped = _nothing, chat: str = "") -> Admission:
         """Queue `job` for `user` in `chat`, or refuse it at once. A job refused, or dropped
         from the queue at shutdown, is never started: `dropped` is called instead (to close
         what the job would have awaited). The jobs of one chat leave the queue in the order
