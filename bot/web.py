@@ -44,10 +44,11 @@ DRAIN_MAX_BYTES = 64 * 1024 * 1024
 # What a client is told to wait when the store is unavailable (outage, SQLite lock past the
 # busy timeout): 503 with this Retry-After.
 RETRY_AFTER_SECONDS = 30
-# Platform webhook requests (Slack's events, Telegram's updates) handled at once; the others
-# wait their turn, costing the event loop nothing meanwhile. Under a flood of them the loop
-# then serves a few at a time, so `/healthz`, `/readyz` and `/metrics` wait behind a few
-# requests' steps, not behind hundreds: probes stay prompt while the webhooks are saturated.
+# Platform webhook requests (Slack's events, Telegram's updates) handled at once, per turn of
+# the event loop; the others wait their turn, costing the loop nothing meanwhile. Under a
+# flood of them the loop then serves a few per turn, so `/healthz`, `/readyz` and `/metrics`
+# wait behind a few requests' work, not behind hundreds: probes stay prompt while the
+# webhooks are saturated.
 MAX_PLATFORM_REQUESTS_AT_ONCE = 4
 MARKDOWN_TYPES = frozenset({"text/markdown", "text/x-markdown", "text/plain"})
 JSON_TYPES = frozenset({"application/json"})
@@ -206,12 +207,19 @@ def one_turn_at_a_time(
     routes: Sequence[BaseRoute], at_once: int = MAX_PLATFORM_REQUESTS_AT_ONCE
 ) -> list[BaseRoute]:
     """`routes` with their endpoints sharing one bound of `at_once` requests handled at a
-    time (see MAX_PLATFORM_REQUESTS_AT_ONCE); other kinds of route pass unchanged."""
+    time (see MAX_PLATFORM_REQUESTS_AT_ONCE); other kinds of route pass unchanged.
+
+    A request takes its turn, then yields once before its work: most requests (a body that
+    has arrived, an ack, a "busy") never suspend, so without that yield each would run whole
+    within the step that took the turn and give it back at once, the bound would never make
+    anyone wait, and one turn of the loop would serve every request that arrived, hundreds
+    under a flood, ahead of a probe's few steps."""
     turns = asyncio.Semaphore(at_once)
 
     def gated(endpoint: Callable[[Request], Awaitable[Response]]) -> Callable[..., Any]:
         async def in_turn(request: Request) -> Response:
             async with turns:
+                await asyncio.sleep(0)  # the others queue behind this turn until the next
                 return await endpoint(request)
 
         return in_turn
