@@ -211,7 +211,7 @@ class SubscriptionVerbs:
             last = await last_scheduled_time(self.store.engine, sub.id)
             params = {
                 "number": str(sub.number),
-                "query": sub.filter.query or _config_filter(sub),
+                "query": _config_filter(sub),
                 "cadence": sub.cadence,
                 "next": self._next(sub, now),
                 "last": human_time(last) if last else "-",
@@ -253,11 +253,9 @@ def _announce(chat: Chat, what: str, params: dict[str, str]) -> Notice | None:
 
 
 def _config_filter(sub: Subscription) -> str:
-    """A config channel's tags and repos, written as a query would say them."""
-    flt = sub.filter
-    parts = [f"tag:{t}" for t in flt.tags] + [f"-tag:{t}" for t in flt.exclude_tags]
-    parts += [f"repo:{r}" for r in flt.repos]
-    return " ".join(parts) or "*"
+    """What the subscription keeps, as the one query a digest evaluates: a config channel's
+    repos, tags (any of them), excluded tags and query, a chat subscription's query."""
+    return sub.filter.listed_query()
 
 
 def _owner(sub: Subscription, locale: Locale) -> str:

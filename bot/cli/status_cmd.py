@@ -13,6 +13,7 @@ from bot.cli.common import Command
 from bot.cli.probe import platform_lines
 from bot.context import database_line, load, open_context
 from bot.core.clock import human_time
+from bot.core.filter_query import EVERYTHING, listed_query
 from bot.core.store.status import DestinationStatus, collect
 from bot.core.store.subscriptions import SubscriptionStore
 
@@ -39,20 +40,15 @@ def _state(item: DestinationStatus) -> str:
 
 
 def _what(item: DestinationStatus) -> str:
-    """`config channel, tags rollout, fix; not ci; schedule '0 9 * * mon-fri' Asia/Shanghai`,
-    `chat subscription 2 (personal: U123), query 'tag:breaking'; schedule 'now' UTC`"""
+    """`config channel, query '(tag:rollout OR tag:fix) -tag:ci'; schedule '0 9 * * mon-fri'
+    Asia/Shanghai`, `chat subscription 2 (personal: U123), query 'tag:breaking'; schedule 'now'
+    UTC`: the one query its digest evaluates (filter_query.listed_query)."""
     kind = f"chat subscription {item.number}" if item.origin == "chat" else "config channel"
     if item.owner:
         kind += f" (personal: {item.owner})"
-    parts = [f"tags {', '.join(item.tags)}"] if item.tags else []
-    if item.exclude_tags:
-        parts.append(f"not {', '.join(item.exclude_tags)}")
-    if item.repos:
-        parts.append(f"repos {', '.join(item.repos)}")
-    if item.query:
-        parts.append(f"query {item.query!r}")
-    what = "; ".join(parts) or "all tags"
-    return f"{kind}, {what}; schedule '{item.cadence}' {item.timezone}"
+    what = listed_query(item.repos, item.tags, item.exclude_tags, item.query)
+    shown = "all reports" if what == EVERYTHING else f"query {what!r}"
+    return f"{kind}, {shown}; schedule '{item.cadence}' {item.timezone}"
 
 
 def _text(item: DestinationStatus) -> str:

@@ -26,7 +26,7 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import NamedTuple, Protocol, TypeVar
 
-from bot.core.query import And, Field, Not, Or, Query, matches, parse
+from bot.core.query import And, Field, Not, Or, Query, QueryError, matches, parse, unparse
 from bot.core.query.evaluate import Prepared
 from bot.core.reports.model import Report
 
@@ -77,6 +77,24 @@ def filter_query(
     if not parts:
         return None
     return parts[0] if len(parts) == 1 else And(tuple(parts))
+
+
+EVERYTHING = "*"  # what a listing shows for a filter that lets every report through
+
+
+def listed_query(
+    repos: Sequence[str], tags: Sequence[str], exclude_tags: Sequence[str], query: str = ""
+) -> str:
+    """The filter as every listing prints it (`subscriptions`, `prdigest subscriptions list`,
+    status, the Slack Home tab): the one query that is evaluated, written back as text that
+    parses to the same matches, e.g.
+    `repo:verl-project/verl (tag:rollout OR tag:sglang) -tag:ci`. EVERYTHING for no filter;
+    query text that no longer parses is shown as stored."""
+    try:
+        built = filter_query(repos, tags, exclude_tags, query)
+    except QueryError:
+        return query
+    return EVERYTHING if built is None else unparse(built)
 
 
 def _any_of(name: str, values: Iterable[str]) -> Query:

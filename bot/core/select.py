@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import lru_cache
 
-from bot.core.filter_query import Plan, filter_query, fold, plan_for, repo_key
+from bot.core.filter_query import Plan, filter_query, fold, listed_query, plan_for, repo_key
 from bot.core.query import Query
 from bot.core.query.evaluate import Prepared
 from bot.core.reports.model import ImpactLevel, RecommendationLevel, Report
@@ -103,6 +103,10 @@ class DigestFilter:
     def query_ast(self) -> Query | None:
         """The filter as one query; None when the channel takes every report."""
         return filter_query(self.repos, self.tags, self.exclude_tags, self.query)
+
+    def listed_query(self) -> str:
+        """The filter as listings print it: the evaluated query as text, `*` for none."""
+        return listed_query(self.repos, self.tags, self.exclude_tags, self.query)
 
     @property
     def plan(self) -> Plan:

@@ -129,13 +129,14 @@ def test_status_lists_chat_subscriptions_and_the_last_changes_from_chats(
     out = capsys.readouterr().out
     assert (
         "rollout fix              telegram:-1001  active\n"
-        "    chat subscription 1, tags rollout, fix; not ci; schedule '0 9 * * mon-fri' "
+        "    chat subscription 1, query '(tag:rollout OR tag:fix) -tag:ci'; "
+        "schedule '0 9 * * mon-fri' "
         "Asia/Shanghai\n"
     ) in out
     listed, changes_part = out.split("last changes from chats:\n")
     assert "slack:C0GONE" not in listed  # no subscription left: nothing to list
     assert "team                     console:" in out
-    assert "    config channel, tags rollout; schedule '0 9 * * *' UTC\n" in out
+    assert "    config channel, query 'tag:rollout'; schedule '0 9 * * *' UTC\n" in out
     assert "DEACTIVATED" not in out and "reactivate" not in out
     changes = changes_part.splitlines()
     assert [line.split("  ", 3)[-1] for line in changes] == [

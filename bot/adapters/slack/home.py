@@ -27,7 +27,6 @@ from bot.chat_subscriptions import next_text
 from bot.core.commands import parse
 from bot.core.models import Format, Locale, Platform
 from bot.core.query import And, Field, Or, Query, QueryError
-from bot.core.query import parse as parse_query
 from bot.core.render.picker_labels import picker_label
 from bot.core.render.slack import escape_mrkdwn
 from bot.core.render.views import link_url
@@ -77,7 +76,7 @@ def _sub_block(sub: Subscription, locale: Locale, now: Any, upcoming: str | None
         locale,
         Platform.SLACK,
         number=str(sub.number),
-        query=sub.filter.query or sub.name,
+        query=sub.filter.listed_query(),
         cadence=sub.cadence,
         next=upcoming or next_text(sub.schedule, sub.timezone, now),
     )
@@ -112,13 +111,16 @@ def home_view(data: HomeData, locale: Locale, dm: str, now: Any) -> dict[str, An
 
 
 def _matching(subs: list[Subscription]) -> Query | None:
-    """Must-read PRs that match any of `subs`."""
+    """Must-read PRs that match any of `subs` (each one's whole filter, as its digest reads it)."""
     queries: list[Query] = []
     for sub in subs:
         try:
-            queries.append(parse_query(sub.filter.query))
+            query = sub.filter.query_ast
         except QueryError:
             continue
+        if query is None:  # a filter that keeps every report: any must-read PR
+            return Field("rec", ":", "must_read")
+        queries.append(query)
     if not queries:
         return None
     anyone = queries[0] if len(queries) == 1 else Or(tuple(queries))
