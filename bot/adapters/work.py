@@ -113,6 +113,10 @@ class TokenBuckets:
         tokens, at = self._buckets.get(user, (self.burst, now))
         return min(self.burst, tokens + (now - at) * self.per_second)
 
+    def has_token(self, user: str) -> bool:
+        """Whether `take` would succeed now (nothing is taken)."""
+        return self._tokens(user, self.clock()) >= 1.0
+
     def is_full(self, user: str) -> bool:
         """Whether `user`'s bucket is full (within half a token): no request for a while."""
         return self._tokens(user, self.clock()) >= self.burst - FULL_MARGIN
@@ -172,21 +176,40 @@ class WorkQueue:
         what the job would have awaited). The jobs of one chat leave the queue in the order
         they came: a fresh user's goes ahead only of other chats' work."""
         admission, lane = self._admission(user, chat)
+        self._count(user, admission)
         if admission is not Admission.TAKEN:
             dropped()
-            self._note_refused(admission)
             return admission
         self._taken += 1
         self._in_chat[chat] += 1
         self._started().put_nowait(Queued(lane, self._taken, job, dropped, chat))
         return admission
 
+    def refusal(self, user: str, chat: str = "") -> Admission | None:
+        """The refusal `submit` would give `user` in `chat` now, counted as `submit` counts
+        it (a token taken, the busy log), so that a request can be refused before it is
+        parsed whole; None when it would be taken: nothing is counted, `submit` decides."""
+        admission, _ = self._admission(user, chat)
+        if admission is Admission.TAKEN:
+            return None
+        self._count(user, admission)
+        return admission
+
+    def _count(self, user: str, admission: Admission) -> None:
+        """Every request takes a token, taken or not (none once stopping); a refusal is
+        noted in the busy log."""
+        if admission is not Admission.STOPPING:
+            self.buckets.take(user)
+        if admission is not Admission.TAKEN:
+            self._note_refused(admission)
+
     def _admission(self, user: str, chat: str) -> tuple[Admission, int]:
-        """Whether `user`'s job is taken, and its lane (0 goes first)."""
+        """Whether `user`'s job would be taken now, and its lane (0 goes first); nothing is
+        counted here."""
         if self._stopping:
             return Admission.STOPPING, 1
         fresh = self.buckets.is_full(user)
-        if not self.buckets.take(user):  # every request counts, taken or not
+        if not self.buckets.has_token(user):
             return Admission.USER_LIMITED, 1
         room = self.limits.queue_length + (reserved_for_fresh(self.limits) if fresh else 0)
         if self.queued >= room:
@@ -216,6 +239,11 @@ class WorkQueue:
                 queued=self.queued,
             )
             self.refused = 0
+
+    def told_busy_lately(self, user: str) -> bool:
+        """Whether `user` heard "busy" within the last minute (nothing is recorded)."""
+        told = self._told_busy.get(user)
+        return told is not None and self.clock() - told < BUSY_NOTICE_EVERY_SECONDS
 
     def busy_notice_due(self, user: str) -> bool:
         """Whether `user` should hear "busy" now (at most once a minute); counts as told."""

@@ -217,3 +217,46 @@ async def test_a_fresh_user_never_goes_ahead_of_work_queued_in_the_same_chat() -
     # too, but chat G's 2 came first: a chat's answers keep the order its commands came in.
     assert blocked.finished == [0, 1, 4, 2, 3]
     await work.stop()
+
+
+async def test_a_refusal_asked_before_submitting_counts_as_submit_would() -> None:
+    clock = Clock()
+    work = WorkQueue("t", WorkLimits(queue_length=4, workers=1, per_user_burst=2,
+                                     per_user_per_minute=1), clock)  # fmt: skip
+    blocked = Blocked()
+    assert work.refusal("u") is None, "it would be taken"
+    assert work.refusal("u") is None, "asking takes nothing"
+    assert submit(work, blocked, "u", 1) is Admission.TAKEN
+    assert submit(work, blocked, "u", 2) is Admission.TAKEN
+    assert work.refusal("u") is Admission.USER_LIMITED
+    clock.now += 60  # one token back
+    assert work.refusal("v") is None
+    assert submit(work, blocked, "u", 3) is Admission.TAKEN, "the refusal took no token back"
+    work.stop_taking()
+    assert work.refusal("v") is Admission.STOPPING
+    await work.stop(0)
+
+
+async def test_a_refusal_takes_the_token_of_the_request_it_refuses() -> None:
+    work = WorkQueue("t", WorkLimits(queue_length=1, workers=1, per_user_burst=3,
+                                     per_user_per_minute=1), Clock())  # fmt: skip
+    blocked = Blocked()
+    assert submit(work, blocked, "a", 1) is Admission.TAKEN
+    await until(lambda: blocked.started == [1])
+    assert submit(work, blocked, "b", 2) is Admission.TAKEN, "the queue is full now"
+    work.buckets.take("u")  # not fresh: no reserved place
+    assert work.refusal("u") is Admission.QUEUE_FULL
+    assert work.refusal("u") is Admission.QUEUE_FULL
+    assert not work.buckets.has_token("u"), "every request counts, refused or not"
+    blocked.release.set()
+    await work.stop(1)
+
+
+def test_told_busy_lately_asks_without_telling() -> None:
+    clock = Clock()
+    work = WorkQueue("t", clock=clock)
+    assert not work.told_busy_lately("u")
+    assert work.busy_notice_due("u")
+    assert work.told_busy_lately("u") and not work.busy_notice_due("u")
+    clock.now += BUSY_NOTICE_EVERY_SECONDS
+    assert not work.told_busy_lately("u")

@@ -18,7 +18,7 @@ import asyncio
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from slack_bolt.adapter.starlette.async_handler import to_async_bolt_request, to_starlette_response
 from slack_bolt.async_app import AsyncApp
@@ -30,7 +30,7 @@ from starlette.routing import BaseRoute, Route
 from bot.adapters.base import AdapterDeps
 from bot.adapters.slack.ack_gate import AckGate
 from bot.adapters.slack.client import BotIdentity, interactive_client
-from bot.adapters.slack.listeners import ONCE_KEYS, SlackListeners
+from bot.adapters.slack.listeners import ONCE_KEYS, SLASH_COMMAND, SlackListeners
 from bot.adapters.slack.payload import MalformedPayloadError, read_payload
 from bot.adapters.slack.users import SlackUsers
 from bot.adapters.slack.verify import SIGNATURE_HEADER, SlackSignature
@@ -175,10 +175,21 @@ class SlackAdapter:
         # before it runs, after the ack (listeners._once), and a replay is acknowledged only.
         signature = request.headers.get(SIGNATURE_HEADER, "")
         try:
-            read_payload(body, request.headers.get("content-type"))
+            payload = read_payload(body, request.headers.get("content-type"))
+            if self._refused_at_once(payload):
+                return JSONResponse(self.listeners.busy_ack)
             context = {ONCE_KEYS: [f"{REPLAY_KEY_PREFIX}{signature}"]}
             bolt_request = to_async_bolt_request(request, body, context)
         except (MalformedPayloadError, ValueError) as exc:  # signed, but not Slack's shape
             log(logger, "slack.bad_payload", logging.WARNING, reason=str(exc)[:200])
             return JSONResponse({"error": f"malformed payload: {exc}"[:300]}, status_code=400)
         return to_starlette_response(await self.app.async_dispatch(bolt_request))
+
+    def _refused_at_once(self, payload: dict[str, Any]) -> bool:
+        """Whether this is a `/pr` the work queue refuses (counted as refused): it is answered
+        "busy" here, as its listener would, without bolt's dispatch, which costs more than
+        the rest of the request; under a flood most commands are refused."""
+        user = payload.get("user_id")
+        if payload.get("command") != SLASH_COMMAND or not isinstance(user, str):
+            return False
+        return self.work.refusal(user) is not None

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from functools import partial
+from functools import cached_property, partial
 from typing import Any
 
 from slack_bolt.async_app import AsyncApp
@@ -119,8 +119,14 @@ class SlackListeners:
         if self.spawn(context, partial(self._answer_command, command, respond)):
             await ack()
             return
+        await ack(**self.busy_ack)
+
+    @cached_property
+    def busy_ack(self) -> dict[str, Any]:
+        """A refused slash command's ack: "busy", shown to its user alone. Rendered once: under
+        a flood most commands get it."""
         busy = render_notice(self.renderer, BUSY, Format.SLACK, self.default_locale)
-        await ack(response_type="ephemeral", **busy.payload)
+        return {"response_type": "ephemeral", **busy.payload}
 
     async def on_mention(self, event: dict[str, Any], context: dict[str, Any]) -> None:
         # bolt acknowledges events itself

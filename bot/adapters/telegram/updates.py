@@ -142,6 +142,8 @@ def webhook_endpoint(
             return JSONResponse({"error": "update too large"}, status_code=413)
         except ValueError:
             return JSONResponse({"error": "body is not JSON"}, status_code=400)
+        if app.running and _refused_unread(processor.work, data):
+            return Response(status_code=200)
         update = _read_update(data, app)
         if update is None:
             return Response(status_code=200)
@@ -155,6 +157,38 @@ def webhook_endpoint(
         return Response(status_code=200) if answer is None else JSONResponse(answer)
 
     return receive_update
+
+
+def _sender(data: dict[str, Any]) -> tuple[str, str] | None:
+    """(whose rate, which chat) of a message or a button press, read from the update's JSON
+    as `asker` and `admit` read them from the Update; None for any other update."""
+    for kind in ("message", "callback_query"):
+        item = data.get(kind)
+        if not isinstance(item, dict):
+            continue
+        person = item.get("from")
+        where = item.get("chat") if kind == "message" else item.get("message")
+        if kind == "callback_query" and isinstance(where, dict):
+            where = where.get("chat")
+        if not (isinstance(person, dict) and isinstance(person.get("id"), int)):
+            return None
+        chat = where.get("id") if isinstance(where, dict) else None
+        return str(person["id"]), str(chat) if isinstance(chat, int) else ""
+    return None
+
+
+def _refused_unread(work: WorkQueue, data: object) -> bool:
+    """Whether a message or button press is refused (and counted) without being read into an
+    Update, PTB's costliest step: its user is over their rate or the queue is full, and they
+    heard "busy" within the minute, so the answer is an empty 200 anyway. Under a flood that
+    is most updates. An update whose user is due a busy notice is read whole for it."""
+    sender = _sender(data) if isinstance(data, dict) else None
+    if sender is None:
+        return False
+    user, chat = sender
+    if not work.told_busy_lately(user):
+        return False
+    return work.refusal(user, chat) is not None
 
 
 def _retry_later(reason: str) -> Response:

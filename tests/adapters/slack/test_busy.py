@@ -12,6 +12,8 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from slack_bolt.request.async_request import AsyncBoltRequest as BoltRequest
+from slack_bolt.response import BoltResponse
 
 from bot.adapters.slack.adapter import SlackAdapter
 from bot.core.models import Format, Locale
@@ -84,3 +86,24 @@ async def test_a_mention_over_the_rate_gets_one_ephemeral_busy_notice(bot: Slack
     assert busy[0].user == USER
     answers = [m for m in messages if m.method == "chat.postMessage"]
     assert len(answers) == BURST
+
+
+async def test_a_command_the_queue_refuses_is_answered_before_bolt_reads_it(
+    bot: SlackBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    adapter = next(a for a in bot.service.adapters if isinstance(a, SlackAdapter))
+    dispatched: list[object] = []
+    dispatch = adapter.app.async_dispatch
+
+    async def counted(request: BoltRequest) -> BoltResponse:
+        dispatched.append(request)
+        return await dispatch(request)
+
+    monkeypatch.setattr(adapter.app, "async_dispatch", counted)
+    acks = []
+    for _ in range(BURST + 3):
+        _, url = bot.response_url()
+        acks.append((await bot.post(slash_body("7422", url))).content)
+    await settled(bot)
+    assert [json.loads(ack)["text"] for ack in acks[BURST:]] == [busy_text()] * 3
+    assert len(dispatched) == BURST, "a refused command costs no dispatch"

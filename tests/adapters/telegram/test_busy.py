@@ -12,8 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from telegram import Update
 
+from bot.adapters.telegram import updates
 from bot.adapters.telegram.adapter import TelegramAdapter
+from bot.adapters.telegram.updates import TelegramApp
 from bot.core.models import Locale
 from tests.fakes.telegram.api import FakeTelegram
 from tests.fakes.telegram.spec import ValueChecker
@@ -105,3 +108,45 @@ async def test_with_long_polling_a_user_over_the_rate_gets_one_busy_reply(
         shown = texts(fake, USER)
     assert shown.count(notice("busy")) == 1
     assert len(shown) == BURST + 1
+
+
+async def test_an_update_refused_after_its_user_was_told_busy_is_not_read(
+    fake: FakeTelegram, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    read: list[object] = []
+    read_update = updates._read_update
+
+    def counted(data: object, app: TelegramApp) -> Update | None:
+        read.append(data)
+        return read_update(data, app)
+
+    monkeypatch.setattr(updates, "_read_update", counted)
+    async with TelegramBot.running(fake, tmp_path, webhook=True, config=LIMITS) as bot:
+        responses = [
+            await bot.post_update(command(fake, USER, "/risks 7422", 100 + n))
+            for n in range(BURST + 3)
+        ]
+        await settled(bot)
+    assert responses[BURST].json()["text"] == notice("busy")
+    assert [r.content for r in responses[BURST + 1 :]] == [b""] * 2
+    assert len(read) == BURST + 1, "read: the taken ones and the one told busy"
+    assert len(fake.sent_to(USER)) == BURST
+
+
+def test_who_and_where_read_from_the_json_agree_with_the_update() -> None:
+    person = {"id": 42, "is_bot": False, "first_name": "A"}
+    group = {"id": -100, "type": "supergroup", "title": "G"}
+    message = {"message_id": 7, "date": 0, "chat": group, "from": person, "text": "/tags"}
+    press = {"id": "1", "from": person, "chat_instance": "1", "data": "x", "message": message}
+    cases = [
+        {"update_id": 1, "message": message},
+        {"update_id": 2, "callback_query": press},
+        {"update_id": 3, "my_chat_member": {"chat": group}},
+    ]
+    for data in cases:
+        update = Update.de_json(data, None)
+        chat = update.effective_chat
+        expected = None
+        if update.effective_message is not None or update.callback_query is not None:
+            expected = (updates.asker(update), str(chat.id) if chat is not None else "")
+        assert updates._sender(data) == expected, data
