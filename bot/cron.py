@@ -29,7 +29,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, timezone
 from typing import Final
 from zoneinfo import ZoneInfo
 
@@ -54,6 +54,9 @@ FIELD_HINTS: Final = {
 _DAYS: Final = ("sun", "mon", "tue", "wed", "thu", "fri", "sat")
 _WRAP: Final = re.compile(r"^([a-z]+|\d+)-([a-z]+|\d+)(?:/(\d+))?$")
 _ONE_SECOND: Final = timedelta(seconds=1)
+_ONE_MINUTE: Final = timedelta(minutes=1)
+_ZERO: Final = timedelta(0)
+CHANGE_PROBE: Final = timedelta(days=7)  # clock changes are months apart
 
 
 class CronError(ValueError):
@@ -115,20 +118,93 @@ def never_fires(expr: str) -> CronError:
 
 
 def is_fixed_time(expr: str) -> bool:
-    """Whether the schedule follows the wall clock on DST days (its minute and hour have no
-    leading `*`), as opposed to an interval schedule that follows real time."""
-    minute, hour = expr.split()[:2]
-    return not minute.startswith("*") and not hour.startswith("*")
+    """Whether the schedule follows the wall clock on DST days (its hour field has no leading
+    `*`: `30 2 * * *`, `*/10 1-3 * * *`), as opposed to an interval schedule (`*/30 * * * *`,
+    `0 */2 * * *`) that follows real time."""
+    return not expr.split()[1].startswith("*")
 
 
 def _walk(expr: str, zone: ZoneInfo, start: datetime, reverse: bool) -> Iterator[datetime]:
-    """cronsim's fire times from `start` (exclusive), forward or back; a cron no date of
-    which matches (e.g. day 30 of February) yields none."""
+    """The fire times from `start` (exclusive, UTC), forward or back, in `zone`; none when no
+    date matches (e.g. day 30 of February). cronsim matches the fields on a clock with no DST
+    (naive, or a fixed offset); what a clock change does is decided here, not left to cronsim's
+    own zone handling, which keeps Debian's rule that `* 2 * * *` skips the date of a spring
+    gap and, in a half-hour DST zone (Australia/Lord_Howe), loses interval slots."""
     normal = normalize(expr)
     try:
-        yield from CronSim(normal, start.astimezone(zone), reverse=reverse)
+        if is_fixed_time(normal):
+            yield from _wall_walk(normal, zone, start, reverse)
+        else:
+            yield from _real_walk(normal, zone, start, reverse)
     except CronSimError:  # the fields parsed alone: together no month has the day
         return
+
+
+def _wall_walk(expr: str, zone: ZoneInfo, start: datetime, reverse: bool) -> Iterator[datetime]:
+    """On the wall clock: a repeated time is its first pass (fold 0), a time inside a spring
+    gap is the first real instant after the gap; fires that land on one instant are one."""
+    last: datetime | None = None
+    for wall in CronSim(expr, start.astimezone(zone).replace(tzinfo=None), reverse=reverse):
+        fire = wall.replace(tzinfo=zone)
+        while fire.astimezone(UTC).astimezone(zone).replace(tzinfo=None) != fire.replace(
+            tzinfo=None
+        ):  # inside a gap: the gap ends on a whole minute
+            fire = (fire.replace(tzinfo=None) + _ONE_MINUTE).replace(tzinfo=zone)
+        if last is None or fire.astimezone(UTC) != last.astimezone(UTC):
+            yield fire
+        last = fire
+
+
+def _real_walk(expr: str, zone: ZoneInfo, start: datetime, reverse: bool) -> Iterator[datetime]:
+    """In real time: between two clock changes the zone is a fixed offset, which cronsim walks
+    without any DST; at a change the walk goes on from the change with the new offset."""
+    cursor, way = start, -_ONE_SECOND if reverse else _ONE_SECOND
+    while True:
+        since = cursor + way  # the first instant the walk can answer
+        offset = since.astimezone(zone).utcoffset() or _ZERO
+        restart = None
+        for fire in CronSim(expr, cursor.astimezone(timezone(offset)), reverse=reverse):
+            restart = _change(zone, since, fire.astimezone(UTC))
+            if restart is not None:
+                break
+            yield fire.astimezone(zone)
+        if restart is None:
+            return
+        # `restart` is the first instant of the later offset: forward, go on from it with the
+        # new offset; back, go on before it with the old one.
+        cursor = restart if reverse else restart - _ONE_SECOND
+
+
+def _change(zone: ZoneInfo, since: datetime, until: datetime) -> datetime | None:
+    """The first instant of the next clock change from `since` towards `until` (either way in
+    time, at most a year); None when the offset holds. Changes are months apart, so looking
+    every CHANGE_PROBE finds any."""
+    step = CHANGE_PROBE if until >= since else -CHANGE_PROBE
+    was = since.astimezone(zone).utcoffset()
+    probe = since
+    while True:
+        ahead = probe + step
+        if (ahead >= until) if step > _ZERO else (ahead <= until):
+            ahead = until
+        if ahead.astimezone(zone).utcoffset() != was:
+            early, late = sorted((probe, ahead))
+            return _bisect(zone, early, late)
+        if ahead == until:
+            return None
+        probe = ahead
+
+
+def _bisect(zone: ZoneInfo, early: datetime, late: datetime) -> datetime:
+    """The first instant (to the second) at which `late`'s offset holds."""
+    then = late.astimezone(zone).utcoffset()
+    while late - early > _ONE_SECOND:
+        middle = early + (late - early) / 2
+        middle = middle.replace(microsecond=0)
+        if middle.astimezone(zone).utcoffset() == then:
+            late = middle
+        else:
+            early = middle
+    return late
 
 
 def next_fire(expr: str, timezone: str, after: datetime) -> datetime:

@@ -12,6 +12,7 @@ from importlib.metadata import PackageNotFoundError, version
 from sqlalchemy.exc import SQLAlchemyError
 
 from bot.cli import (
+    cadence_cmd,
     config_cmd,
     digest_cmd,
     ingest_cmd,
@@ -45,6 +46,7 @@ COMMANDS: tuple[Command, ...] = (
     status_cmd.COMMAND,
     reactivate_cmd.COMMAND,
     subscriptions_cmd.COMMAND,
+    cadence_cmd.COMMAND,
     config_cmd.CHECK_CONFIG,
     config_cmd.SCHEMA,
     config_cmd.MIGRATE,
