@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from bot.core.models import Platform
-from bot.settings import ConfigError, Env, load_config
+from bot.settings import BotConfig, ConfigError, Env, load_config
 
 
 def _write(tmp_path: Path, text: str) -> Path:
@@ -155,3 +155,24 @@ def test_channels_sharing_a_target_share_the_calendar_one_of_them_gives(tmp_path
     )
     calendar = config.calendars().for_destination(Platform.SLACK, "C1", "UTC")
     assert calendar.describe() == "mon-fri, UTC"
+
+
+@pytest.mark.parametrize(
+    ("written", "schedule", "cadence"),
+    [
+        ("daily 09:00", "0 9 * * *", "daily 09:00"),
+        ("workdays 09:30", "30 9 * * mon-fri", "workdays 09:30"),
+        ("weekly fri 17:00", "0 17 * * fri", "weekly fri 17:00"),
+        ("now", "now", "now"),
+        ("09:00 mon-fri", "0 9 * * mon-fri", "09:00 mon-fri"),
+        ("0 9 * * 1-5", "0 9 * * 1-5", "0 9 * * 1-5"),
+    ],
+)
+@pytest.mark.parametrize("key", ["schedule", "cadence"])
+def test_schedule_and_cadence_take_the_same_words(
+    key: str, written: str, schedule: str, cadence: str
+) -> None:
+    channel = {"name": "a", "platform": "console", "target": "stdout", key: written}
+    [read] = BotConfig.model_validate({"channels": [channel]}).channels
+    assert read.schedule == schedule
+    assert (read.cadence or read.schedule) in (cadence, schedule)

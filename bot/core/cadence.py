@@ -5,10 +5,12 @@ a config's `cadence:` holds:
 - a 5-field cron: `0 9 * * mon-fri`;
 - `daily 09:00`, `workdays 09:30` (mon-fri), `weekly fri 17:00` (`friday` too): each means
   one cron (`daily 09:00` is `0 9 * * *`), so the scheduler only ever runs crons;
-- `now`: a matching PR is posted once, when it arrives (no fire times).
+- `now`: a matching PR is posted once, when it arrives (no fire times);
+- a clock time, as `/schedule` and the config's `schedule:` read it: `09:00` is `0 9 * * *`,
+  `09:00 mon-fri` is `0 9 * * mon-fri`. `schedule:` and `cadence:` take the same words.
 
 Fire times come from the cron engine through a port (`NextFire`, `bot.cron.next_fire` in the
-bot): the engine is APScheduler, which the core must not import. The same engine checks the
+bot): the engine is cronsim, which the core must not import. The same engine checks the
 cron when it is parsed, so a cron that never fires (`0 9 31 2 *`) is refused here, as the
 config and the scheduler refuse it.
 
@@ -23,7 +25,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Final, Literal
 
-from bot.core.schedules import HHMM, clock_cron
+from bot.core.schedules import HHMM, clock_cron, schedule_cron
 
 # (cron, timezone, after) -> the first fire time >= after; ValueError if the cron is invalid
 # or never fires (bot.cron.next_fire, whose CronError is a ValueError).
@@ -91,6 +93,8 @@ def parse_cadence(text: str, *, next_fire: NextFire, now: datetime) -> Cadence:
             return NOW
     elif len(words) == CRON_FIELDS:
         cron = canonical = " ".join(words).lower()
+    elif (cron := schedule_cron(" ".join(words).lower())) != " ".join(words).lower():
+        canonical = " ".join(words).lower()  # `09:00 mon-fri`, as `schedule:` reads it
     else:
         raise CadenceError(f"cadence: '{text.strip()}' is not a cadence ({FORMS})")
     try:

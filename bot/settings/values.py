@@ -103,16 +103,23 @@ ChannelQuery = Annotated[str, AfterValidator(_valid_query)]
 
 def read_cadence(data: Any) -> Any:
     """A channel's `cadence:` (or `schedule:`, not both), read into `schedule` (a cron, or
-    "now") and kept as written."""
-    if not isinstance(data, dict) or data.get("cadence") is None:
+    "now") and kept as written. Both take the same words: a cron, `09:00 [DAYS]`,
+    `daily 09:00`, `workdays 09:30`, `weekly fri 17:00`, `now`."""
+    if not isinstance(data, dict):
         return data
-    if data.get("schedule") is not None:
+    text = data.get("cadence")
+    if text is not None and data.get("schedule") is not None:
         raise ValueError("give `cadence:` or `schedule:`, not both")
-    from bot.core.cadence import CadenceError, parse_cadence  # see _valid_cron
+    from bot.core.cadence import SHORTHANDS, CadenceError, parse_cadence  # see _valid_cron
     from bot.cron import next_fire
 
+    if text is None:  # a `schedule:` in a shorthand is read as the same `cadence:`
+        words = str(data.get("schedule") or "").split()
+        if not words or words[0].lower() not in SHORTHANDS:
+            return data
+        text = data["schedule"]
     try:
-        cadence = parse_cadence(str(data["cadence"]), next_fire=next_fire, now=datetime.now(UTC))
+        cadence = parse_cadence(str(text), next_fire=next_fire, now=datetime.now(UTC))
     except CadenceError as exc:
         raise ValueError(str(exc)) from None
     return {**data, "cadence": cadence.text, "schedule": cadence.cron or NOW_SCHEDULE}

@@ -38,6 +38,8 @@ def refusal(text: str) -> str:
         ("weekly friday 17:00", "0 17 * * fri", "weekly fri 17:00"),
         ("weekly Sunday 8:05", "5 8 * * sun", "weekly sun 08:05"),
         ("weekly mon 06:00", "0 6 * * mon", "weekly mon 06:00"),
+        ("09:00", "0 9 * * *", "09:00"),  # as `schedule:` and `/schedule` read a clock time
+        ("09:00 MON-FRI", "0 9 * * mon-fri", "09:00 mon-fri"),
     ],
 )
 def test_a_cron_cadence_means_one_cron_and_is_written_back_canonically(
