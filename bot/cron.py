@@ -35,7 +35,7 @@ from zoneinfo import ZoneInfo
 
 from cronsim import CronSim, CronSimError
 
-from bot.core.calendar import WorkingCalendar, WorkingFire, next_working_fire
+from bot.core.calendar import HolidaySource, WorkingCalendar, WorkingFire, next_working_fire
 
 FIRE_HORIZON: Final = timedelta(days=366)  # a schedule must fire within this span
 DST_SLACK: Final = timedelta(hours=3)  # more than any zone's clock change
@@ -257,10 +257,60 @@ def next_real_fire(
 ) -> WorkingFire | None:
     """The first fire time ≥ after that falls on the calendar's working time (holidays, days
     off and quiet hours skipped), with the holidays it skipped; None when no fire within a year
-    is on working time. CronError as next_fire."""
+    is on working time. A work-week cron fires on the calendar's make-up working days too
+    (`_work_week`). CronError as next_fire."""
     if calendar is None or calendar.always:
         return WorkingFire(next_fire(expr, timezone, after))
-    return next_working_fire(calendar, expr, timezone, after, next_fire)
+    daily, holidays = _every_day(expr), calendar.holidays
+    if daily is None or holidays is None:
+        return next_working_fire(calendar, expr, timezone, after, next_fire)
+
+    def on_work_week(_: str, zone: str, cursor: datetime) -> datetime:
+        while not _work_week(fire := next_fire(daily, zone, cursor), zone, holidays):
+            cursor = fire.astimezone(UTC) + _ONE_SECOND
+        return fire
+
+    return next_working_fire(calendar, expr, timezone, after, on_work_week)
+
+
+def previous_real_fire(
+    expr: str, timezone: str, now: datetime, horizon_days: int, holidays: HolidaySource | None
+) -> datetime | None:
+    """previous_fire, where a work-week cron also fired on the make-up working days of
+    `holidays` (the destination calendar's)."""
+    daily = _every_day(expr)
+    if daily is None or holidays is None:
+        return previous_fire(expr, timezone, now, horizon_days)
+    oldest, cursor = now.astimezone(UTC) - timedelta(days=horizon_days), now
+    while (fire := previous_fire(daily, timezone, cursor, horizon_days)) is not None:
+        if fire < oldest:
+            return None
+        if _work_week(fire, timezone, holidays):
+            return fire
+        cursor = fire.astimezone(UTC) - _ONE_SECOND
+    return None
+
+
+WORK_WEEK: Final = frozenset({"mon-fri", "1-5"})  # the days of `workdays HH:MM`
+
+
+def _every_day(expr: str) -> str | None:
+    """A cron of the work week (`30 9 * * mon-fri`: what `workdays 09:30` means) as the same
+    cron on every day; None for any other cron. Its fires are the work week's days plus the
+    make-up working days (China's 调休 weekends) that the calendar's holidays name: one rule,
+    the calendar's, says what a working day is, for `workdays 09:30` as for `daily 09:30`."""
+    fields = expr.lower().split()
+    if len(fields) == CRON_FIELDS and fields[2] == "*" and fields[4] in WORK_WEEK:
+        return " ".join([*fields[:4], "*"])
+    return None
+
+
+def _work_week(fire: datetime, timezone: str, holidays: HolidaySource) -> bool:
+    day = fire.astimezone(ZoneInfo(timezone)).date()
+    return day.weekday() < len(WORK_WEEK_DAYS) or holidays.makeup_workday(day)
+
+
+WORK_WEEK_DAYS: Final = ("mon", "tue", "wed", "thu", "fri")
 
 
 SYNTHESIS_GAP: Final = timedelta(days=1, hours=2)  # a day, and room for a DST change

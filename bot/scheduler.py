@@ -36,16 +36,17 @@ from __future__ import annotations
 import functools
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import cast
 
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.core.ahead import read_ahead
-from bot.core.calendar import Block, CalendarBook, WorkingCalendar, WorkingFire
+from bot.core.calendar import Block, CalendarBook, HolidaySource, WorkingCalendar, WorkingFire
 from bot.core.clock import Clock, human_time, utc_clock
 from bot.core.collect import fewer_collections
 from bot.core.delivery.outbox import Due, PlannedRun, TickPlan, covered_seq, plan_pages
@@ -56,7 +57,7 @@ from bot.core.store.prune import prune
 from bot.core.store.reports import ReportStore, WindowCache
 from bot.core.store.runs import last_scheduled_times
 from bot.core.store.subscriptions import Subscription, SubscriptionStore
-from bot.cron import CronError, next_fire, next_real_fire, previous_fire
+from bot.cron import CronError, next_fire, next_real_fire, previous_real_fire
 from bot.cron import cadence_over_a_day as cadence_over_a_day  # `prdigest digest` asks it too
 from bot.logs import log
 
@@ -84,7 +85,8 @@ def due_time(
     if dest.instant:
         return now
     try:
-        fire = latest_fire(dest.schedule, dest.timezone, now)
+        holidays = cast(Hashable, calendar.holidays if calendar is not None else None)
+        fire = latest_fire(dest.schedule, dest.timezone, now, holidays)  # frozen: hashable
     except CronError:
         return None
     if fire is None or (last is not None and fire <= last):
@@ -95,10 +97,12 @@ def due_time(
 
 
 @functools.lru_cache(maxsize=1024)
-def latest_fire(schedule: str, timezone: str, now: datetime) -> datetime | None:
-    """The schedule's latest fire up to `now` within the catch-up horizon, worked out once per
-    (schedule, zone, tick) however many subscriptions share it."""
-    return previous_fire(schedule, timezone, now, CATCH_UP_HORIZON_DAYS)
+def latest_fire(
+    schedule: str, timezone: str, now: datetime, holidays: HolidaySource | None = None
+) -> datetime | None:
+    """The schedule's latest fire up to `now` within the catch-up horizon (a work-week cron's
+    on make-up working days too), once per (schedule, zone, tick, holidays)."""
+    return previous_real_fire(schedule, timezone, now, CATCH_UP_HORIZON_DAYS, holidays)
 
 
 @dataclass(frozen=True, slots=True)
