@@ -96,10 +96,16 @@ async def running(tmp_path: Path) -> AsyncIterator[Run]:
     """tests.kits.slack.slack_bot, with the service's clock movable."""
     clock = MovableClock()
     # Two users sending hundreds of requests a second: far past the per-user rate and the
-    # queue a real team needs (tests/faults/test_flood.py holds those); here every request
-    # must be taken, to see that each is handled once.
+    # queue a real team needs (tests/faults/test_flood.py holds those), past the one search
+    # a person may run at once (the admin's subscribes overlap in the workers, and a second
+    # one is rightly answered "your previous search is still running"), and past the 50
+    # subscriptions a channel may hold (the full run subscribes ~200 times); here every
+    # request must be taken and run, to see that each is handled once.
     limits = {"queue_length": 10_000, "per_user_burst": 1_000, "per_user_per_minute": 60_000}
-    async with slack_bot(tmp_path, bot_config(chat_work=limits), clock=clock) as bot:
+    searches = {"max_concurrent": 256, "max_per_user": 256}
+    caps = {"per_destination": 10_000, "per_person": 10_000}
+    config = bot_config(chat_work=limits, search=searches, subscription_limits=caps)
+    async with slack_bot(tmp_path, config, clock=clock) as bot:
         bot.fake.add_user(ADMIN, name="root")
         yield Run(bot.fake, bot.service, bot.http, clock)
 
