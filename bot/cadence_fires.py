@@ -18,8 +18,8 @@ from zoneinfo import ZoneInfo
 
 from cronsim import CronSim
 
-from bot.core.calendar import Block, BlockKind, WorkingCalendar, WorkingFire, next_working_fire
-from bot.cron import is_fixed_time, next_fire, normalize
+from bot.core.calendar import Block, BlockKind, WorkingCalendar, WorkingFire
+from bot.cron import is_fixed_time, next_fire, next_real_fire, normalize
 
 MAX_COUNT: Final = 1000  # fires one listing may ask for
 _SECOND: Final = timedelta(seconds=1)
@@ -49,7 +49,7 @@ def fires(
     zone, cursor, last = ZoneInfo(tz), start.astimezone(UTC), None
     for _ in range(min(count, MAX_COUNT)):
         raw = next_fire(cron, tz, cursor)
-        found = _working(calendar, cron, tz, cursor)
+        found = next_real_fire(cron, tz, cursor, calendar)
         if found is None:
             return
         at = found.at.astimezone(zone)
@@ -59,14 +59,6 @@ def fires(
         notes += _dst_notes(cron, at, last)
         yield Fire(at, tuple(notes))
         last, cursor = at, at.astimezone(UTC) + _SECOND
-
-
-def _working(
-    calendar: WorkingCalendar | None, cron: str, tz: str, after: datetime
-) -> WorkingFire | None:
-    if calendar is None or calendar.always:
-        return WorkingFire(next_fire(cron, tz, after))
-    return next_working_fire(calendar, cron, tz, after, next_fire)
 
 
 def _calendar_notes(
