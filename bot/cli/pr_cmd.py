@@ -17,7 +17,9 @@ FORMATS = ("text", "json", "slack", "telegram")
 
 
 def _configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("ref", metavar="REF", help="7422, owner/repo#7422 or a report URL")
+    parser.add_argument(
+        "ref", metavar="REF", help="7422, verl#7422, owner/repo#7422 or a report URL"
+    )
     parser.add_argument(
         "section",
         nargs="?",

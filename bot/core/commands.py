@@ -133,7 +133,8 @@ SECTION_WORDS: dict[str, Section] = {
 }  # fmt: skip
 
 MAX_ARGS = 50
-_MENTION_REF = re.compile(r"(?:[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)?#\d+|(?<![\w/])\d{1,10}(?!\w)")
+# `7422`, `#7422`, `verl#7422` (a digest's label), `owner/repo#7422` inside a sentence
+_MENTION_REF = re.compile(r"(?:[A-Za-z0-9_.-]+(?:/[A-Za-z0-9_.-]+)?)?#\d+|(?<![\w/])\d{1,10}(?!\w)")
 _WORD = re.compile(r"[a-z_]+|[\u4e00-\u9fff]+")
 
 

@@ -75,15 +75,44 @@ def unparse(query: Query) -> str:
         value = f'"{query.value}"' if _needs_quotes(query.value) else query.value
         return f"{query.name}{query.op}{value}"
     if isinstance(query, Text):
-        return f'"{query.value}"' if query.phrase or _needs_quotes(query.value) else query.value
+        # a bare number reads as that PR too (`7422`: number:7422 OR 7422): the word alone
+        # is written quoted, which matches as the word does
+        quoted = query.phrase or _needs_quotes(query.value) or _is_number(query.value)
+        return f'"{query.value}"' if quoted else query.value
     if isinstance(query, Not):
         inner = unparse(query.item)
-        return f"-({inner})" if isinstance(query.item, And | Or) else f"-{inner}"
+        grouped = isinstance(query.item, And | Or) and not is_bare_number(query.item)
+        return f"-({inner})" if grouped else f"-{inner}"
     if isinstance(query, And):
         return " ".join(
-            f"({unparse(item)})" if isinstance(item, Or) else unparse(item) for item in query.items
+            f"({unparse(item)})"
+            if isinstance(item, Or) and not is_bare_number(item)
+            else unparse(item)
+            for item in query.items
         )
+    if is_bare_number(query):
+        return query.items[1].value  # type: ignore[union-attr]
     return " OR ".join(unparse(item) for item in query.items)
+
+
+def _is_number(value: str) -> bool:
+    return value.isascii() and value.isdigit()
+
+
+def is_bare_number(query: Query) -> bool:
+    """`number:7422 OR 7422`, what the parser reads a bare `7422` as (written back as `7422`,
+    one term: not flattened into an OR around it, not parenthesized)."""
+    if not isinstance(query, Or) or len(query.items) != 2:
+        return False
+    number, word = query.items
+    return (
+        isinstance(number, Field)
+        and number.name == "number"
+        and number.op == ":"
+        and isinstance(word, Text)
+        and not word.phrase
+        and word.value == number.value
+    )
 
 
 def _needs_quotes(value: str) -> bool:

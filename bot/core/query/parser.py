@@ -4,7 +4,11 @@
     or      := and ("OR" and)*
     and     := unary (["AND"] unary)*      terms side by side are ANDed
     unary   := ("NOT" | "-") unary | primary
-    primary := "(" or ")" | PHRASE | WORD  a WORD is `field op value`, `#7422` or a bare word
+    primary := "(" or ")" | PHRASE | WORD  a WORD is `field op value`, a PR or a bare word
+
+A PR is `#7422` (number:7422), `verl#7422` or `owner/repo#7422` (that repo's number:7422, the
+repo a name as `repo:verl` reads it); a bare number `7422` is that PR or the word 7422 in the
+text (`number:7422 OR 7422`); quoted, `"7422"` is the word alone.
 
 Precedence NOT > AND > OR. Recursive descent with a depth bound (nesting and NOT chains), so
 a hostile query neither overflows the stack nor costs more than linear time. A query holds at
@@ -20,7 +24,7 @@ import re
 import unicodedata
 from typing import Final
 
-from bot.core.query.ast import FIELDS, And, Field, Not, Or, Query, Text
+from bot.core.query.ast import FIELDS, And, Field, Not, Or, Query, Text, is_bare_number
 from bot.core.query.errors import QueryError
 from bot.core.query.lexer import Token, tokenize
 from bot.core.query.text import normalize_text
@@ -31,7 +35,9 @@ MAX_DEPTH: Final = 32  # parentheses and NOTs inside one another
 MAX_TERMS: Final = 64  # words, phrases and field terms in one query
 _TYPED_WHITESPACE: Final = frozenset("\t\n\r")  # control characters a pasted query may hold
 _FIELD_TERM = re.compile(r"([A-Za-z]+)(>=|<=|:|>|<)(.*)", re.DOTALL)
-_PR_NUMBER = re.compile(r"#([0-9]+)")
+# A PR as a digest labels it or a person types it: `#7422`, `verl#7422`, `owner/repo#7422`.
+_PR_NUMBER = re.compile(r"(?:([A-Za-z0-9_.-]+(?:/[A-Za-z0-9_.-]+)?))?#([0-9]+)")
+_BARE_NUMBER = re.compile(r"[0-9]{1,10}")  # `7422`: that PR, or the word in a report's text
 _STOPS: Final = frozenset({"OR", ")"})  # what ends an AND run
 
 
@@ -165,10 +171,12 @@ class _Parser:
 
 
 def _joined(kind: type[And] | type[Or], items: list[Query]) -> Query:
-    """One item stays itself; nested And in And (Or in Or) are flattened."""
+    """One item stays itself; nested And in And (Or in Or) are flattened, but for a bare
+    number's `number:N OR N`, which stays one term (ast.is_bare_number)."""
     flat: list[Query] = []
     for item in items:
-        flat.extend(item.items if isinstance(item, kind) else (item,))
+        nested = isinstance(item, kind) and not is_bare_number(item)
+        flat.extend(item.items if nested and isinstance(item, And | Or) else (item,))
     return flat[0] if len(flat) == 1 else kind(tuple(flat))
 
 
@@ -180,13 +188,9 @@ def _phrase(token: Token) -> Query:
 
 
 def _word(token: Token) -> Query:
-    number = _PR_NUMBER.fullmatch(token.text)
-    if number is not None:
-        return Field(
-            "number",
-            ":",
-            canonical("number", ":", number.group(1), token.position, token.position + 1),
-        )
+    pr = _pr(token)
+    if pr is not None:
+        return pr
     found = _FIELD_TERM.fullmatch(token.text)
     if found is None:
         return Text(normalize_text(token.text))
@@ -198,3 +202,22 @@ def _word(token: Token) -> Query:
         raise QueryError(f"unknown field '{found.group(1)}'", token.position, hint)
     value_at = token.position + len(name) + len(op) + (1 if token.quoted else 0)
     return Field(name, op, canonical(name, op, raw, token.position, value_at))
+
+
+def _pr(token: Token) -> Query | None:
+    """The PR a WORD names (`#7422`, `verl#7422`, `owner/repo#7422`, `7422`); None if none."""
+    named = _PR_NUMBER.fullmatch(token.text)
+    if named is not None:
+        repo, digits = named.groups()
+        at = token.position + len(repo or "") + 1
+        number = Field("number", ":", canonical("number", ":", digits, token.position, at))
+        if repo is None:
+            return number
+        return And((Field("repo", ":", canonical("repo", ":", repo, token.position, 0)), number))
+    if not token.quoted and _BARE_NUMBER.fullmatch(token.text):
+        try:
+            value = canonical("number", ":", token.text, token.position, token.position)
+        except QueryError:  # no PR has it (0, or past the largest number): the word alone
+            return None
+        return Or((Field("number", ":", value), Text(normalize_text(token.text))))
+    return None

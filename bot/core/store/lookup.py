@@ -26,7 +26,17 @@ class AmbiguousRefError(LookupError_):
 
 
 async def find_report(store: ReportStore, ref: PRRef) -> StoredReport:
-    found = await store.find(ref.number, ref.repo)
+    """The one report `ref` names. A repo named without its owner (`verl#7422`, a digest's
+    label) is any stored repo of that name: more than one is AmbiguousRefError."""
+    if ref.repo is not None and "/" not in ref.repo:
+        name = ref.repo.lower()
+        found = [
+            item
+            for item in await store.find(ref.number)
+            if item.report.repo.lower().rsplit("/", 1)[-1] == name
+        ]
+    else:
+        found = await store.find(ref.number, ref.repo)
     if not found:
         raise ReportNotFoundError(ref)
     if len(found) > 1:
