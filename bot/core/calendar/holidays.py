@@ -1,7 +1,8 @@
 """Where a destination's holidays come from: a country code (the `holidays` package) or an
 iCalendar file. Each answers, for a day, the holiday's name or None, and whether the day is
 a make-up working day (China's 调休 weekends: the country's calendar moves a weekend day's
-rest to a holiday and the weekend day is worked).
+rest to a holiday and the weekend day is worked); and, for a moment, the timed event (a quiet
+interval) it falls in, which only a file has.
 
 Both keep their days per year in a small cache, so a scheduler tick asking about a few hundred
 subscriptions reads a dict, not the `holidays` package.
@@ -11,12 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import UTC, date, datetime
 from functools import lru_cache
 from pathlib import Path
 from typing import Protocol
+from zoneinfo import ZoneInfo
 
-from bot.core.calendar.ics import MAX_ICS_BYTES, IcsError, IcsEvent, parse_ics
+from bot.core.calendar.ics import MAX_ICS_BYTES, IcsCalendar, IcsError, TimedEvent, parse_ics
 
 YEARS_CACHED = 64  # (source, year) pairs kept: a few sources, a few years each
 
@@ -32,6 +34,11 @@ class HolidaySource(Protocol):
     def holiday(self, day: date) -> str | None: ...
 
     def makeup_workday(self, day: date) -> bool: ...
+
+    def timed_event(self, moment: datetime, zone: str) -> TimedEvent | None:
+        """The timed event (a quiet interval) `moment` falls in; a floating time is read in
+        `zone`, the calendar's."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,36 +92,34 @@ class CountryHolidays:
     def makeup_workday(self, day: date) -> bool:
         return day in _country_year(self.country, self.subdivision, day.year).worked
 
-
-@lru_cache(maxsize=YEARS_CACHED)
-def _ics_year(events: tuple[IcsEvent, ...], year: int) -> Mapping[date, str]:
-    names: dict[date, list[str]] = {}
-    for event in events:
-        for start_year in (year - 1, year):
-            for day in event.days_from(start_year):
-                if day.year == year and event.name not in names.setdefault(day, []):
-                    names[day].append(event.name)
-    return {day: "; ".join(found) for day, found in names.items()}
+    def timed_event(self, moment: datetime, zone: str) -> TimedEvent | None:
+        return None  # a country's holidays are whole days
 
 
 @dataclass(frozen=True, slots=True)
 class IcsHolidays:
+    """An ICS file's all-day events as holidays and its timed events as quiet intervals."""
+
     path: str
-    events: tuple[IcsEvent, ...] = field(repr=False)
+    calendar: IcsCalendar = field(repr=False)
 
     @property
     def label(self) -> str:
         return self.path
 
     def holiday(self, day: date) -> str | None:
-        return _ics_year(self.events, day.year).get(day)
+        return self.calendar.holiday(day)
 
     def makeup_workday(self, day: date) -> bool:
         return False
 
+    def timed_event(self, moment: datetime, zone: str) -> TimedEvent | None:
+        return self.calendar.timed_event(moment, ZoneInfo(zone))
 
-def load_ics(path: Path) -> IcsHolidays:
-    """The holidays of an iCalendar file; CalendarError says why it cannot be used."""
+
+def load_ics(path: Path, today: date | None = None) -> IcsHolidays:
+    """The holidays of an iCalendar file; CalendarError says why it cannot be used. `today`
+    (the machine's by default) decides the years checked for too many repeats."""
     try:
         with path.open("rb") as file:  # no more than the cap, whatever the file (or device) is
             data = file.read(MAX_ICS_BYTES + 1)
@@ -128,6 +133,6 @@ def load_ics(path: Path) -> IcsHolidays:
     except UnicodeDecodeError:
         raise CalendarError(f"{path}: not UTF-8 text") from None
     try:
-        return IcsHolidays(str(path), parse_ics(text))
+        return IcsHolidays(str(path), parse_ics(text, today or datetime.now(UTC).date()))
     except IcsError as exc:
         raise CalendarError(f"{path}: {exc}") from None

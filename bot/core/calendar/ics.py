@@ -1,130 +1,254 @@
-"""Holidays from an iCalendar (RFC 5545) file: its all-day VEVENTs, read by hand.
+"""Days off and quiet intervals from an iCalendar (RFC 5545) file, read with `icalendar` and
+its repeats expanded with `recurring_ical_events` (RRULE with COUNT or UNTIL, RDATE, EXDATE,
+an occurrence moved or cancelled by RECURRENCE-ID, DTEND or DURATION, TZID zones).
 
-What is read: `DTSTART` (a date, `DTSTART;VALUE=DATE:20261001`; a date-time counts as its
-date), `DTEND` (exclusive; one day when absent), `SUMMARY` (the holiday's name) and
-`RRULE:FREQ=YEARLY` (the same dates every year; `INTERVAL=1` may be said). Folded lines are
-joined. Anything else in a VEVENT is ignored; an RRULE other than a plain yearly one is refused,
-since a holiday read wrongly would silence a destination on the wrong day.
+An all-day event (`DTSTART;VALUE=DATE`), one day or several, makes its days days off; a timed
+event is a quiet interval from its start to its end, in its own zone (`TZID=`, or UTC with
+`Z`); a floating time (neither) is in the calendar's zone.
 
-A holiday calendar is a few KB and a few hundred events; the file is read whole at start, and
-each year's holidays are worked out from every event, so a file past MAX_ICS_BYTES, or past
-MAX_EVENTS events or MAX_HOLIDAY_DAYS days in all, is refused rather than read for a minute.
+A holiday calendar is a few KB and a few hundred events, read whole at start. A file past
+MAX_ICS_BYTES, past MAX_EVENTS VEVENTs or MAX_HOLIDAY_DAYS days, or whose RRULEs would take more
+than MAX_RULE_STEPS steps to expand, is refused with the line of what is wrong; so is one that,
+expanded over the years around `today` (the year before it to two years after), gives more than
+MAX_EVENTS occurrences or MAX_HOLIDAY_DAYS days in a year. Other years are expanded when first
+asked, and a few are kept.
 """
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
-from datetime import date, timedelta
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, timedelta
+from typing import Any, Final
+from zoneinfo import ZoneInfo
 
-MAX_EVENT_DAYS = 366  # one event longer than a year is a mistake, not a holiday
-MAX_ICS_BYTES = 2 * 1024 * 1024
-MAX_EVENTS = 5_000
-MAX_HOLIDAY_DAYS = 20_000  # the days all its events span (a yearly one counted once)
-_DATE = re.compile(r"^(\d{4})(\d{2})(\d{2})(T\d{6}Z?)?$")
-_YEARLY = frozenset({"FREQ=YEARLY", "INTERVAL=1"})
+import recurring_ical_events
+from icalendar import Calendar, Component
 
+from bot.core.calendar.ics_checks import (
+    MAX_EVENT_DAYS,
+    MAX_EVENTS,
+    MAX_HOLIDAY_DAYS,
+    MAX_RULE_STEPS,
+    IcsError,
+    Problem,
+    event_problems,
+    event_span,
+    outline,
+    rule_steps,
+    span_days,
+    where,
+)
 
-class IcsError(ValueError):
-    """The file is not an iCalendar file this reader understands; the message says where."""
+__all__ = [
+    "MAX_EVENTS",
+    "MAX_EVENT_DAYS",
+    "MAX_HOLIDAY_DAYS",
+    "MAX_ICS_BYTES",
+    "MAX_RULE_STEPS",
+    "IcsCalendar",
+    "IcsError",
+    "IcsYear",
+    "TimedEvent",
+    "parse_ics",
+]
+
+MAX_ICS_BYTES: Final = 2 * 1024 * 1024
+YEARS_CHECKED: Final = (-1, 0, 1, 2)  # the years around today checked at load
+YEARS_KEPT: Final = 8  # expanded years an ICS calendar keeps
+_DAY: Final = timedelta(days=1)
 
 
 @dataclass(frozen=True, slots=True)
-class IcsEvent:
-    start: date
-    end: date  # exclusive
+class TimedEvent:
+    """A quiet interval: from `start` up to, not including, `end`. Both have a zone, or neither
+    (a floating time, placed in the calendar's zone when asked)."""
+
+    start: datetime
+    end: datetime
     name: str
-    yearly: bool = False
 
-    def days_from(self, year: int) -> list[date]:
-        """The days of its occurrence that starts in `year` (a yearly event moved to that
-        year; none when it does not occur then). They may run into the next year."""
-        first = self.start
-        if self.yearly and year >= self.start.year:
-            try:
-                first = self.start.replace(year=year)
-            except ValueError:  # 29 February outside a leap year
-                return []
-        elif first.year != year:
-            return []
-        return [first + timedelta(days=n) for n in range((self.end - self.start).days)]
+    def placed(self, zone: ZoneInfo) -> TimedEvent:
+        if self.start.tzinfo is not None:
+            return self
+        return TimedEvent(self.start.replace(tzinfo=zone), self.end.replace(tzinfo=zone), self.name)
 
 
-def _unfolded(text: str) -> list[tuple[int, str]]:
-    """(line number, logical line): a line starting with a space or tab continues the last."""
-    lines: list[tuple[int, str]] = []
-    for number, raw in enumerate(text.splitlines(), start=1):
-        if raw[:1] in (" ", "\t") and lines:
-            lines[-1] = (lines[-1][0], lines[-1][1] + raw[1:])
-        elif raw.strip():
-            lines.append((number, raw.rstrip()))
-    return lines
+@dataclass(frozen=True, slots=True)
+class IcsYear:
+    """One year's occurrences: the days off of its all-day events (their names joined), and
+    its timed events by each day they touch (a UTC day; a floating one's own day)."""
+
+    days: Mapping[date, str]
+    timed: Mapping[date, tuple[TimedEvent, ...]]
+    floating: Mapping[date, tuple[TimedEvent, ...]]
+    occurrences: int = 0
+    spanned: int = 0  # the days its occurrences cover, each counted whole
+    busiest: str = ""  # the UID with the most occurrences
 
 
-def _date(value: str, number: int) -> date:
-    match = _DATE.match(value.strip())
-    if match is None:
-        raise IcsError(f"line {number}: {value!r} is not a date (YYYYMMDD)")
+@dataclass(eq=False)
+class IcsCalendar:
+    """A parsed file. Equal to another of the same text, so two channels naming one file keep
+    one calendar."""
+
+    text: str = field(repr=False)
+    calendars: list[Calendar] = field(repr=False)
+    events: int = 0  # VEVENTs in the file
+    _years: dict[int, IcsYear] = field(default_factory=dict, repr=False)
+    _query: list[Any] = field(default_factory=list, repr=False)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, IcsCalendar) and other.text == self.text
+
+    def __hash__(self) -> int:
+        return hash(self.text)
+
+    def year(self, year: int) -> IcsYear:
+        found = self._years.get(year)
+        if found is None:
+            if not self._query:  # skip_bad_series: a series parse_ics let through stays quiet
+                self._query = [
+                    recurring_ical_events.of(c, skip_bad_series=True) for c in self.calendars
+                ]
+            found = self.keep(year, _expand(self._query, year))
+        return found
+
+    def keep(self, year: int, found: IcsYear) -> IcsYear:
+        """Keep a year's expansion, dropping the oldest kept past YEARS_KEPT."""
+        if len(self._years) >= YEARS_KEPT:
+            del self._years[next(iter(self._years))]
+        self._years[year] = found
+        return found
+
+    def holiday(self, day: date) -> str | None:
+        return self.year(day.year).days.get(day)
+
+    def timed_event(self, moment: datetime, zone: ZoneInfo) -> TimedEvent | None:
+        """The timed event `moment` falls in (the first found), None if none."""
+        utc = moment.astimezone(UTC)
+        for event in self.year(utc.year).timed.get(utc.date(), ()):
+            if event.start <= moment < event.end:
+                return event
+        wall = moment.astimezone(zone).replace(tzinfo=None)
+        for event in self.year(wall.year).floating.get(wall.date(), ()):
+            if event.start <= wall < event.end:
+                return event.placed(zone)
+        return None
+
+
+def parse_ics(text: str, today: date) -> IcsCalendar:
+    """The calendar of an iCalendar text; IcsError names the line (and UID) of the first
+    problem. `today` decides the years checked for too many occurrences."""
+    found = outline(text)
     try:
-        return date(int(match[1]), int(match[2]), int(match[3]))
-    except ValueError:
-        raise IcsError(f"line {number}: {value!r} is not a date (YYYYMMDD)") from None
-
-
-def _event(props: dict[str, tuple[int, str]], begun: int) -> IcsEvent:
-    if "DTSTART" not in props:
-        raise IcsError(f"line {begun}: a VEVENT without DTSTART")
-    start = _date(props["DTSTART"][1], props["DTSTART"][0])
-    end = start + timedelta(days=1)
-    if "DTEND" in props:
-        number, value = props["DTEND"]
-        end = _date(value, number)
-        if not start < end or (end - start).days > MAX_EVENT_DAYS:
-            raise IcsError(f"line {number}: DTEND must be 1 to {MAX_EVENT_DAYS} days after DTSTART")
-    yearly = False
-    if "RRULE" in props:
-        number, rule = props["RRULE"]
-        if set(rule.upper().split(";")) - _YEARLY or "FREQ=YEARLY" not in rule.upper():
-            raise IcsError(f"line {number}: only RRULE:FREQ=YEARLY is read, not {rule!r}")
-        yearly = True
-    name = props.get("SUMMARY", (0, "holiday"))[1].replace("\\,", ",").strip() or "holiday"
-    return IcsEvent(start, end, name, yearly)
-
-
-def _check_size(events: int, days: int, number: int) -> None:
-    if events > MAX_EVENTS:
-        why = f"more than {MAX_EVENTS} events (a holiday calendar has a few hundred)"
-        raise IcsError(f"line {number}: {why}")
-    if days > MAX_HOLIDAY_DAYS:
-        raise IcsError(f"line {number}: its events span more than {MAX_HOLIDAY_DAYS} days")
-
-
-def parse_ics(text: str) -> tuple[IcsEvent, ...]:
-    """The all-day events of an iCalendar text; IcsError names the line of what is wrong."""
-    lines = _unfolded(text)
-    if not lines or lines[0][1].upper() != "BEGIN:VCALENDAR":
-        raise IcsError("line 1: an iCalendar file starts with BEGIN:VCALENDAR")
-    events: list[IcsEvent] = []
-    props: dict[str, tuple[int, str]] | None = None
-    begun = days = 0
-    for number, line in lines:
-        head, sep, value = line.partition(":")
-        name = head.split(";", 1)[0].upper()
-        if not sep:
-            raise IcsError(f"line {number}: {line[:40]!r} is not NAME:VALUE")
-        if name == "BEGIN" and value.upper() == "VEVENT":
-            props, begun = {}, number
-        elif name == "END" and value.upper() == "VEVENT":
-            if props is None:
-                raise IcsError(f"line {number}: END:VEVENT without BEGIN:VEVENT")
-            events.append(event := _event(props, begun))
-            days += (event.end - event.start).days
-            _check_size(len(events), days, begun)
-            props = None
-        elif props is not None:
-            props.setdefault(name, (number, value))
-    if props is not None:
-        raise IcsError(f"line {begun}: a VEVENT that never ends (no END:VEVENT)")
+        calendars = Calendar.from_ical(text + found.closing, multiple=True)
+    except ValueError as exc:
+        raise IcsError(f"not an iCalendar file icalendar can read: {str(exc)[:200]}") from None
+    events = [c for calendar in calendars for c in calendar.subcomponents if c.name == "VEVENT"]
+    problems = list(found.problems)
+    horizon = datetime(today.year + YEARS_CHECKED[-1] + 1, 1, 1)  # noqa: DTZ001  # wall time
+    steps = days = 0
+    for lines, event in zip(found.events, events, strict=False):
+        mine = event_problems(lines, event)
+        if not mine:
+            days += span_days(*event_span(event))
+            steps += rule_steps(event, horizon)
+            mine = _size_problems(lines.begun, lines.line("RRULE"), event, days, steps, horizon)
+        problems += mine
+    if problems:
+        raise IcsError(min(problems, key=lambda problem: problem[0])[1])
     if not events:
         raise IcsError("no VEVENT in the file: it names no holiday")
-    return tuple(events)
+    calendar = IcsCalendar(text, calendars, len(events))
+    _check_years(
+        calendar,
+        today,
+        {str(e.get("UID")): n.begun for n, e in zip(found.events, events, strict=False)},
+    )
+    return calendar
+
+
+def _size_problems(
+    begun: int, rule_line: int, event: Component, days: int, steps: int, horizon: datetime
+) -> list[Problem]:
+    if days > MAX_HOLIDAY_DAYS:
+        return [(begun, f"line {begun}: its events span more than {MAX_HOLIDAY_DAYS} days")]
+    if steps > MAX_RULE_STEPS:
+        why = f"repeats too often to expand (more than {MAX_RULE_STEPS} steps up to {horizon:%Y})"
+        return [(rule_line, f"line {rule_line}: RRULE {why}{where(event)}")]
+    return []
+
+
+def _check_years(calendar: IcsCalendar, today: date, lines: Mapping[str, int]) -> None:
+    """IcsError when a year around today has more than MAX_EVENTS occurrences or
+    MAX_HOLIDAY_DAYS days: the expansion itself is what a scheduler tick would pay."""
+    queries = [recurring_ical_events.of(c) for c in calendar.calendars]
+    for offset in YEARS_CHECKED:
+        year = today.year + offset
+        try:
+            found = _expand(queries, year)
+        except ValueError as exc:
+            raise IcsError(f"cannot expand its repeats in {year}: {str(exc)[:200]}") from None
+        calendar.keep(year, found)
+        if found.occurrences > MAX_EVENTS or found.spanned > MAX_HOLIDAY_DAYS:
+            line = lines.get(found.busiest, 0)
+            raise IcsError(
+                f"line {line}: {year} has more than {MAX_EVENTS} events or {MAX_HOLIDAY_DAYS} days"
+                f" once repeats are counted, most of them UID {found.busiest!r}"
+            )
+
+
+def _expand(queries: list[Any], year: int) -> IcsYear:
+    """The occurrences touching `year` (a day either side, for the zones)."""
+    days: dict[date, list[str]] = {}
+    timed: dict[date, list[TimedEvent]] = {}
+    floating: dict[date, list[TimedEvent]] = {}
+    count = spanned = 0
+    per_uid: dict[str, int] = {}
+    for query in queries:
+        # A span without a zone: recurring_ical_events reads it in each event's own zone.
+        span = datetime(year - 1, 12, 31), datetime(year + 1, 1, 2)  # noqa: DTZ001
+        for occurrence in query.between(*span):
+            start, end = event_span(occurrence)
+            name = " ".join(str(occurrence.get("SUMMARY", "")).split())
+            count += 1
+            spanned += span_days(start, end)
+            uid = str(occurrence.get("UID"))
+            per_uid[uid] = per_uid.get(uid, 0) + 1
+            if isinstance(start, datetime) and isinstance(end, datetime):
+                _index_timed(TimedEvent(start, end, name or "busy"), timed, floating)
+            else:
+                _add_days(start, end, year, name or "holiday", days)
+    busiest = max(per_uid, key=lambda uid: per_uid[uid], default="")
+    return IcsYear(
+        {day: "; ".join(names) for day, names in days.items()},
+        {day: tuple(found) for day, found in timed.items()},
+        {day: tuple(found) for day, found in floating.items()},
+        count,
+        spanned,
+        busiest,
+    )
+
+
+def _add_days(start: date, end: date, year: int, name: str, days: dict[date, list[str]]) -> None:
+    day = max(start, date(year, 1, 1))
+    while day < end and day.year == year:
+        if name not in days.setdefault(day, []):
+            days[day].append(name)
+        day += _DAY
+
+
+def _index_timed(
+    event: TimedEvent, timed: dict[date, list[TimedEvent]], floating: dict[date, list[TimedEvent]]
+) -> None:
+    if event.end <= event.start:
+        return  # no time at all: nothing to keep quiet
+    aware = event.start.tzinfo is not None
+    index = timed if aware else floating
+    first = event.start.astimezone(UTC) if aware else event.start
+    last = event.end.astimezone(UTC) if aware else event.end
+    day, stop = first.date(), (last - timedelta(microseconds=1)).date()
+    while day <= stop:
+        index.setdefault(day, []).append(event)
+        day += _DAY

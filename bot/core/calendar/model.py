@@ -1,7 +1,8 @@
 """A destination's working calendar: its zone, workdays, quiet hours and holidays.
 
 A moment is *working* when, in the calendar's zone, its day is a workday (or a make-up working
-day of its country) that is not a holiday, and its time is outside the quiet hours. Nothing is
+day of its country) that is not a holiday, and its time is outside the quiet hours and outside
+the timed events of its ICS file (each a quiet interval, `Block.until` its end). Nothing is
 sent at a moment that is not working (the scheduler's rule, bot/scheduler.py).
 Quiet hours `22:00-08:00` hold from 22:00 up to, not including, 08:00, across midnight; a range
 whose start is before its end (`12:00-13:00`) stays within a day.
@@ -101,7 +102,8 @@ class Block:
 
     kind: BlockKind
     day: date  # in the calendar's zone
-    name: str = ""  # the holiday's name
+    name: str = ""  # the holiday's name, or the timed event's
+    until: datetime | None = None  # a timed event's end: the block holds up to it
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,6 +135,10 @@ class WorkingCalendar:
             return None
         local = moment.astimezone(ZoneInfo(self.zone))
         found = self.day_block(local.date())
+        if found is None and self.holidays is not None:
+            event = self.holidays.timed_event(moment, self.zone)
+            if event is not None:
+                found = Block(BlockKind.QUIET, local.date(), event.name, until=event.end)
         if found is None and self.quiet is not None and self.quiet.contains(local.time()):
             found = Block(BlockKind.QUIET, local.date())
         return found
@@ -151,7 +157,9 @@ class WorkingCalendar:
             if found is None:
                 return cursor
             local = cursor.astimezone(zone)
-            if found.kind is BlockKind.QUIET and self.quiet is not None:
+            if found.until is not None:
+                cursor = found.until
+            elif found.kind is BlockKind.QUIET and self.quiet is not None:
                 end_day = local.date()
                 if self.quiet.start > self.quiet.end and local.time() >= self.quiet.start:
                     end_day += timedelta(days=1)
