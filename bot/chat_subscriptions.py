@@ -17,12 +17,15 @@ from bot.core.calendar import WorkingCalendar
 from bot.core.clock import Clock, human_time
 from bot.core.commands import Invocation
 from bot.core.models import Locale
-from bot.core.query import And, Field, Query
+from bot.core.query import And, Field, Query, unparse
+from bot.core.query.known_tags import bare_words, read_known_tags, tag_terms
+from bot.core.query.reading import tag_text
 from bot.core.render.labels import notice_text
 from bot.core.replay import REPLAY_DAYS
 from bot.core.search import search
 from bot.core.search_gate import SearchGate
 from bot.core.select import DigestFilter
+from bot.core.store.known import tags_known
 from bot.core.store.reports import ReportStore
 from bot.core.store.runs import last_scheduled_time
 from bot.core.store.subscription_limits import SubscriptionLimitReached, SubscriptionLimits
@@ -151,14 +154,16 @@ class SubscriptionVerbs:
         if isinstance(typed, Answer):
             return typed
         cadence, tz = typed
+        query = await self.read_tags(inv.query)
+        text = inv.query_text if query == inv.query else unparse(query)
         # The query runs once before anything is saved: one the budget refuses saves nothing.
         recent = {
             "days": str(RECENT_DAYS),
-            "recent": await self.recent(inv.query, now, chat.user_id),
+            "recent": await self.recent(query, now, chat.user_id),
         }
         new = NewSubscription(
-            name=inv.query_text[:NAME_CHARS],
-            filter=DigestFilter(query=inv.query_text),
+            name=text[:NAME_CHARS],
+            filter=DigestFilter(query=text),
             schedule=cadence.cron or NOW,
             cadence=cadence.text,
             timezone=tz,
@@ -172,12 +177,31 @@ class SubscriptionVerbs:
             return Answer(Notice(f"subscription_limit_{full.scope}", {"limit": str(full.limit)}))
         params = {
             "number": str(sub.number),
-            "query": inv.query_text,
+            "query": text,
             "cadence": sub.cadence,
             "next": self._next(sub, now),
         }
         announce = _announce(chat, "added", params)
-        return Answer(Notice("subscribed", {**params, **recent}), announce=announce)
+        if query == inv.query:
+            return Answer(Notice("subscribed", {**params, **recent}), announce=announce)
+        asked = tag_terms(inv.query)
+        words = list(dict.fromkeys(t.value for t in tag_terms(query) if t not in asked))
+        reading = {"words": ", ".join(words), "example": f'"{words[0]}"'}
+        answer = Notice("subscribed_as_tags", {**params, **recent, **reading})
+        return Answer(answer, announce=announce)
+
+    async def read_tags(self, query: Query) -> Query:
+        """`query` with its unquoted bare words that name a known tag (one a stored report
+        carries, or one a tag rule gives) read as `tag:WORD`."""
+        words = bare_words(query)
+        if not words:
+            return query
+        rules = {tag_text(rule.tag) for rule in self.config.tag_rules}
+        known = {word for word in words if word in rules}
+        unsure = [word for word in words if word not in known]
+        if self.reports is not None and unsure:
+            known |= await tags_known(self.reports.engine, unsure)
+        return read_known_tags(query, known) if known else query
 
     async def unsubscribe(self, inv: Invocation, chat: Chat) -> Answer:
         subs = await self.mine(chat)

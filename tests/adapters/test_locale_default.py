@@ -44,8 +44,8 @@ async def _locale_of(store: DestinationStore, platform: Platform, chat_id: str) 
 
 
 def _subscribed(locale: Locale) -> str:
-    """The start of `subscribe rollout`'s answer, up to the next digest's time."""
-    return subscribed(locale, number="1", query="rollout", cadence=DEFAULT_CHAT_SCHEDULE)
+    """The start of `subscribe tag:rollout`'s answer, up to the next digest's time."""
+    return subscribed(locale, number="1", query="tag:rollout", cadence=DEFAULT_CHAT_SCHEDULE)
 
 
 async def test_a_slack_channel_without_destination_answers_in_the_configs_locale(
@@ -54,15 +54,16 @@ async def test_a_slack_channel_without_destination_answers_in_the_configs_locale
     en_team = {"name": "en-team", "platform": "slack", "target": EN_CHANNEL, "locale": "en"}
     async with slack_bot(tmp_path, bot_config(locale="zh", channels=[en_team])) as bot:
         bot.fake.add_user(ADMIN, name="root")
-        assert await _text(bot, "subscribe rollout", user=USER) == "只有本频道管理员可以修改订阅。"
+        refused = await _text(bot, "subscribe tag:rollout", user=USER)
+        assert refused == "只有本频道管理员可以修改订阅。"
         assert await _text(bot, "99999999") == "没有找到 #99999999 的报告。"
         # A channel's own locale wins over the config's.
-        assert await _text(bot, "subscribe rollout", user=USER, channel=EN_CHANNEL) == (
+        assert await _text(bot, "subscribe tag:rollout", user=USER, channel=EN_CHANNEL) == (
             "Only admins of this channel can change its subscriptions."
         )
         # Subscribing keeps the language the channel was answered in.
-        subscribed = await _text(bot, "subscribe rollout", user=ADMIN)
-        assert subscribed.startswith("已添加订阅 1：rollout（0 9 * * mon-fri），下一次：")
+        subscribed = await _text(bot, "subscribe tag:rollout", user=ADMIN)
+        assert subscribed.startswith("已添加订阅 1：tag:rollout（0 9 * * mon-fri），下一次：")
         store = DestinationStore(bot.service.ctx.engine)
         assert await _locale_of(store, Platform.SLACK, CHANNEL) is Locale.ZH
 
@@ -90,7 +91,7 @@ async def test_a_telegram_user_without_language_code_reads_the_configs_locale(
 ) -> None:
     async with fast_fake() as fake, TelegramBot.running(fake, tmp_path) as bot:  # locale: zh
         fake.add_chat(TG_USER)
-        _from(fake, TG_USER, "/subscribe rollout", TG_USER, None)
+        _from(fake, TG_USER, "/subscribe tag:rollout", TG_USER, None)
         await until(lambda: fake.sent_to(TG_USER))
         [shown] = texts(fake, TG_USER)
         assert shown.startswith(_subscribed(Locale.ZH))
@@ -104,7 +105,7 @@ async def test_a_telegram_language_we_do_not_speak_reads_the_configs_locale(
     config = {"locale": "en"}
     async with fast_fake() as fake, TelegramBot.running(fake, tmp_path, config=config):
         fake.add_chat(TG_USER)
-        _from(fake, TG_USER, "/subscribe rollout", TG_USER, "de")
+        _from(fake, TG_USER, "/subscribe tag:rollout", TG_USER, "de")
         await until(lambda: fake.sent_to(TG_USER))
         [shown] = texts(fake, TG_USER)
         assert shown.startswith(_subscribed(Locale.EN))
@@ -120,7 +121,7 @@ async def test_the_telegram_users_language_then_the_chats_destination_win(
         await until(lambda: fake.sent_to(GROUP))
         assert texts(fake, GROUP) == [notice("not_found", Locale.ZH, ref="#99999999")]
         fake.add_chat(TG_USER)
-        _from(fake, TG_USER, "/subscribe rollout", TG_USER, "zh")
+        _from(fake, TG_USER, "/subscribe tag:rollout", TG_USER, "zh")
         await until(lambda: fake.sent_to(TG_USER))
         # The private chat now has a zh destination: an English-speaking user reads it in zh.
         _from(fake, TG_USER, "/pr 99999999", TG_USER, "en")

@@ -35,6 +35,9 @@ NOTICES: dict[Locale, dict[str, str]] = {
         "unknown_subscription": "这里没有编号为 {numbers} 的订阅。发送 {cmd}subscriptions 查看。",
         "subscribed": "已添加订阅 {number}：{query}（{cadence}），下一次：{next}。"
         "最近 {days} 天它会匹配 {recent} 个 PR。",
+        "subscribed_as_tags": "已添加订阅 {number}：{query}（{cadence}），下一次：{next}。"
+        "最近 {days} 天它会匹配 {recent} 个 PR。\n{words} 是已知标签，已按标签订阅；"
+        "要匹配正文里的词，请加引号，例如 {example}。",
         "unsubscribed": "已取消订阅：{items}",
         "subscription_limit_destination": "这里已有 {limit} 个订阅，达到上限。"
         "请先用 {cmd}unsubscribe 编号 取消不需要的订阅，或把几个查询合成一个（用 OR）。",
@@ -128,6 +131,9 @@ NOTICES: dict[Locale, dict[str, str]] = {
         "see them.",
         "subscribed": "Added subscription {number}: {query} ({cadence}); next: {next}. "
         "Over the last {days} days it would have matched {recent} PRs.",
+        "subscribed_as_tags": "Added subscription {number}: {query} ({cadence}); next: {next}. "
+        "Over the last {days} days it would have matched {recent} PRs.\n{words}: read as tags "
+        "(known tags); to match the words in the text instead, quote them, e.g. {example}.",
         "unsubscribed": "Removed: {items}",
         "subscription_limit_destination": "There are already {limit} subscriptions here, the "
         "most allowed. Remove one first ({cmd}unsubscribe NUMBER), or join queries with OR.",

@@ -146,7 +146,7 @@ async def _subscriptions(bot: SlackBot, channel: str = CHANNEL) -> list[Subscrip
 
 
 async def test_a_non_admin_cannot_subscribe_the_channel(bot: SlackBot) -> None:
-    answer = _only(await bot.command("subscribe rollout"))
+    answer = _only(await bot.command("subscribe tag:rollout"))
     assert "Only admins" in all_text(answer)
     assert await _destination(bot) is None
     assert channel_posts(bot.fake, CHANNEL) == []
@@ -154,16 +154,16 @@ async def test_a_non_admin_cannot_subscribe_the_channel(bot: SlackBot) -> None:
 
 async def test_an_admin_subscribes_and_the_channel_is_told_who_did_it(bot: SlackBot) -> None:
     answer = _only(await bot.command("subscribe rollout -ci repo:verl-project/verl", user=ADMIN))
-    assert "Added subscription 1: rollout -ci repo:verl-project/verl" in all_text(answer)
+    assert "Added subscription 1: tag:rollout -ci repo:verl-project/verl" in all_text(answer)
     announcement = _only(await wait_for(lambda: channel_posts(bot.fake, CHANNEL)))
-    assert "alice added subscription 1: rollout -ci repo:verl-project/verl" in all_text(
+    assert "alice added subscription 1: tag:rollout -ci repo:verl-project/verl" in all_text(
         announcement
     )
     listed = _only(await bot.command("subscriptions"))
-    assert "1. rollout -ci repo:verl-project/verl" in all_text(listed)
+    assert "1. tag:rollout -ci repo:verl-project/verl" in all_text(listed)
     assert "the chat" in all_text(listed), "a channel's subscription is the channel's"
     (sub,) = await _subscriptions(bot)
-    assert (sub.filter.query, sub.owner) == ("rollout -ci repo:verl-project/verl", None)
+    assert (sub.filter.query, sub.owner) == ("tag:rollout -ci repo:verl-project/verl", None)
 
 
 async def test_a_workspace_admin_from_users_info_may_change_subscriptions(bot: SlackBot) -> None:
@@ -200,7 +200,7 @@ async def test_a_locked_config_channel_refuses_every_change_from_chat(bot: Slack
 async def test_a_schedule_with_curly_quotes_from_the_slack_client_is_understood(
     bot: SlackBot,
 ) -> None:
-    _only(await bot.command("subscribe rollout", user=ADMIN))
+    _only(await bot.command("subscribe tag:rollout", user=ADMIN))
     answer = _only(await bot.command("schedule “0 9 * * mon-fri” Europe/Berlin", user=ADMIN))
     assert "0 9 * * mon-fri" in all_text(answer)
     (sub,) = await _subscriptions(bot)
@@ -269,12 +269,14 @@ async def test_a_mention_without_a_pr_gets_the_help(bot: SlackBot) -> None:
 async def test_an_admins_mention_can_subscribe_and_the_channel_learns_their_name(
     bot: SlackBot,
 ) -> None:
-    await bot.mention("subscribe rollout", ts="1700000999.000500", event_id="Ev0SUB", user=ADMIN)
+    await bot.mention(
+        "subscribe tag:rollout", ts="1700000999.000500", event_id="Ev0SUB", user=ADMIN
+    )
     reply, announcement = await wait_for(lambda: channel_posts(bot.fake, CHANNEL), count=2)
     assert reply.thread_ts == "1700000999.000500"
-    assert "Added subscription 1: rollout" in all_text(reply)
+    assert "Added subscription 1: tag:rollout" in all_text(reply)
     assert announcement.thread_ts is None
-    assert "root added subscription 1: rollout" in all_text(announcement)
+    assert "root added subscription 1: tag:rollout" in all_text(announcement)
 
 
 async def test_a_mention_after_the_bot_was_invited_back_resumes_the_digests(
@@ -294,7 +296,7 @@ async def test_a_mention_after_the_bot_was_invited_back_resumes_the_digests(
 async def test_a_mention_does_not_bring_back_subscriptions_the_channel_removed(
     bot: SlackBot,
 ) -> None:
-    _only(await bot.command("subscribe rollout", user=ADMIN))
+    _only(await bot.command("subscribe tag:rollout", user=ADMIN))
     _only(await bot.command("unsubscribe all", user=ADMIN))
     await bot.mention("7422", ts="1700000999.000700", event_id="Ev0STOPPED")
     await wait_for(lambda: channel_posts(bot.fake, CHANNEL), count=3)

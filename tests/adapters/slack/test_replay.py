@@ -61,7 +61,7 @@ async def _subscribed(bot: SlackBot) -> list[str]:
 
 async def test_a_signed_subscribe_sent_three_times_is_applied_once(bot: SlackBot) -> None:
     key, url = bot.response_url(user=ADMIN)
-    body = slash_body("subscribe rollout", url, user=ADMIN)
+    body = slash_body("subscribe tag:rollout", url, user=ADMIN)
     headers = signed_headers(body)
     statuses = [(await bot.http.post("/slack/events", content=body, headers=headers)).status_code]
     await wait_for(lambda: bot.answers(key))
@@ -77,27 +77,27 @@ async def test_a_signed_subscribe_sent_three_times_is_applied_once(bot: SlackBot
 
 
 async def test_a_captured_unsubscribe_all_replayed_later_is_refused(bot: SlackBot) -> None:
-    await bot.command("subscribe rollout", user=ADMIN)
+    await bot.command("subscribe tag:rollout", user=ADMIN)
     _, url = bot.response_url(user=ADMIN)
     captured = slash_body("unsubscribe all", url, user=ADMIN)
     headers = signed_headers(captured)
     assert (await bot.http.post("/slack/events", content=captured, headers=headers)).is_success
     await _settled(bot)
     assert await _subscribed(bot) == []
-    await bot.command("subscribe rollout", user=ADMIN)  # the admin subscribes again
-    assert await _subscribed(bot) == ["rollout"]
+    await bot.command("subscribe tag:rollout", user=ADMIN)  # the admin subscribes again
+    assert await _subscribed(bot) == ["tag:rollout"]
 
     replayed = await bot.http.post("/slack/events", content=captured, headers=headers)
 
     await _settled(bot)
     assert replayed.status_code == 200
-    assert await _subscribed(bot) == ["rollout"], "the replayed unsubscribe must not remove it"
+    assert await _subscribed(bot) == ["tag:rollout"], "the replayed unsubscribe must not remove it"
 
 
 async def test_a_replay_sent_to_another_replica_is_refused(bot: SlackBot, tmp_path: Path) -> None:
     """Two services on one database: the copy of a request one handled is refused by both."""
     key, url = bot.response_url(user=ADMIN)
-    body = slash_body("subscribe rollout", url, user=ADMIN)
+    body = slash_body("subscribe tag:rollout", url, user=ADMIN)
     headers = signed_headers(body)
     assert (await bot.http.post("/slack/events", content=body, headers=headers)).is_success
     await wait_for(lambda: bot.answers(key))

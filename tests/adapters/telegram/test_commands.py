@@ -81,11 +81,11 @@ async def test_a_group_admin_subscribes_and_the_group_reads_who_changed_what(
     fake.push_message(GROUP, "/subscribe rollout -ci", user_id=ADMIN)
 
     await until(lambda: fake.sent_to(GROUP))
-    assert texts(fake, GROUP) == [added(f"User {ADMIN}", 1, "rollout -ci")]
+    assert texts(fake, GROUP) == [added(f"User {ADMIN}", 1, "tag:rollout -ci")]
     dest = await destination(bot, GROUP)
     assert dest is not None and dest.active
     [sub] = await subscriptions(bot, GROUP)
-    assert (sub.destination_id, sub.number, sub.filter.query) == (dest.id, 1, "rollout -ci")
+    assert (sub.destination_id, sub.number, sub.filter.query) == (dest.id, 1, "tag:rollout -ci")
     assert sub.owner is None, "a group's subscription is the group's"
 
 
@@ -112,15 +112,15 @@ async def test_the_creator_and_an_anonymous_admin_may_subscribe_a_linked_channel
 
     fake.push_update(as_channel)
     fake.push_update(as_group)
-    fake.push_message(GROUP, "/subscribe rollout", user_id=OWNER)
+    fake.push_message(GROUP, "/subscribe tag:rollout", user_id=OWNER)
 
     await until(lambda: len(fake.sent_to(GROUP)) == 3, timeout=8)
     shown = texts(fake, GROUP)
     assert shown[0] == notice("not_admin")
     assert shown[1] == added("PR readers", 1, "sglang")
-    assert shown[2] == added(f"User {OWNER}", 2, "rollout")
+    assert shown[2] == added(f"User {OWNER}", 2, "tag:rollout")
     subs = await subscriptions(bot, GROUP)
-    assert [(s.name, s.owner) for s in subs] == [("sglang", None), ("rollout", None)]
+    assert [(s.name, s.owner) for s in subs] == [("sglang", None), ("tag:rollout", None)]
 
 
 async def test_risks_answers_with_the_reports_four_risk_flags(
@@ -190,18 +190,18 @@ async def test_the_command_menu_is_registered_and_polling_starts_without_a_webho
 async def test_a_chinese_speaking_user_reads_chinese_labels(
     fake: FakeTelegram, bot: TelegramBot
 ) -> None:
-    push_from_zh_user(fake, "/subscribe rollout")
+    push_from_zh_user(fake, "/subscribe tag:rollout")
 
     await until(lambda: fake.sent_to(ZH_USER))
     [shown] = texts(fake, ZH_USER)
-    params = {"number": "1", "query": "rollout", "cadence": DEFAULT_CHAT_SCHEDULE}
+    params = {"number": "1", "query": "tag:rollout", "cadence": DEFAULT_CHAT_SCHEDULE}
     assert shown.startswith(subscribed(Locale.ZH, **params))  # then the next time
 
 
 async def test_a_digest_button_answers_with_that_prs_risks(
     fake: FakeTelegram, bot: TelegramBot
 ) -> None:
-    fake.push_message(USER, "/subscribe rollout")
+    fake.push_message(USER, "/subscribe tag:rollout")
     await until(lambda: fake.sent_to(USER))
     newer = parse_file(SEED).report.model_copy(update={"number": 7500})
     await bot.service.ctx.reports.upsert(newer, source="test")
@@ -239,7 +239,7 @@ def my_chat_member(fake: FakeTelegram, chat_id: int, old: str, new: str) -> dict
 async def test_removing_the_bot_stops_the_groups_digest_and_adding_it_back_resumes_it(
     fake: FakeTelegram, bot: TelegramBot
 ) -> None:
-    fake.push_message(GROUP, "/subscribe rollout", user_id=ADMIN)
+    fake.push_message(GROUP, "/subscribe tag:rollout", user_id=ADMIN)
     await until(lambda: fake.sent_to(GROUP))
 
     fake.push_update(my_chat_member(fake, GROUP, "member", "kicked"))
@@ -255,10 +255,10 @@ async def test_removing_the_bot_stops_the_groups_digest_and_adding_it_back_resum
 async def test_a_chat_that_unsubscribed_gets_nothing_back_when_the_bot_comes_back(
     fake: FakeTelegram, bot: TelegramBot
 ) -> None:
-    fake.push_message(USER, "/subscribe rollout")
+    fake.push_message(USER, "/subscribe tag:rollout")
     fake.push_message(USER, "/unsubscribe all")
     await until(lambda: len(fake.sent_to(USER)) == 2, timeout=8)
-    assert texts(fake, USER)[1] == notice("unsubscribed", items="1. rollout")
+    assert texts(fake, USER)[1] == notice("unsubscribed", items="1. tag:rollout")
 
     fake.push_update(my_chat_member(fake, USER, "kicked", "member"))
     fake.push_message(USER, "/start")
@@ -269,7 +269,7 @@ async def test_a_chat_that_unsubscribed_gets_nothing_back_when_the_bot_comes_bac
 async def test_a_user_who_blocked_the_bot_gets_digests_again_after_start(
     fake: FakeTelegram, bot: TelegramBot
 ) -> None:
-    fake.push_message(USER, "/subscribe rollout")
+    fake.push_message(USER, "/subscribe tag:rollout")
     await until(lambda: fake.sent_to(USER))
     fake.push_update(my_chat_member(fake, USER, "member", "kicked"))
     await _until_active(bot, USER, False)
@@ -284,7 +284,7 @@ async def test_a_user_who_blocked_the_bot_gets_digests_again_after_start(
 async def test_a_chat_the_outbox_found_blocked_gets_digests_again_after_start(
     fake: FakeTelegram, bot: TelegramBot
 ) -> None:
-    fake.push_message(USER, "/subscribe rollout")
+    fake.push_message(USER, "/subscribe tag:rollout")
     await until(lambda: fake.sent_to(USER))
     dest = await destination(bot, USER)
     assert dest is not None
@@ -300,7 +300,7 @@ async def test_a_chat_the_outbox_found_blocked_gets_digests_again_after_start(
 async def test_a_group_upgraded_to_a_supergroup_keeps_its_subscription(
     fake: FakeTelegram, bot: TelegramBot
 ) -> None:
-    fake.push_message(GROUP, "/subscribe rollout", user_id=ADMIN)
+    fake.push_message(GROUP, "/subscribe tag:rollout", user_id=ADMIN)
     await until(lambda: fake.sent_to(GROUP))
     upgraded = message_update(fake.state, GROUP, "", ADMIN)
     upgraded["message"].pop("text")  # type: ignore[attr-defined]

@@ -84,7 +84,7 @@ async def test_the_same_update_delivered_twice_is_answered_once(
 
 
 async def test_an_edited_command_does_not_run_again(fake: FakeTelegram, bot: TelegramBot) -> None:
-    original = command(fake, "/subscribe rollout", 901)
+    original = command(fake, "/subscribe tag:rollout", 901)
     edited = {"update_id": 902, "edited_message": {**original["message"], "edit_date": 1}}  # type: ignore[dict-item]
 
     await bot.post_update(original)
@@ -94,11 +94,12 @@ async def test_an_edited_command_does_not_run_again(fake: FakeTelegram, bot: Tel
     await until(lambda: len(fake.sent_to(USER)) >= 2)
     shown = texts(fake, USER)
     assert len(shown) == 2
-    assert shown[0].startswith(subscribed(number="1", query="rollout", cadence="0 9 * * mon-fri"))
-    assert "1. rollout · 0 9 * * mon-fri" in shown[1]  # /subscriptions
+    added = subscribed(number="1", query="tag:rollout", cadence="0 9 * * mon-fri")
+    assert shown[0].startswith(added)
+    assert "1. tag:rollout · 0 9 * * mon-fri" in shown[1]  # /subscriptions
     assert "2. " not in shown[1], "the edit did not add a second subscription"
     subs = await bot.service.subscriptions.of(Platform.TELEGRAM, str(USER))
-    assert [s.name for s in subs] == ["rollout"]
+    assert [s.name for s in subs] == ["tag:rollout"]
 
 
 async def test_a_body_that_is_not_an_update_is_not_an_error_telegram_would_retry(
