@@ -175,7 +175,8 @@ def _size_problems(
     if days > MAX_HOLIDAY_DAYS:
         return [(begun, f"line {begun}: its events span more than {MAX_HOLIDAY_DAYS} days")]
     if steps > MAX_RULE_STEPS:
-        why = f"repeats too often to expand (more than {MAX_RULE_STEPS} steps up to {horizon:%Y})"
+        steps_by = f"{MAX_RULE_STEPS} steps by the end of {horizon.year - 1}"
+        why = f"repeats too often to expand (more than {steps_by})"
         return [(rule_line, f"line {rule_line}: RRULE {why}{where(event)}")]
     return []
 

@@ -226,7 +226,7 @@ def test_a_minutely_rule_without_end_is_refused_without_being_expanded(tmp_path:
                           rrule=vRecur(freq="minutely"))  # fmt: skip
     message = _error(tmp_path, _calendar(every_minute))
     assert message.endswith(
-        f"RRULE repeats too often to expand (more than {MAX_RULE_STEPS} steps up to 2029)"
+        f"RRULE repeats too often to expand (more than {MAX_RULE_STEPS} steps by the end of 2028)"
         " (UID 'tick')"
     )
     assert message.startswith("line ")
