@@ -7,7 +7,10 @@ slash commands from one Slack user per connection, or Telegram `/find rollout` u
 one private chat per connection. It stops after `seconds`, or when the bot closes its
 connections (SIGTERM), and prints one JSON line: requests, statuses, busy answers, the
 slowest answer. A process of its own, so the flood's own CPU does not stall the test's
-measurements (its event loop serves the fakes and times `/healthz`).
+measurements (its event loop serves the fakes and times `/healthz`); and a nice one
+(FLOOD_NICENESS): a real flood comes from other machines, and here the clients share the
+bot's CPUs, where at the same priority they would take the bot's turns away from it (two
+busy clients and the bot on two CPUs) and the probe would time the clients, not the bot.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import asyncio
 import hashlib
 import hmac
 import json
+import os
 import sys
 import time
 from collections import Counter
@@ -29,6 +33,7 @@ SLACK_PATH = "/slack/events"
 TELEGRAM_PATH = "/telegram/webhook"
 KEYS_PER_CONNECTION = 50  # response_url keys the test registered per connection
 SLACK_CHANNEL = "C0FLOOD"
+FLOOD_NICENESS = 10  # the clients yield the CPUs to the bot (see the module docstring)
 
 
 def slack_user(connection: int) -> str:
@@ -167,6 +172,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--setup", type=Path, required=True)
     args = parser.parse_args()
+    os.nice(FLOOD_NICENESS)
     data: dict[str, Any] = json.loads(args.setup.read_text(encoding="utf-8"))
     figures = asyncio.run(flood(Setup(**data)))
     summary = {
