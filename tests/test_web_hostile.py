@@ -24,10 +24,10 @@ import uvicorn
 
 import bot.core.store.db as db
 import bot.web
-from bot.app import MAX_CONCURRENCY, MAX_HEADER_BYTES, server_config
 from bot.core.store.db import create_engine, migrate
 from bot.core.store.reports import ReportStore
 from bot.metrics import Metrics
+from bot.server import MAX_CONCURRENCY, MAX_HEADER_BYTES, server_config
 from bot.web import RETRY_AFTER_SECONDS, WebDeps, build_web
 from tests.kits.paths import SEED
 

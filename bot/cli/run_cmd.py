@@ -5,12 +5,13 @@ from __future__ import annotations
 import argparse
 import os
 
-from bot.app import ListenError, Service, listen_socket, serve
+from bot.app import Service
 from bot.cli.common import CliError, Command
 from bot.cli.config_cmd import problems
 from bot.context import load, open_context
 from bot.core.store.db import url_password
 from bot.logs import setup_logging
+from bot.server import ListenError, listen_socket, serve
 
 
 def _configure(parser: argparse.ArgumentParser) -> None:
