@@ -117,6 +117,13 @@ class IcsHolidays:
         return self.calendar.timed_event(moment, ZoneInfo(zone))
 
 
+@lru_cache(maxsize=4)
+def _parsed(text: str, today: date) -> IcsCalendar:
+    """A file's text parsed once: the config's validation reads the file twice, and a few
+    channels may name the same one (each then keeps the same calendar and expanded years)."""
+    return parse_ics(text, today)
+
+
 def load_ics(path: Path, today: date | None = None) -> IcsHolidays:
     """The holidays of an iCalendar file; CalendarError says why it cannot be used. `today`
     (the machine's by default) decides the years checked for too many repeats."""
@@ -133,6 +140,6 @@ def load_ics(path: Path, today: date | None = None) -> IcsHolidays:
     except UnicodeDecodeError:
         raise CalendarError(f"{path}: not UTF-8 text") from None
     try:
-        return IcsHolidays(str(path), parse_ics(text, today or datetime.now(UTC).date()))
+        return IcsHolidays(str(path), _parsed(text, today or datetime.now(UTC).date()))
     except IcsError as exc:
         raise CalendarError(f"{path}: {exc}") from None

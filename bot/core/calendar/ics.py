@@ -8,10 +8,10 @@ event is a quiet interval from its start to its end, in its own zone (`TZID=`, o
 
 A holiday calendar is a few KB and a few hundred events, read whole at start. A file past
 MAX_ICS_BYTES, past MAX_EVENTS VEVENTs or MAX_HOLIDAY_DAYS days, or whose RRULEs would take more
-than MAX_RULE_STEPS steps to expand, is refused with the line of what is wrong; so is one that,
-expanded over the years around `today` (the year before it to two years after), gives more than
-MAX_EVENTS occurrences or MAX_HOLIDAY_DAYS days in a year. Other years are expanded when first
-asked, and a few are kept.
+than MAX_RULE_STEPS steps to expand or repeat more than MAX_EVENTS times a year, is refused with
+the line of what is wrong; so is one that, expanded over the years around `today` (the year
+before it to two years after), gives more than MAX_EVENTS occurrences or MAX_HOLIDAY_DAYS days
+in a year. Other years are expanded when first asked, and a few are kept.
 """
 
 from __future__ import annotations
@@ -104,14 +104,21 @@ class IcsCalendar:
     def __hash__(self) -> int:
         return hash(self.text)
 
+    def queries(self) -> list[Any]:
+        """One query per VCALENDAR, kept: dateutil caches the repeats it has walked through
+        (from DTSTART on), so the next year asked costs only the steps past them."""
+        if not self._query:
+            self._query = [recurring_ical_events.of(c) for c in self.calendars]
+        return self._query
+
     def year(self, year: int) -> IcsYear:
         found = self._years.get(year)
         if found is None:
-            if not self._query:  # skip_bad_series: a series parse_ics let through stays quiet
-                self._query = [
-                    recurring_ical_events.of(c, skip_bad_series=True) for c in self.calendars
-                ]
-            found = self.keep(year, _expand(self._query, year))
+            try:
+                found = _expand(self.queries(), year)
+            except ValueError:  # parse_ics expanded the years around its start without one
+                found = IcsYear({}, {}, {})
+            self.keep(year, found)
         return found
 
     def keep(self, year: int, found: IcsYear) -> IcsYear:
@@ -147,14 +154,19 @@ def parse_ics(text: str, today: date) -> IcsCalendar:
         raise IcsError(f"not an iCalendar file icalendar can read: {str(exc)[:200]}") from None
     events = [c for calendar in calendars for c in calendar.subcomponents if c.name == "VEVENT"]
     problems = list(found.problems)
-    horizon = datetime(today.year + YEARS_CHECKED[-1] + 1, 1, 1)  # noqa: DTZ001  # wall time
-    steps = days = 0
+    window = (  # the years checked, in wall time
+        datetime(today.year + YEARS_CHECKED[0], 1, 1),  # noqa: DTZ001
+        datetime(today.year + YEARS_CHECKED[-1] + 1, 1, 1),  # noqa: DTZ001
+    )
+    steps = repeats = days = 0
     for lines, event in zip(found.events, events, strict=False):
         mine = event_problems(lines, event)
         if not mine:
             days += span_days(*event_span(event))
-            steps += rule_steps(event, horizon)
-            mine = _size_problems(lines.begun, lines.line("RRULE"), event, days, steps, horizon)
+            more_steps, more_repeats = rule_steps(event, window)
+            steps, repeats = steps + more_steps, repeats + more_repeats
+            sizes = (days, steps, repeats)
+            mine = _size_problems(lines.begun, lines.line("RRULE"), event, sizes, window[1].year)
         problems += mine
     if problems:
         raise IcsError(min(problems, key=lambda problem: problem[0])[1])
@@ -170,25 +182,34 @@ def parse_ics(text: str, today: date) -> IcsCalendar:
 
 
 def _size_problems(
-    begun: int, rule_line: int, event: Component, days: int, steps: int, horizon: datetime
+    begun: int, rule_line: int, event: Component, sizes: tuple[int, int, int], end: int
 ) -> list[Problem]:
+    days, steps, repeats = sizes
     if days > MAX_HOLIDAY_DAYS:
         return [(begun, f"line {begun}: its events span more than {MAX_HOLIDAY_DAYS} days")]
     if steps > MAX_RULE_STEPS:
-        steps_by = f"{MAX_RULE_STEPS} steps by the end of {horizon.year - 1}"
-        why = f"repeats too often to expand (more than {steps_by})"
-        return [(rule_line, f"line {rule_line}: RRULE {why}{where(event)}")]
+        why = f"more than {MAX_RULE_STEPS} steps by the end of {end - 1}"
+        return [
+            (
+                rule_line,
+                f"line {rule_line}: RRULE repeats too often to expand ({why}){where(event)}",
+            )
+        ]
+    most = MAX_EVENTS * len(YEARS_CHECKED)
+    if repeats > most:
+        years = f"{end - len(YEARS_CHECKED)} to {end - 1}"
+        why = f"RRULE repeats more than {most} times from {years} (with the file's other RRULEs)"
+        return [(rule_line, f"line {rule_line}: {why}{where(event)}")]
     return []
 
 
 def _check_years(calendar: IcsCalendar, today: date, lines: Mapping[str, int]) -> None:
     """IcsError when a year around today has more than MAX_EVENTS occurrences or
     MAX_HOLIDAY_DAYS days: the expansion itself is what a scheduler tick would pay."""
-    queries = [recurring_ical_events.of(c) for c in calendar.calendars]
     for offset in YEARS_CHECKED:
         year = today.year + offset
         try:
-            found = _expand(queries, year)
+            found = _expand(calendar.queries(), year)
         except ValueError as exc:
             raise IcsError(f"cannot expand its repeats in {year}: {str(exc)[:200]}") from None
         calendar.keep(year, found)

@@ -251,3 +251,21 @@ def test_a_yearly_rule_expands_to_a_day_a_year(tmp_path: Path) -> None:
     assert source.holiday(date(2027, 1, 1)) == "New Year"
     assert source.holiday(date(2040, 1, 1)) == "New Year"  # a year outside those checked
     assert source.holiday(date(1989, 1, 1)) is None
+
+
+def test_an_hourly_rule_without_end_is_refused_before_its_years_are_expanded(
+    tmp_path: Path,
+) -> None:
+    hourly = _event("ping", datetime(2025, 1, 1, 0, 0, tzinfo=UTC), "ping",
+                    duration=timedelta(minutes=1), rrule=vRecur(freq="hourly"))  # fmt: skip
+    message = _error(tmp_path, _calendar(hourly))
+    assert message.endswith(
+        f"RRULE repeats more than {MAX_EVENTS * 4} times from 2025 to 2028 (with the file's"
+        " other RRULEs) (UID 'ping')"
+    )
+
+
+def test_a_file_read_twice_is_parsed_once(tmp_path: Path) -> None:
+    path = _write(tmp_path, _calendar(_event("gw", date(2026, 10, 1))))
+    first, second = load_ics(path, TODAY), load_ics(path, TODAY)
+    assert first == second and first.calendar is second.calendar
