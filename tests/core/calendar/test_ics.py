@@ -22,7 +22,9 @@ from bot.core.calendar import (
     next_working_fire,
 )
 from bot.core.calendar.ics import MAX_EVENTS, MAX_HOLIDAY_DAYS, MAX_RULE_STEPS
+from bot.core.models import Platform
 from bot.cron import next_fire
+from bot.settings import load_config
 
 BERLIN = ZoneInfo("Europe/Berlin")
 YEARS = (2026, 2027)
@@ -269,3 +271,22 @@ def test_a_file_read_twice_is_parsed_once(tmp_path: Path) -> None:
     path = _write(tmp_path, _calendar(_event("gw", date(2026, 10, 1))))
     first, second = load_ics(path, TODAY), load_ics(path, TODAY)
     assert first == second and first.calendar is second.calendar
+
+
+def test_a_config_naming_a_file_with_a_timed_tzid_event_loads_and_keeps_it_quiet(
+    tmp_path: Path,
+) -> None:
+    ics = _berlin_meeting(tmp_path)
+    yaml = tmp_path / "bot.yaml"
+    yaml.write_text(
+        f"calendar: {{timezone: UTC, holidays: {{ics: '{ics}'}}}}\n"
+        "channels:\n"
+        "  - {name: a, platform: console, target: team, cadence: 'daily 09:00'}\n"
+        "  - {name: b, platform: console, target: team, cadence: 'daily 17:00',"
+        f" calendar: {{holidays: {{ics: '{ics}'}}}}}}\n",  # the same file: the same calendar
+        encoding="utf-8",
+    )
+    calendar = load_config(yaml).calendars().for_destination(Platform.CONSOLE, "team", "UTC")
+    block = calendar.block(datetime(2026, 10, 5, 8, 30, tzinfo=UTC))
+    assert block is not None and block.name == "Planning"
+    assert calendar.block(datetime(2026, 10, 5, 9, 30, tzinfo=UTC)) is None
