@@ -69,7 +69,7 @@ def next_text(
         return "-"
     if found is None:
         return "-"
-    shown = human_time(found.at)
+    shown = human_time(found.at, tz)  # in the subscription's own zone, as its chat reads it
     return f"{shown} {found.note}" if note and found.note else shown
 
 
@@ -238,7 +238,7 @@ class SubscriptionVerbs:
                 "query": _config_filter(sub),
                 "cadence": sub.cadence,
                 "next": self._next(sub, now),
-                "last": human_time(last) if last else "-",
+                "last": human_time(last, sub.timezone) if last else "-",
                 "owner": _owner(sub, chat.locale),
             }
             lines.append(notice_text("subscription_line", chat.locale, params))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import UTC, datetime
+from zoneinfo import ZoneInfo
 
 Clock = Callable[[], datetime]
 
@@ -16,6 +17,9 @@ def utc_clock() -> datetime:
     return datetime.now(UTC)
 
 
-def human_time(moment: datetime) -> str:
-    """`2026-12-03 09:00 UTC`: a time as the console and the CLI say it to a person."""
-    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
+def human_time(moment: datetime, zone: str = "UTC") -> str:
+    """`2026-12-03 09:00 UTC`, or in `zone` (`2026-12-03 17:00 Asia/Shanghai`, a chat's own
+    zone): a time as the console, the CLI and the chats say it to a person."""
+    if zone == "UTC":
+        return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    return f"{moment.astimezone(ZoneInfo(zone)).strftime('%Y-%m-%d %H:%M')} {zone}"

@@ -46,9 +46,9 @@ async def test_subscriptions_list_shows_the_first_digest_after_golden_week(
     lines = capsys.readouterr().out.splitlines()
     assert lines == [
         "telegram:-100",
-        "  1. * · daily 09:00 · next 2026-10-08 01:00 UTC (after the holidays 2026-10-01 to "
-        "2026-10-07: National Day, National Day (observed), ...) · last - · config team · "
-        "flat · standard",
+        "  1. * · daily 09:00 · next 2026-10-08 09:00 Asia/Shanghai (after the holidays "
+        "2026-10-01 to 2026-10-07: National Day, National Day (observed), ...) · last - · "
+        "config team · flat · standard",
     ]
 
 
@@ -67,4 +67,4 @@ async def test_the_chats_list_shows_the_first_digest_after_golden_week(
     chat = Chat(Platform.TELEGRAM, "-100", "ada", is_admin, Locale.EN, user_name="ada")
     answer = await answerer.answer(parse("subscriptions", ""), chat)
     assert isinstance(answer.reply, Notice)
-    assert " · next 2026-10-08 01:00 UTC · " in answer.reply.params["items"]
+    assert " · next 2026-10-08 09:00 Asia/Shanghai · " in answer.reply.params["items"]

@@ -78,3 +78,16 @@ async def test_subscribing_past_the_cap_is_refused_with_the_cap_and_how_to_make_
         assert shown[4].startswith("Added subscription 3: tag:fix"), "room made, room taken"
         subs = await bot.service.subscriptions.of(Platform.TELEGRAM, str(USER))
         assert [s.filter.query for s in subs] == ["tag:ci", "tag:fix"]
+
+
+async def test_next_and_last_are_told_in_the_chats_own_zone(
+    fake: FakeTelegram, tmp_path: Path
+) -> None:
+    async with TelegramBot.running(fake, tmp_path, config={"timezone": "Asia/Shanghai"}):
+        fake.push_message(USER, "/subscribe tag:rollout at daily 09:00")
+        fake.push_message(USER, "/subscriptions")
+
+        await until(lambda: len(fake.sent_to(USER)) == 2, timeout=8)
+        added, listed = texts(fake, USER)
+        assert "09:00 Asia/Shanghai" in added and "UTC" not in added
+        assert "next " in listed and "09:00 Asia/Shanghai" in listed
