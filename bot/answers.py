@@ -14,6 +14,7 @@ from bot.chat_subscriptions import SubscriptionVerbs
 from bot.core.clock import Clock
 from bot.core.commands import SPECS, Invocation, UsageError, Verb, command_prefix
 from bot.core.models import Format, Locale, Platform
+from bot.core.query.known_tags import bare_words
 from bot.core.render.actions import EntryAction
 from bot.core.render.labels import chat_words, zh_command
 from bot.core.render.renderer import RenderedMessage, Renderer
@@ -28,6 +29,7 @@ from bot.core.select import (
     select_new,
 )
 from bot.core.store.destinations import DestinationStore
+from bot.core.store.known import tags_known
 from bot.core.store.lookup import AmbiguousRefError, ReportNotFoundError, find_report
 from bot.core.store.reports import ReportStore
 from bot.core.store.search.budget import QueryTooComplex, QueryTooSlow
@@ -181,6 +183,8 @@ class Answerer:
             )
         example = f"{command_prefix(chat.platform)}find {narrower(inv.query_text)}"
         hits = [hit.report for hit in result.hits]
+        words = bare_words(inv.query)  # searched as text; said when they are tags too
+        tags = await tags_known(self.reports.engine, words) if words else set()
         key, params = result_notice(
             hits,
             result.total,
@@ -188,6 +192,7 @@ class Answerer:
             chat.locale,
             command=example,
             capped=result.capped,
+            tags=[word for word in words if word in tags],
         )
         return Answer(Notice(key, params), inv.public)
 

@@ -57,10 +57,11 @@ NOTICES: dict[Locale, dict[str, str]] = {
         "schedule_changed": "{user} 把推送时间改为 {cron}（{tz}），下一次：{next}",
         "status": "状态：{state}\n上次推送：{last}\n待发送：{pending}，失败：{failed}",
         "digest_empty": "自上次推送以来没有新的 PR。",
-        "find_empty": "没有找到与「{query}」匹配的报告。",
-        "find_results": "与「{query}」匹配的报告：\n{items}",
+        "find_empty": "没有找到与「{query}」匹配的报告。{hint}",
+        "find_results": "与「{query}」匹配的报告：\n{items}{hint}",
         "find_results_more": "与「{query}」匹配的报告（共 {total} 个）：\n{items}\n"
-        "还有 {more} 个未列出。加上条件可以缩小范围，例如 {example}",
+        "还有 {more} 个未列出。加上条件可以缩小范围，例如 {example}{hint}",
+        "also_tags": "\n（{words} 也是标签：只看带这个标签的 PR，请写 {tags}）",
         "bad_query": "查询写法有误：{error}",
         "query_too_slow": "这个查询太慢（超过 {seconds} 秒），已停止。请缩小范围，"
         "例如少用 OR、加上 tag: 或 since: 条件。",
@@ -152,10 +153,11 @@ NOTICES: dict[Locale, dict[str, str]] = {
         "schedule_changed": "{user} set the digest schedule to {cron} ({tz}); next: {next}",
         "status": "State: {state}\nLast digest: {last}\nPending: {pending}, failed: {failed}",
         "digest_empty": "No new PRs since the last digest.",
-        "find_empty": "No report matches {query}.",
-        "find_results": "Reports matching {query}:\n{items}",
+        "find_empty": "No report matches {query}.{hint}",
+        "find_results": "Reports matching {query}:\n{items}{hint}",
         "find_results_more": "Reports matching {query} ({total}):\n{items}\n"
-        "+{more} more. Add terms to narrow it, e.g. {example}",
+        "+{more} more. Add terms to narrow it, e.g. {example}{hint}",
+        "also_tags": "\n({words}: also a tag; for the PRs with that tag only, write {tags})",
         "bad_query": "{error}",
         "query_too_slow": "This query took too long (over {seconds} s) and was stopped; narrow "
         "it, e.g. fewer ORs, or add tag: or since:.",

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Final
 
 from bot.core.models import Locale
-from bot.core.render.labels import labels
+from bot.core.render.labels import labels, notice_text
 from bot.core.reports.model import RecommendationLevel, Report
 
 ONE_LINER_MAX: Final = 100  # code points of the one-liner a result line shows
@@ -55,14 +55,20 @@ def result_notice(
     *,
     command: str,
     capped: bool = False,
+    tags: Sequence[str] = (),
 ) -> tuple[str, dict[str, str]]:
     """The notice key and parameters that answer a search: none found, all shown, or the
     first ones with how many more (`990+` when the count stopped at `total`, `capped`) and
     `command` (`/find QUERY …`, written as the asker writes it) as the example of a narrower
-    query."""
+    query. `tags`: the query's bare words that are also tags (said, with how to ask for them)."""
+    hint = ""
+    if tags:
+        spelled = {"words": ", ".join(tags), "tags": " ".join(f"tag:{tag}" for tag in tags)}
+        hint = notice_text("also_tags", locale, spelled)
     if not reports:
-        return "find_empty", {"query": query}
+        return "find_empty", {"query": query, "hint": hint}
     params = {
+        "hint": hint,
         "example": command,
         "query": query,
         "items": "\n".join(result_line(report, locale) for report in reports),

@@ -49,3 +49,16 @@ async def test_bare_words_that_name_known_tags_subscribe_to_those_tags(
     assert matches(stored, seed, now=NOW), "#7422 is tagged rollout and not ci"
     untagged = seed.model_copy(update={"number": 7000, "tags": ["fix"]})
     assert not matches(stored, untagged, now=NOW)
+
+
+async def test_find_keeps_bare_words_as_text_and_says_which_are_also_tags(
+    fake: FakeTelegram, bot: TelegramBot
+) -> None:
+    fake.push_message(USER, "/find rollout 权重")
+    fake.push_message(USER, '/find "rollout"')
+
+    await until(lambda: len(fake.sent_to(USER)) == 2, timeout=8)
+    bare, quoted = texts(fake, USER)
+    assert "#7422" in bare
+    assert bare.endswith("(rollout: also a tag; for the PRs with that tag only, write tag:rollout)")
+    assert "also a tag" not in quoted
