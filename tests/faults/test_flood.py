@@ -13,9 +13,10 @@ platform; `/healthz` p99 ≤ 100 ms during the flood; the bot's peak RSS (VmHWM)
 SIGTERM sent during a second, short flood ends the process within 10 s, with exit status 0
 and one `chat.work_dropped` log line per platform counting the queued answers dropped.
 
-Sample: 40 connections for 2 s in `make test` (its `/healthz` figure is shown, not held to
-the promise: the sample shares the machine with the other tests); `pytest -m faults`: 200
-connections for 15 s.
+Sample in `make test`: 20 connections, each sending at least 20 requests (past a user's burst
+of 10 however slowly a loaded machine sends them, so both bounds are reached) and for 1 s;
+it holds every promise but `/healthz`'s 100 ms, which it shows only: the sample shares its
+CPUs with the other tests. `pytest -m faults`: 200 connections for 15 s.
 """
 
 from __future__ import annotations
@@ -69,13 +70,15 @@ NEWCOMER_TELEGRAM = 999_001
 class Scale:
     connections: int
     seconds: float
+    least: int = 0  # requests each connection sends at least, however long that takes
     healthz_promised: bool = True  # the sample shares its CPUs with other tests: shown only
 
 
 def scales() -> list[Any]:
     full = Scale(200, max(2.0, 15.0 * FAULT_SCALE))
+    sample = Scale(20, 1.0, least=20, healthz_promised=False)
     return [
-        pytest.param(Scale(40, 2.0, healthz_promised=False), id="sample-40x2s"),
+        pytest.param(sample, id="sample-20x20"),
         pytest.param(full, id="full-200x15s", marks=pytest.mark.faults),
     ]
 
@@ -131,7 +134,7 @@ async def flood(bot: BotProcess, platform: str, scale: Scale, tmp: Path, **extra
     """Run one flood process to its end; its figures (tests/kits/flood.py)."""
     setup = tmp / f"flood-{platform}-{time.monotonic_ns()}.json"
     data = {"url": bot.url, "platform": platform, "connections": scale.connections,
-            "seconds": scale.seconds, **extra}  # fmt: skip
+            "seconds": scale.seconds, "least": scale.least, **extra}  # fmt: skip
     setup.write_text(json.dumps(data), encoding="utf-8")
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "tests.kits.flood", "--setup", str(setup),

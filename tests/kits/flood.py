@@ -4,9 +4,10 @@
 connections, seconds, the secret, the fake's response_url base) and opens that many
 keep-alive connections on loopback, each sending as fast as the bot answers: signed `/pr 7422`
 slash commands from one Slack user per connection, or Telegram `/find rollout` updates from
-one private chat per connection. It stops after `seconds`, or when the bot closes its
-connections (SIGTERM), and prints one JSON line: requests, statuses, busy answers, the
-slowest answer. A process of its own, so the flood's own CPU does not stall the test's
+one private chat per connection. It stops after `seconds` once each connection has sent at
+least `least` requests (a count that holds however slowly a loaded machine runs it), or when
+the bot closes its connections (SIGTERM), and prints one JSON line: requests, statuses, busy
+answers, the slowest answer. A process of its own, so the flood's own CPU does not stall the test's
 measurements (its event loop serves the fakes and times `/healthz`); and a nice one
 (FLOOD_NICENESS): a real flood comes from other machines, and here the clients share the
 bot's CPUs, where at the same priority they would take the bot's turns away from it (two
@@ -65,6 +66,7 @@ class Setup:
     seconds: float
     secret: str
     response_base: str = ""
+    least: int = 0  # requests each connection sends at least, however long they take
 
     def request(self, connection: int, number: int) -> bytes:
         host = urlsplit(self.url).netloc
@@ -141,7 +143,7 @@ async def _connection(setup: Setup, connection: int, figures: Figures, end: floa
     writer: asyncio.StreamWriter | None = None
     try:
         reader, writer = await asyncio.open_connection(parts.hostname, parts.port)
-        while time.monotonic() < end:
+        while time.monotonic() < end or number < setup.least:
             started = time.monotonic()
             writer.write(setup.request(connection, number))
             status, body, closing = await _answer(reader)
@@ -162,9 +164,7 @@ async def _connection(setup: Setup, connection: int, figures: Figures, end: floa
 async def flood(setup: Setup) -> Figures:
     figures = Figures()
     end = time.monotonic() + setup.seconds
-    await asyncio.gather(
-        *(_connection(setup, n, figures, end) for n in range(setup.connections))
-    )
+    await asyncio.gather(*(_connection(setup, n, figures, end) for n in range(setup.connections)))
     return figures
 
 
