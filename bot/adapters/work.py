@@ -12,7 +12,9 @@ platform's adapter hands its answers to a `WorkQueue`:
 - a user whose bucket is full (they have not asked for a while: a person, not a flood) goes
   ahead of the others, and may take `queue_length // 4` places more than the others may: the
   first user after a flood is answered behind the answers running, not refused behind a
-  full queue;
+  full queue; when even those places are taken, their job takes the place of the newest
+  queued job of a user who is over their rate now (that job is dropped, its user told busy
+  through `bumped`), so a flood's own first requests cannot keep the places a person needs;
 - beyond either bound, `submit` refuses at once (the job is never started) and the adapter
   answers "busy, try again in a minute": in the ack's own body where it costs nothing
   (Slack's ephemeral ack, Telegram's webhook answer), else as one small message, sent to a
@@ -80,6 +82,8 @@ class Queued:
     job: Job = field(compare=False)
     dropped: Dropped = field(compare=False)
     chat: str = field(default="", compare=False)
+    user: str = field(default="", compare=False)
+    bumped: Dropped = field(default=_nothing, compare=False)
 
 
 def reserved_for_fresh(limits: WorkLimits) -> int:
@@ -151,6 +155,9 @@ class WorkQueue:
         )
         # (0: a fresh user's, 1: the others'; the order taken; the job, what drops it)
         self._queue: asyncio.PriorityQueue[Queued] | None = None
+        # The jobs waiting, by order taken: one pushed out leaves here at once and is skipped
+        # when a worker meets it in the queue.
+        self._waiting: dict[int, Queued] = {}
         self._taken = 0
         self._in_chat: Counter[str] = Counter()  # jobs queued (not yet taken), by chat
         self._workers: list[asyncio.Task[None]] = []
@@ -164,32 +171,44 @@ class WorkQueue:
 
     @property
     def queued(self) -> int:
-        return 0 if self._queue is None else self._queue.qsize()
+        return len(self._waiting)
 
     @property
     def running(self) -> int:
         return len(self._running)
 
-    def submit(self, user: str, job: Job, dropped: Dropped = _nothing, chat: str = "") -> Admission:
+    def submit(
+        self,
+        user: str,
+        job: Job,
+        dropped: Dropped = _nothing,
+        chat: str = "",
+        bumped: Dropped = _nothing,
+    ) -> Admission:
         """Queue `job` for `user` in `chat`, or refuse it at once. A job refused, or dropped
         from the queue at shutdown, is never started: `dropped` is called instead (to close
-        what the job would have awaited). The jobs of one chat leave the queue in the order
-        they came: a fresh user's goes ahead only of other chats' work."""
-        admission, lane = self._admission(user, chat)
+        what the job would have awaited); one pushed out of the queue by a fresh user's also
+        calls `bumped` (to tell its user busy). The jobs of one chat leave the queue in the
+        order they came: a fresh user's goes ahead only of other chats' work."""
+        admission, lane, pushed = self._admission(user, chat)
         self._count(user, admission)
         if admission is not Admission.TAKEN:
             dropped()
             return admission
+        if pushed is not None:
+            self._push_out(pushed)
         self._taken += 1
         self._in_chat[chat] += 1
-        self._started().put_nowait(Queued(lane, self._taken, job, dropped, chat))
+        queued = Queued(lane, self._taken, job, dropped, chat, user, bumped)
+        self._waiting[queued.order] = queued
+        self._started().put_nowait(queued)
         return admission
 
     def refusal(self, user: str, chat: str = "") -> Admission | None:
         """The refusal `submit` would give `user` in `chat` now, counted as `submit` counts
         it (a token taken, the busy log), so that a request can be refused before it is
         parsed whole; None when it would be taken: nothing is counted, `submit` decides."""
-        admission, _ = self._admission(user, chat)
+        admission, _, _ = self._admission(user, chat)
         if admission is Admission.TAKEN:
             return None
         self._count(user, admission)
@@ -203,19 +222,37 @@ class WorkQueue:
         if admission is not Admission.TAKEN:
             self._note_refused(admission)
 
-    def _admission(self, user: str, chat: str) -> tuple[Admission, int]:
-        """Whether `user`'s job would be taken now, and its lane (0 goes first); nothing is
-        counted here."""
+    def _admission(self, user: str, chat: str) -> tuple[Admission, int, Queued | None]:
+        """Whether `user`'s job would be taken now, its lane (0 goes first), and the queued
+        job it would push out; nothing is counted or changed here."""
         if self._stopping:
-            return Admission.STOPPING, 1
+            return Admission.STOPPING, 1, None
         fresh = self.buckets.is_full(user)
         if not self.buckets.has_token(user):
-            return Admission.USER_LIMITED, 1
+            return Admission.USER_LIMITED, 1, None
         room = self.limits.queue_length + (reserved_for_fresh(self.limits) if fresh else 0)
+        pushed = None
         if self.queued >= room:
-            return Admission.QUEUE_FULL, 1
+            pushed = self._over_their_rate() if fresh else None
+            if pushed is None:
+                return Admission.QUEUE_FULL, 1, None
         ahead = fresh and not (chat and self._in_chat[chat])  # never ahead of its own chat
-        return Admission.TAKEN, 0 if ahead else 1
+        return Admission.TAKEN, 0 if ahead else 1, pushed
+
+    def _over_their_rate(self) -> Queued | None:
+        """The newest waiting job of a user who has no token left now, if any."""
+        for queued in reversed(self._waiting.values()):
+            if not self.buckets.has_token(queued.user):
+                return queued
+        return None
+
+    def _push_out(self, queued: Queued) -> None:
+        """Drop a waiting job for a fresh user's: it is never started, its user is told."""
+        del self._waiting[queued.order]
+        self._left_queue(queued)
+        queued.dropped()
+        queued.bumped()
+        self._note_refused(Admission.QUEUE_FULL)
 
     def _left_queue(self, queued: Queued) -> None:
         self._in_chat[queued.chat] -= 1
@@ -287,6 +324,9 @@ class WorkQueue:
         assert me is not None
         while not self._stopping:
             queued = await self._queue.get()
+            if self._waiting.pop(queued.order, None) is None:  # pushed out meanwhile
+                self._queue.task_done()
+                continue
             self._left_queue(queued)
             self._running.add(me)
             try:
@@ -323,10 +363,11 @@ class WorkQueue:
         dropped = 0
         while self._queue is not None and not self._queue.empty():
             queued = self._queue.get_nowait()
-            self._left_queue(queued)
-            queued.dropped()
+            if self._waiting.pop(queued.order, None) is not None:
+                self._left_queue(queued)
+                queued.dropped()
+                dropped += 1
             self._queue.task_done()
-            dropped += 1
         for worker in self._workers:
             if worker not in self._running:
                 worker.cancel()  # idle: waiting for work that will not come

@@ -191,10 +191,11 @@ async def test_a_user_with_a_full_bucket_goes_ahead_and_has_room_past_the_queue(
     newcomer = submit(work, blocked, "newcomer", 9)
     assert heavy == [Admission.TAKEN] * 4 + [Admission.USER_LIMITED]
     assert newcomer is Admission.TAKEN, "one place past the queue is kept for a fresh user"
-    assert submit(work, blocked, "another", 10) is Admission.QUEUE_FULL
+    assert submit(work, blocked, "another", 10) is Admission.TAKEN, "in the place of heavy's 4"
+    assert blocked.dropped == [5, 4]
     blocked.release.set()
     assert await work.idle(5)
-    assert blocked.finished == [0, 1, 9, 2, 3, 4], "fresh first, then in the order taken"
+    assert blocked.finished == [0, 1, 9, 10, 2, 3], "fresh first, then in the order taken"
     await work.stop()
 
 
@@ -260,3 +261,33 @@ def test_told_busy_lately_asks_without_telling() -> None:
     assert work.told_busy_lately("u") and not work.busy_notice_due("u")
     clock.now += BUSY_NOTICE_EVERY_SECONDS
     assert not work.told_busy_lately("u")
+
+
+async def test_a_fresh_user_pushes_out_the_newest_job_of_a_user_over_their_rate() -> None:
+    work = WorkQueue("t", WorkLimits(queue_length=4, workers=1, per_user_burst=2,
+                                     per_user_per_minute=1), Clock())  # fmt: skip
+    blocked = Blocked()
+    bumped: list[int] = []
+
+    def send(user: str, number: int) -> Admission:
+        run, drop = blocked.job(number)
+        return work.submit(user, run, drop, bumped=lambda: bumped.append(number))
+
+    assert send("a", 1) is Admission.TAKEN
+    await until(lambda: blocked.started == [1])  # the one worker is busy from now on
+    assert [send("heavy", n) for n in (2, 3)] == [Admission.TAKEN] * 2  # no token left now
+    assert [send(user, n) for user, n in (("b", 4), ("c", 5), ("d", 6))] == [Admission.TAKEN] * 3
+    assert work.queued == 5, "full, the place kept for fresh users taken too"
+
+    assert send("newcomer", 7) is Admission.TAKEN
+    assert bumped == [3] and blocked.dropped == [3], "the heavy user's newest job made room"
+    assert send("another", 8) is Admission.TAKEN
+    assert bumped == [3, 2]
+    assert send("third", 9) is Admission.QUEUE_FULL, "everyone queued has tokens left"
+    assert bumped == [3, 2] and blocked.dropped == [3, 2, 9]
+    assert work.queued == 5
+
+    blocked.release.set()
+    assert await work.idle(10)
+    assert blocked.finished == [1, 4, 5, 6, 7, 8], "a job pushed out never runs"
+    await work.stop(1)

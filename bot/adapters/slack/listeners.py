@@ -8,7 +8,8 @@ renderer. Identity and place come only from the signed request: `user_id` decide
 Answers wait in the platform's bounded work queue (`bot/adapters/work.py`). One it does not
 take (full, or the user over their rate) is answered "busy, try again in a minute" at once:
 a slash command in its ack (Slack shows the ack's text to the user alone), a button and a
-mention in an ephemeral message, once a minute at most.
+mention in an ephemeral message, once a minute at most. One taken and then pushed out of the
+queue by a newcomer's (see work.py) is told the same way as a button.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from bot.adapters.slack.replies import (
     respond_all,
 )
 from bot.adapters.slack.users import SlackUsers
-from bot.adapters.work import BUSY, Admission, WorkQueue
+from bot.adapters.work import BUSY, Admission, Work, WorkQueue
 from bot.answers import Answer, Chat, Notice, render_notice
 from bot.core.commands import Invocation, UsageError, Verb, parse_mention, parse_pr_text
 from bot.core.models import Format, Platform, Section
@@ -63,6 +64,10 @@ def _button_invocation(value: str, section: Section) -> Invocation:
     except BadRefError:
         raise UsageError("bad_ref", ref=value[:MAX_REF_SHOWN]) from None
     return Invocation(Verb.PR, ref=ref, section=section)
+
+
+def _nothing() -> None:
+    """No one to tell."""
 
 
 class SlackListeners:
@@ -116,7 +121,9 @@ class SlackListeners:
         respond: Respond,
         context: dict[str, Any],
     ) -> None:
-        if self.spawn(context, partial(self._answer_command, command, respond)):
+        user = str(command.get("user_id") or "")
+        bumped = partial(self._tell_busy, user, partial(self._busy_respond, respond))
+        if self.spawn(context, partial(self._answer_command, command, respond), bumped):
             await ack()
             return
         await ack(**self.busy_ack)
@@ -130,9 +137,10 @@ class SlackListeners:
 
     async def on_mention(self, event: dict[str, Any], context: dict[str, Any]) -> None:
         # bolt acknowledges events itself
-        if not self.spawn(context, partial(self._answer_mention, event)):
-            channel, user = _where_and_who(event)
-            self.work.tell_busy(user, self._busy_ephemeral(channel, user))
+        channel, user = _where_and_who(event)
+        tell = partial(self._tell_busy, user, partial(self._busy_ephemeral, channel, user))
+        if not self.spawn(context, partial(self._answer_mention, event), tell):
+            tell()
 
     async def on_button(
         self,
@@ -143,16 +151,25 @@ class SlackListeners:
         context: dict[str, Any],
     ) -> None:
         await ack()
-        if not self.spawn(context, partial(self._answer_button, body, action, respond)):
-            _, user = _where_and_who(body)
-            self.work.tell_busy(user, self._busy_respond(respond))
+        _, user = _where_and_who(body)
+        tell = partial(self._tell_busy, user, partial(self._busy_respond, respond))
+        if not self.spawn(context, partial(self._answer_button, body, action, respond), tell):
+            tell()
 
-    def spawn(self, context: dict[str, Any], answer: Answering) -> bool:
+    def spawn(
+        self, context: dict[str, Any], answer: Answering, bumped: Callable[[], None] = _nothing
+    ) -> bool:
         """Queue `answer` (see `_once`); False, and nothing runs, when the work queue did not
-        take it: the caller tells the user the bot is busy."""
+        take it: the caller tells the user the bot is busy. `bumped` tells them when it is
+        taken and then pushed out of the queue."""
         once = partial(self._once, list(context.get(ONCE_KEYS, ())), answer)
         user = str(context.get("user_id") or "")
-        return self.work.submit(user, partial(_logged, once, self.gate)) is Admission.TAKEN
+        job = partial(_logged, once, self.gate)
+        return self.work.submit(user, job, bumped=bumped) is Admission.TAKEN
+
+    def _tell_busy(self, user: str, notice: Callable[[], Work]) -> None:
+        """Tell `user` the bot is busy with a message of its own (once a minute at most)."""
+        self.work.tell_busy(user, notice())
 
     async def _busy_ephemeral(self, channel: str, user: str) -> None:
         busy = render_notice(self.renderer, BUSY, Format.SLACK, self.default_locale)

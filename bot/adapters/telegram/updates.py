@@ -80,12 +80,19 @@ class ChatOrderedProcessor(BaseUpdateProcessor):
 
     def admit(self, update: object, handling: Awaitable[Any]) -> bool:
         """Queue `handling` (PTB's handlers for `update`); False, and it never runs, when the
-        work queue does not take it."""
+        work queue does not take it. One taken and then pushed out of the queue by a
+        newcomer's (see work.py) is told busy as a polled one is (`on_refused`)."""
         job = partial(self._in_chat_order, update, handling)
         close = getattr(handling, "close", _nothing)
         chat = update.effective_chat if isinstance(update, Update) else None
         where = str(chat.id) if chat is not None else ""
-        return self.work.submit(asker(update), job, close, where) is Admission.TAKEN
+        bumped = partial(self._bumped, update)
+        admission = self.work.submit(asker(update), job, close, where, bumped)
+        return admission is Admission.TAKEN
+
+    def _bumped(self, update: object) -> None:
+        if isinstance(update, Update):
+            self.on_refused(update)
 
     async def do_process_update(self, update: object, coroutine: Awaitable[Any]) -> None:
         """What PTB's update fetcher calls for each update (long polling): it is queued, and
