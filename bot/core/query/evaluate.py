@@ -7,8 +7,9 @@ with), so it is plain: every term read straight off the Report.
   (text.normalize_text), so 权重 or 显存 is found inside any Chinese sentence.
 - `since:`/`before:`: the report's merged_at, else `seen_at` (when the store first saw it);
   neither known: no match. `since` is inclusive, `before` exclusive.
-- `file:`: a key file's path by glob (tags.py's linear matcher), case-insensitive; a glob
-  without `/` is matched against the last path part only.
+- `file:`: a key file's path by glob (tags.py's linear matcher), case-insensitive, with
+  CODEOWNERS' and gitignore's rules (reading.glob_text): without `/` it matches any part of
+  the path, directories included; with one it is anchored at the repo root.
 - `symbol:`: a key symbol (or a key file's symbol) equal to the value, or one of its dotted
   parts (`symbol:SGLangHttpServer` finds `SGLangHttpServer.__init__`), case-insensitive.
 """
@@ -168,12 +169,8 @@ def _number(term: Field, view: _View) -> bool:
 
 
 def _file(term: Field, view: _View) -> bool:
-    glob, last_part_only = compiled_glob(term.value)
-    for path in file_paths(view.report):
-        parts = path.split("/")
-        if glob_matches(glob, parts[-1:] if last_part_only else parts):
-            return True
-    return False
+    glob = compiled_glob(term.value)  # over the whole path: reading.glob_text
+    return any(glob_matches(glob, path.split("/")) for path in file_paths(view.report))
 
 
 def _symbol(term: Field, view: _View) -> bool:

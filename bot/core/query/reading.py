@@ -44,27 +44,59 @@ def symbol_parts(symbol: str) -> list[str]:
     return SYMBOL_PARTS.split(symbol)
 
 
-def glob_text(value: str) -> tuple[str, bool]:
-    """A `file:` glob as it is matched (lowercased, normalized like a path), and whether it
-    is matched against a path's last part only (it has no `/`)."""
-    normalised = normalise_path(value.lower())
-    return normalised, "/" not in normalised
+def glob_text(value: str) -> str:
+    """A `file:` pattern as the glob it means over a whole key-file path (lowercased,
+    normalized like a path), with CODEOWNERS' and gitignore's rules:
+    - without a `/` (a trailing one aside) it matches any part of the path, directories
+      included: `*rollout*` is `**/*rollout*/**` and finds `verl/workers/rollout/x.py`;
+    - with one at the start or in the middle it is anchored at the repo root
+      (`/setup.py`, `verl/workers`);
+    - what it matches, it matches with everything inside: `verl/workers` is `verl/workers/**`;
+    - a trailing `/` matches directories only: `rollout/` is `**/rollout/*/**`;
+    - `**` is any number of directories; a trailing `/**` is what is inside (`a/**` is
+      `a/*/**`, not the file `a`).
+    The glob is matched by tags.glob_matches (linear time) and by glob_regex, the same."""
+    lowered = value.lower().strip().replace("\\", "/")
+    anchored = "/" in lowered.rstrip("/")
+    directory = lowered.endswith("/")
+    core = normalise_path(lowered).strip("/")
+    if not core:
+        return "**"
+    head = "" if anchored else "**/"
+    if directory or core == "**" or core.endswith("/**"):  # something inside: `a/**` is not `a`
+        core = core.removesuffix("**").removesuffix("/") or "**"
+        return f"{head}{core}/*/**" if core != "**" else "*/**"
+    return f"{head}{core}/**"
+
+
+def glob_literal(value: str) -> tuple[str, bool, bool] | None:
+    """A pattern without wildcards as (its path, anchored, directories only), for the
+    store's substring tests; None when it holds `*` or `?`."""
+    lowered = value.lower().strip().replace("\\", "/")
+    core = normalise_path(lowered).strip("/")
+    if not core or "*" in core or "?" in core:
+        return None
+    return core, "/" in lowered.rstrip("/"), lowered.endswith("/")
 
 
 @lru_cache(maxsize=256)
-def compiled_glob(value: str) -> tuple[Glob, bool]:
-    """`glob_text(value)` compiled for `glob_matches`."""
-    normalised, last_part_only = glob_text(value)
-    return compile_glob(normalised), last_part_only
+def compiled_glob(value: str) -> Glob:
+    """`glob_text(value)` compiled for `glob_matches` over a path's parts."""
+    return compile_glob(glob_text(value))
 
 
 def glob_holds(glob: str, joined: str | None) -> bool:
-    """Whether a path among `joined` (SEP-wrapped, as the store's facets keep key-file paths or
-    their last parts) matches the normalized glob: SQLite's GLOB_FUNCTION."""
+    """Whether a path among `joined` (SEP-wrapped, as the store's facets keep key-file paths)
+    matches the glob (a glob_text): SQLite's GLOB_FUNCTION."""
     if not joined:
         return False
-    compiled = compiled_glob(glob)[0]  # a normalized glob normalizes to itself
+    compiled = _compiled(glob)
     return any(glob_matches(compiled, path.split("/")) for path in joined[1:-1].split(SEP))
+
+
+@lru_cache(maxsize=256)
+def _compiled(glob: str) -> Glob:
+    return compile_glob(glob)
 
 
 _NOT_SEGMENT: Final = f"[^/{SEP}]"

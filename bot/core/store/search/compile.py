@@ -24,7 +24,7 @@ from typing import Any, Final
 from sqlalchemy import ColumnElement, and_, case, false, func, literal, not_, or_, true
 
 from bot.core.query.ast import And, Field, Not, Query, Text
-from bot.core.query.reading import GLOB_FUNCTION, glob_regex, glob_text
+from bot.core.query.reading import GLOB_FUNCTION, glob_literal, glob_regex, glob_text
 from bot.core.query.text import SEP
 from bot.core.query.values import (
     COMPARE,
@@ -43,7 +43,7 @@ EXACT_SCORE: Final = 100  # one exact hit (number, tag, title) outranks any rele
 TITLE_WEIGHT: Final = 3  # a word in the title
 SUMMARY_WEIGHT: Final = 2  # … in the one-liner
 OTHER_WEIGHT: Final = 1  # … anywhere else
-_WILDCARDS: Final = re.compile(r"[*?]")
+_PIECE_ENDS: Final = re.compile(r"[*?/]")
 _LEVELS: Final = {"impact": IMPACT_ORDER, "rec": REC_ORDER}
 
 
@@ -153,18 +153,32 @@ class _Compiler:
         return self.file(value)
 
     def file(self, value: str) -> Compiled:
-        glob, last_part_only = glob_text(value)
-        column = facets.c.names if last_part_only else facets.c.files
-        if not _WILDCARDS.search(glob):
-            return Compiled(self.has(column, SEP + glob + SEP), True)
-        # The longest literal piece first (cheap, narrows), then the glob itself.
-        piece = max(_WILDCARDS.split(glob), key=len)
+        """Over the key-file paths (`files`), as reading.glob_text reads the pattern."""
+        column = facets.c.files
+        literal_ = glob_literal(value)
+        if literal_ is not None:  # substring tests: the path, or a run of its parts
+            return Compiled(
+                any_of([self.has(column, n) for n in _literal_needles(*literal_)]), True
+            )
+        glob = glob_text(value)
+        # The longest literal piece of one part first (cheap, narrows; a `/` is no piece: a
+        # `**` beside it may stand for no directory), then the glob itself.
+        piece = max(_PIECE_ENDS.split(glob), key=len)
         narrow = [self.has(column, piece)] if piece else []
         if self.dialect == "sqlite":
             exact = getattr(func, GLOB_FUNCTION)(glob, column) == 1
         else:
             exact = column.regexp_match(glob_regex(glob))
         return Compiled(and_(*narrow, exact), True)
+
+
+def _literal_needles(path: str, anchored: bool, directory: bool) -> list[str]:
+    """What a SEP-wrapped path list holds when a path matches a pattern without wildcards:
+    anchored, the path itself or a path below it; else also a run of parts inside a path.
+    Directories only: always something below."""
+    starts = [SEP] if anchored else [SEP, "/"]
+    ends = ["/"] if directory else ["/", SEP]
+    return [start + path + end for start in starts for end in ends]
 
 
 def _odd(value: str) -> bool:
