@@ -39,6 +39,7 @@ from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
+from bot.adapters.buckets import MAX_TRACKED_USERS, TokenBuckets
 from bot.answers import Notice
 from bot.logs import log
 
@@ -50,10 +51,8 @@ Clock = Callable[[], float]  # monotonic seconds
 
 BUSY = Notice("busy")
 BUSY_NOTICE_EVERY_SECONDS = 60.0  # "try again in a minute": a user hears it once a minute
-MAX_TRACKED_USERS = 10_000  # token buckets (and busy-notice times) remembered at once
 MAX_BUSY_NOTICES_AT_ONCE = 4  # busy notices that cost a message, in flight at once
 DEFAULT_STOP_GRACE_SECONDS = 4.0  # answers running at shutdown may finish their sends
-FULL_MARGIN = 0.5  # tokens a bucket may miss and still count as full
 BUSY_LOG_EVERY_SECONDS = 5.0  # while work is refused, one log line this often, with a count
 
 
@@ -96,46 +95,6 @@ class Admission(enum.Enum):
     QUEUE_FULL = "queue_full"
     USER_LIMITED = "user_limited"
     STOPPING = "stopping"
-
-
-class TokenBuckets:
-    """A token bucket per user: `burst` tokens, refilled at `per_minute`."""
-
-    def __init__(
-        self, burst: int, per_minute: float, clock: Clock, max_users: int = MAX_TRACKED_USERS
-    ) -> None:
-        self.burst = float(burst)
-        self.per_second = per_minute / 60.0
-        self.clock = clock
-        self.max_users = max_users
-        self._buckets: OrderedDict[str, tuple[float, float]] = OrderedDict()  # tokens, at
-
-    def __len__(self) -> int:
-        return len(self._buckets)
-
-    def _tokens(self, user: str, now: float) -> float:
-        tokens, at = self._buckets.get(user, (self.burst, now))
-        return min(self.burst, tokens + (now - at) * self.per_second)
-
-    def has_token(self, user: str) -> bool:
-        """Whether `take` would succeed now (nothing is taken)."""
-        return self._tokens(user, self.clock()) >= 1.0
-
-    def is_full(self, user: str) -> bool:
-        """Whether `user`'s bucket is full (within half a token): no request for a while."""
-        return self._tokens(user, self.clock()) >= self.burst - FULL_MARGIN
-
-    def take(self, user: str) -> bool:
-        """Take one of the user's tokens; False (nothing taken) when the bucket is empty."""
-        now = self.clock()
-        tokens = self._tokens(user, now)
-        if tokens < 1.0:
-            return False
-        self._buckets[user] = (tokens - 1.0, now)
-        self._buckets.move_to_end(user)
-        while len(self._buckets) > self.max_users:
-            self._buckets.popitem(last=False)
-        return True
 
 
 class WorkQueue:

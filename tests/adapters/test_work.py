@@ -8,11 +8,11 @@ from collections.abc import Awaitable, Callable
 
 import pytest
 
+from bot.adapters.buckets import TokenBuckets
 from bot.adapters.work import (
     BUSY_NOTICE_EVERY_SECONDS,
     MAX_BUSY_NOTICES_AT_ONCE,
     Admission,
-    TokenBuckets,
     WorkLimits,
     WorkQueue,
 )
