@@ -30,7 +30,6 @@ import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Hashable, Mapping, Sequence
 from datetime import datetime
 
-from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from bot.core.delivery.audiences import alone, merged, posted_before
@@ -55,7 +54,7 @@ from bot.core.select import (
     StoredReport,
     select_new,
 )
-from bot.core.store.db import write_transaction
+from bot.core.store.db import redoable_write_transaction, writers_run_at_once
 from bot.core.store.reading import Marks, marks_in
 from bot.core.store.reports import WINDOW_LIMIT, WindowCache, count_after
 from bot.core.store.subscriptions import Subscription
@@ -165,7 +164,7 @@ async def plan_pages(
             planned(dict(items), {run.destination_id: run.result for run in runs})
             await asyncio.sleep(0)  # let acks and sends run between batches
 
-    lanes = [lane() for _ in range(PG_LANES if engine.dialect.name == "postgresql" else 1)]
+    lanes = [lane() for _ in range(PG_LANES if writers_run_at_once(engine) else 1)]
     tasks = [asyncio.ensure_future(running) for running in lanes]
     try:
         await asyncio.gather(*tasks)
@@ -195,16 +194,7 @@ async def _batches(
 async def _plan_batch(engine: AsyncEngine, runs: Sequence[Run], tick: TickPlan) -> None:
     """One batch in one transaction; its editions serve later batches once it committed."""
     pending: Pending = {}
-    async with write_transaction(engine) as conn:
-        if conn.dialect.name == "postgresql":
-            # Not waiting for the WAL flush is safe here: a plan lost in a crash is planned
-            # again, and no message of it can have been sent, since a sender's claim commits
-            # with the flush (which writes this transaction's WAL first).
-            await conn.execute(text("SET LOCAL synchronous_commit TO OFF"))
-            # Every statement of a batch looks rows up by key: compiling one to machine code
-            # (JIT, chosen by cost estimates that a table growing through the tick inflates)
-            # costs tens of milliseconds and saves nothing.
-            await conn.execute(text("SET LOCAL jit TO OFF"))
+    async with redoable_write_transaction(engine) as conn:  # a plan lost is planned again
         await _plan_in(conn, runs, tick, pending)
     tick.book.committed(pending)
 

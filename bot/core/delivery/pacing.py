@@ -19,6 +19,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.core.models import Platform
+from bot.core.store.db import writers_run_at_once
 
 
 class Pace(Protocol):
@@ -183,6 +184,6 @@ SHARED_HEADROOM = 0.93  # slots planned in the database arrive with more jitter 
 
 
 def make_pace(engine: AsyncEngine, platform: Platform, rate: float) -> Pace:
-    if engine.dialect.name == "postgresql":
+    if writers_run_at_once(engine):  # replicas may send too: the pace is shared in the store
         return SharedPace(engine, platform, rate * SHARED_HEADROOM)
     return LocalPace(rate)

@@ -23,7 +23,7 @@ from bot.core.delivery.ledger import RowStatus, RunStatus
 from bot.core.delivery.queue import Queued
 from bot.core.models import Format, Platform
 from bot.core.select import Digest, StoredReport
-from bot.core.store.bulk import among, insert_columns, insert_ignore_many
+from bot.core.store.bulk import among, insert_columns, insert_ignore_many, lock_rows
 from bot.core.store.editions import queue_editions
 from bot.core.store.subscriptions import Subscription
 from bot.core.store.tables import (
@@ -142,9 +142,7 @@ async def take_parts(conn: AsyncConnection, runs: Sequence[Run]) -> None:
     """Lock the batch's destinations, then give each run the parts no run has taken yet (a
     destination already planned for its time gets none)."""
     ids = sorted({run.destination_id for run in runs})
-    if conn.dialect.name == "postgresql":  # in id order: replicas may wait, never deadlock
-        lock = select(destinations.c.id).where(among(destinations.c.id, ids)).order_by("id")
-        await conn.execute(lock.with_for_update())
+    await lock_rows(conn, destinations.c.id, ids)
     fires = {item.fire for run in runs for item in run.due} | {run.fire for run in runs}
     taken_runs = await _already(conn, digest_runs.c.destination_id, destinations.c.id, ids, fires)
     sub_ids = [item.subscription.id for run in runs for item in run.due]

@@ -202,3 +202,14 @@ async def insert_ignore_many(
     """Insert the rows whose unique key is free, in one statement per batch of rows."""
     if rows:
         await conn.execute(dialect_insert(conn, table).on_conflict_do_nothing(), list(rows))
+
+
+async def lock_rows(
+    conn: AsyncConnection, id_column: ColumnElement[Any], ids: Sequence[Any]
+) -> None:
+    """Lock the rows whose `id_column` is among `ids`, in id order (replicas may wait, never
+    deadlock), where the database locks rows: PostgreSQL. SQLite's one writer needs none."""
+    if conn.dialect.name != "postgresql":
+        return
+    lock = select(id_column).where(among(id_column, ids)).order_by(id_column)
+    await conn.execute(lock.with_for_update())

@@ -165,6 +165,27 @@ async def write_transaction(engine: AsyncEngine) -> AsyncIterator[AsyncConnectio
             yield conn
 
 
+def writers_run_at_once(engine: AsyncEngine) -> bool:
+    """Whether several transactions (of this process or of replicas) write at once: true on
+    PostgreSQL, so planning may run lanes side by side and replicas share a pace in the
+    database; SQLite takes one writer at a time."""
+    return not is_sqlite(engine)
+
+
+@asynccontextmanager
+async def redoable_write_transaction(engine: AsyncEngine) -> AsyncIterator[AsyncConnection]:
+    """`write_transaction` for work that is simply done again if a crash loses it (planning a
+    tick's runs). On PostgreSQL it does not wait for the WAL flush (no message of it can have
+    been sent: a sender's claim commits with the flush, which writes this WAL first) and does
+    not compile statements to machine code (JIT, chosen by cost estimates a table growing
+    through the tick inflates, costs tens of milliseconds for key lookups and saves nothing)."""
+    async with write_transaction(engine) as conn:
+        if not is_sqlite(engine):
+            await conn.execute(text("SET LOCAL synchronous_commit TO OFF"))
+            await conn.execute(text("SET LOCAL jit TO OFF"))
+        yield conn
+
+
 # The newest migration (tests/core/store check it against alembic's own head). A store already
 # there is opened without importing alembic at all (with mako and pygments, about 11 MB).
 HEAD_REVISION = "0015"
