@@ -28,7 +28,6 @@ from bot.core.select import DigestFilter
 from bot.core.store.known import tags_known
 from bot.core.store.reports import ReportStore
 from bot.core.store.runs import last_scheduled_time
-from bot.core.store.subscription_limits import SubscriptionLimitReached, SubscriptionLimits
 from bot.core.store.subscriptions import (
     CONFIG,
     DEFAULT_CHAT_SCHEDULE,
@@ -37,6 +36,7 @@ from bot.core.store.subscriptions import (
     Subscription,
     SubscriptionStore,
 )
+from bot.core.store.subscriptions.limits import SubscriptionLimitReached, SubscriptionLimits
 from bot.cron import CronError, next_fire, next_real_fire
 from bot.messages import Answer, Chat, Notice
 from bot.settings import BotConfig

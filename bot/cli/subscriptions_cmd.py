@@ -4,7 +4,7 @@
 `import FILE` checks every entry first, each field against what the store's column holds
 (`subscriptions[3].cadence: ...`, one line each, exit 2, nothing written), then makes the chat
 subscriptions of each destination the file lists equal to its entries
-(store/subscription_sync.py). Importing an export changes nothing. `list` prints each
+(store/subscriptions/sync.py). Importing an export changes nothing. `list` prints each
 destination's subscriptions as the chat's `subscriptions` answers.
 """
 
@@ -37,13 +37,13 @@ from bot.core.query import QueryError
 from bot.core.query import parse as parse_query
 from bot.core.select import DigestFilter
 from bot.core.store.bounds import max_chars, max_int
-from bot.core.store.subscription_sync import (
+from bot.core.store.subscriptions import NOW, Subscription, SubscriptionStore
+from bot.core.store.subscriptions.sync import (
     EntryError,
     ImportRefusedError,
     SubscriptionSync,
     Wanted,
 )
-from bot.core.store.subscriptions import NOW, Subscription, SubscriptionStore
 from bot.core.store.tables import destinations, subscriptions
 from bot.cron import next_fire
 from bot.messages import Chat, Notice

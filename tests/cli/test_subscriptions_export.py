@@ -18,8 +18,8 @@ from bot.core.models import Locale, Platform
 from bot.core.store.db import create_engine, migrate
 from bot.core.store.destinations import DestinationStore
 from bot.core.store.reports import ReportStore
-from bot.core.store.subscription_changes import Change
 from bot.core.store.subscriptions import SubscriptionStore
+from bot.core.store.subscriptions.changes import Change
 from bot.settings import BotConfig, load_config
 
 CONFIG = """\

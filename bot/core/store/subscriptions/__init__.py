@@ -25,8 +25,8 @@ from bot.core.store.destinations import ensure_destination
 from bot.core.store.filters import filter_from_json as filter_from_json
 from bot.core.store.filters import filter_to_json as filter_to_json
 from bot.core.store.filters import stored_filter
-from bot.core.store.subscription_changes import Change, recent_changes, record_change
-from bot.core.store.subscription_limits import SubscriptionLimits, check_limits
+from bot.core.store.subscriptions.changes import Change, recent_changes, record_change
+from bot.core.store.subscriptions.limits import SubscriptionLimits, check_limits
 from bot.core.store.tables import counters, destinations, subscriptions
 from bot.settings import BotConfig, Channel
 

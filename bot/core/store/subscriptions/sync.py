@@ -25,7 +25,6 @@ from bot.core.models import Locale, Platform
 from bot.core.select import DigestFilter
 from bot.core.store.db import write_transaction
 from bot.core.store.destinations import ensure_destination
-from bot.core.store.subscription_changes import record_change
 from bot.core.store.subscriptions import (
     CHAT,
     CONFIG,
@@ -36,6 +35,7 @@ from bot.core.store.subscriptions import (
     filter_from_json,
     filter_to_json,
 )
+from bot.core.store.subscriptions.changes import record_change
 from bot.core.store.tables import destinations, subscriptions
 
 IMPORT = "import"  # the audit table's action

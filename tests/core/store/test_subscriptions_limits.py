@@ -8,8 +8,8 @@ import pytest
 from bot.core.models import Locale, Platform
 from bot.core.select import DigestFilter
 from bot.core.store.reports import ReportStore
-from bot.core.store.subscription_limits import SubscriptionLimitReached, SubscriptionLimits
 from bot.core.store.subscriptions import NewSubscription, SubscriptionStore
+from bot.core.store.subscriptions.limits import SubscriptionLimitReached, SubscriptionLimits
 from tests.kits.delivery import channel, setup_destinations
 
 
