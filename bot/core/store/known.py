@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from datetime import datetime
 
-from sqlalchemy import func, select
+from sqlalchemy import exists, func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.core.query.text import SEP
@@ -29,18 +29,18 @@ async def repo_counts(engine: AsyncEngine, since: datetime | None = None) -> lis
 
 
 async def tags_known(engine: AsyncEngine, names: Collection[str]) -> set[str]:
-    """Which of `names` (normalized tags) a stored report carries: one indexed lookup of the
-    facets' tags per name (at most a query's terms)."""
-    found: set[str] = set()
-    if not names:
-        return found
+    """Which of `names` (normalized tags) a stored report carries: one statement, an EXISTS
+    per name that stops at the first report with that tag (a name no report carries reads the
+    facets' tags through)."""
+    asked = [name for name in dict.fromkeys(names) if name and SEP not in name]
+    if not asked:
+        return set()
+    checks = [
+        exists()
+        .where(report_facets.c.tags.contains(f"{SEP}{name}{SEP}", autoescape=True))
+        .label(f"t{index}")
+        for index, name in enumerate(asked)
+    ]
     async with engine.connect() as conn:
-        for name in names:
-            if SEP in name or not name:
-                continue
-            hit = select(report_facets.c.report_id).where(
-                report_facets.c.tags.contains(f"{SEP}{name}{SEP}", autoescape=True)
-            )
-            if (await conn.execute(hit.limit(1))).first() is not None:
-                found.add(name)
-    return found
+        row = (await conn.execute(select(*checks))).one()
+    return {name for name, hit in zip(asked, row, strict=True) if hit}
