@@ -27,6 +27,7 @@ from bot.core.reports.parser import parse_file
 from bot.core.select import StoredReport
 from bot.core.store.tables import digest_runs, reading_marks
 from tests.fakes.slack.api import PostedMessage
+from tests.fakes.slack.views import FakeView
 from tests.kits.paths import SEED
 from tests.kits.slack import (
     ADMIN,
@@ -204,7 +205,8 @@ def test_a_long_report_pages_within_a_modals_block_limit() -> None:
     assert sum(b == block for b in first["blocks"]) == PAGE_BLOCKS
 
 
-async def test_a_long_reports_modal_turns_to_its_next_page(bot: SlackBot) -> None:
+async def _long_report_modal(bot: SlackBot) -> FakeView:
+    """A report long enough for several modal pages, opened by its digest's Full report button."""
     seed = parse_file(SEED).report
     long = seed.model_copy(update={"number": 7600, "snippets": seed.snippets * 60})
     await bot.service.ctx.reports.upsert(long, source="test")
@@ -217,6 +219,11 @@ async def test_a_long_reports_modal_turns_to_its_next_page(bot: SlackBot) -> Non
             break
         await asyncio.sleep(0.05)
     [view] = views
+    return view
+
+
+async def test_a_long_reports_modal_turns_to_its_next_page(bot: SlackBot) -> None:
+    view = await _long_report_modal(bot)
     assert "Page 1 of" in json.dumps(view.current)
     inbound = bot.fake.interactions.block_actions(NEXT_PAGE, user=USER, view_id=view.id)
     assert (await bot.post(inbound.body)).status_code == 200
@@ -269,18 +276,7 @@ async def test_a_forged_next_page_leaves_the_modal_as_it_is(
     bot: SlackBot, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.WARNING, logger="prdigest")
-    seed = parse_file(SEED).report
-    long = seed.model_copy(update={"number": 7600, "snippets": seed.snippets * 60})
-    await bot.service.ctx.reports.upsert(long, source="test")
-    digest = await _digest(bot)
-    trigger = bot.fake.issue_trigger_id(USER)
-    await _press(bot, digest, EntryAction.REPORT, "verl-project/verl#7600", trigger_id=trigger)
-    for _ in range(100):
-        views = [v for v in bot.fake.views_for(USER) if v.type == "modal"]
-        if views:
-            break
-        await asyncio.sleep(0.05)
-    [view] = views
+    view = await _long_report_modal(bot)
     for page in ("9" * 5000, "\u0662"):  # 5,000 digits; Arabic-Indic 2
         inbound = bot.fake.interactions.block_actions(NEXT_PAGE, user=USER, view_id=view.id)
         payload = json.loads(parse_qs(inbound.body.decode())["payload"][0])
