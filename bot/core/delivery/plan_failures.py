@@ -42,8 +42,12 @@ class PlanFailure:
 
     failures: int  # in a row, this one included
     retry_at: datetime
-    first: bool  # the streak's first (logged with its traceback)
     told: bool  # the chat was told now
+
+    @property
+    def first(self) -> bool:
+        """The streak's first (logged with its traceback)."""
+        return self.failures == 1
 
 
 def plan_retry_delay(failures: int) -> timedelta:
@@ -100,7 +104,7 @@ async def record_plan_failure(
                 )
             )
         await conn.execute(update(destinations).where(where).values(**values))
-    return PlanFailure(failures, retry_at, first=failures == 1, told=told)
+    return PlanFailure(failures, retry_at, told=told)
 
 
 async def clear_plan_failures(conn: AsyncConnection, destination_ids: list[int]) -> None:
