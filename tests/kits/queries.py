@@ -3,8 +3,9 @@
 Reports carry random Chinese and Latin text in every text field (with full-width forms,
 case, runs of whitespace and the characters SQL LIKE and FTS5 treat specially), tags, repos,
 risk flags, key files, symbols, levels and merge times. Queries are ASTs of every term and
-operator of the language, their words drawn from the reports' own text (1-4 character CJK
-substrings, Latin words, phrases), so most of them match something.
+operator of the language, their words drawn from the reports' own text (1-4 character
+substrings, Latin words, words' starts, phrases), so most of them match something; Latin
+words that hold others ("specific" holds "ci") check that words are matched whole.
 """
 
 from __future__ import annotations
@@ -15,7 +16,17 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Final
 
-from bot.core.query import TEXT_FIELDS, And, Field, Not, Or, Query, Text, normalize_text
+from bot.core.query import (
+    TEXT_FIELDS,
+    And,
+    Field,
+    Not,
+    Or,
+    Query,
+    Text,
+    normalize_text,
+    unparse,
+)
 from bot.core.reports.model import ImpactLevel, KeyFile, RecommendationLevel, Report
 
 NOW: Final = datetime(2026, 11, 20, 9, 0, tzinfo=UTC)
@@ -53,6 +64,13 @@ LATIN: Final = (
     "ß",
     "7422",
     "e.g.",
+    "CI",
+    "ci:",
+    "specific",
+    "decision",
+    "v0.5.1",
+    "roll-out",
+    "load_format",
 )
 PATHS: Final = (
     "verl/workers/rollout/vllm_rollout.py",
@@ -75,9 +93,20 @@ SYMBOLS: Final = (
 RISKS: Final = ("FP8 例外", "显存上涨", "race condition", "兼容性", "  ", "NCCL hang")
 NUMBERS: Final = (7, 42, 1000, 7400, 7422, 7450, 7500, 9999)
 # Query leaves and how often each is drawn: words most, as they go through the index.
-LEAVES: Final = ("word", "phrase", "tag", "repo", "risk", "impact", "rec", "file", "symbol")
+LEAVES: Final = (
+    "word",
+    "start",
+    "phrase",
+    "tag",
+    "repo",
+    "risk",
+    "impact",
+    "rec",
+    "file",
+    "symbol",
+)
 LEAVES_TOO: Final = ("number", "time")
-LEAF_WEIGHTS: Final = (30, 8, 8, 6, 6, 5, 5, 6, 5, 8, 8)
+LEAF_WEIGHTS: Final = (30, 8, 8, 8, 6, 6, 5, 5, 6, 5, 8, 8)
 
 
 def _text(rng: random.Random, words: int) -> str:
@@ -151,6 +180,9 @@ class Pool:
             self.phrases.append(phrase)
 
 
+_QUOTED: Final = frozenset(' ()":<>*')
+
+
 def _level_field(rng: random.Random, name: str, levels: Sequence[str]) -> Field:
     return Field(name, rng.choice([":", ">=", "<=", ">", "<"]), rng.choice(levels))
 
@@ -197,10 +229,20 @@ def _time_field(rng: random.Random) -> Field:
     return Field(rng.choice(["since", "before"]), ":", value)
 
 
+def _start(rng: random.Random, pool: Pool) -> Text:
+    """`roll*`: the start of a pool word, written bare (else `a*`)."""
+    word = rng.choice(pool.words)
+    start = word[: rng.randint(1, len(word))].rstrip("*")
+    plain = start and start[0] not in "-#" and not set(start) & _QUOTED
+    return Text(start if plain and unparse(Text(start)) == start else "a", prefix=True)
+
+
 def _leaf(rng: random.Random, pool: Pool) -> Query:
     kind = rng.choices([*LEAVES, *LEAVES_TOO], weights=LEAF_WEIGHTS)[0]
     if kind == "word":
         return Text(rng.choice(pool.words))
+    if kind == "start":
+        return _start(rng, pool)
     if kind == "phrase":
         return Text(rng.choice(pool.phrases), phrase=True)
     if kind == "tag":

@@ -44,10 +44,12 @@ class Field:
 
 @dataclass(frozen=True, slots=True)
 class Text:
-    """A bare word (`权重`) or a quoted phrase (`"weight sync"`), normalized."""
+    """A bare word (`权重`), a quoted phrase (`"weight sync"`) or a word's start (`roll*`,
+    `prefix`), normalized; found where text.contains finds it (whole Latin words)."""
 
     value: str
     phrase: bool = False
+    prefix: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,7 +79,14 @@ def unparse(query: Query) -> str:
     if isinstance(query, Text):
         # a bare number reads as that PR too (`7422`: number:7422 OR 7422): the word alone
         # is written quoted, which matches as the word does
-        quoted = query.phrase or _needs_quotes(query.value) or _is_number(query.value)
+        if query.prefix:
+            return f"{query.value}*"
+        quoted = (
+            query.phrase
+            or _needs_quotes(query.value)
+            or _is_number(query.value)
+            or query.value.endswith("*")  # bare, it would ask a word's start
+        )
         return f'"{query.value}"' if quoted else query.value
     if isinstance(query, Not):
         inner = unparse(query.item)

@@ -3,8 +3,10 @@
 It is the reference the store's index is checked against (and ranks or verifies candidates
 with), so it is plain: every term read straight off the Report.
 
-- Text (bare words, phrases): a substring of one text field, both sides normalized
-  (text.normalize_text), so 权重 or 显存 is found inside any Chinese sentence.
+- Text (bare words, phrases, `roll*`): found in one text field as text.contains finds it,
+  both sides normalized (text.normalize_text): whole words in Latin script (`ci` is not in
+  "specific"), by substring in Chinese, Japanese and Korean, so 权重 or 显存 is found inside
+  any Chinese sentence.
 - `since:`/`before:`: the report's merged_at, else `seen_at` (when the store first saw it);
   neither known: no match. `since` is inclusive, `before` exclusive.
 - `file:`: a key file's path by glob (tags.py's linear matcher), case-insensitive, with
@@ -30,7 +32,7 @@ from bot.core.query.reading import (
     symbol_parts,
     tag_text,
 )
-from bot.core.query.text import TEXT_FIELDS, normalize_text
+from bot.core.query.text import TEXT_FIELDS, contains, normalize_text
 from bot.core.query.values import (
     IMPACT_ORDER,
     REC_ORDER,
@@ -77,8 +79,10 @@ class _View:
     def time(self) -> datetime | None:
         return self.prepared.time
 
-    def text_fields(self, needle: str) -> list[str]:
-        return [name for name, text in self.texts.items() if needle in text]
+    def text_fields(self, term: Text) -> list[str]:
+        return [
+            name for name, text in self.texts.items() if contains(text, term.value, term.prefix)
+        ]
 
 
 def matches(
@@ -112,7 +116,7 @@ def text_needles(query: Query) -> list[str]:
 
 def _holds(query: Query, view: _View) -> bool:
     if isinstance(query, Text):
-        return any(query.value in text for text in view.texts.values())
+        return any(contains(text, query.value, query.prefix) for text in view.texts.values())
     if isinstance(query, Field):
         return _FIELD_TESTS[query.name](query, view)
     if isinstance(query, Not):
@@ -124,7 +128,7 @@ def _holds(query: Query, view: _View) -> bool:
 
 def _explain(query: Query, view: _View, found: list[str]) -> None:
     if isinstance(query, Text):
-        fields = view.text_fields(query.value)
+        fields = view.text_fields(query)
         if fields:
             found.append(f"{unparse(query)} in {', '.join(fields)}")
     elif isinstance(query, Field):

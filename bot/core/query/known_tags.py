@@ -23,7 +23,7 @@ def bare_words(query: Query) -> list[str]:
 
 def _collect(query: Query, found: dict[str, None]) -> None:
     if isinstance(query, Text):
-        if not query.phrase and query.value:
+        if not (query.phrase or query.prefix) and query.value:
             found.setdefault(query.value)
     elif isinstance(query, Not):
         _collect(query.item, found)
@@ -35,7 +35,7 @@ def _collect(query: Query, found: dict[str, None]) -> None:
 def read_known_tags(query: Query, known: Collection[str]) -> Query:
     """`query` with each unquoted bare word that is in `known` (normalized tags) as `tag:`."""
     if isinstance(query, Text):
-        if not query.phrase and query.value in known:
+        if not (query.phrase or query.prefix) and query.value in known:
             return Field("tag", ":", query.value)
         return query
     if isinstance(query, Not):

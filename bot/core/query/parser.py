@@ -193,7 +193,11 @@ def _word(token: Token) -> Query:
         return pr
     found = _FIELD_TERM.fullmatch(token.text)
     if found is None:
-        return Text(normalize_text(token.text))
+        value = normalize_text(token.text)
+        stem = value[:-1]
+        if value.endswith("*") and stem and "*" not in stem:  # `roll*`: words starting so
+            return Text(stem, prefix=True)
+        return Text(value)
     name, op, raw = found.groups()
     name = name.lower()
     if name not in FIELDS:

@@ -203,3 +203,28 @@ def test_normalize_text(raw: str, normal: str) -> None:
 def test_a_phrase_matches_across_line_breaks_and_full_width_forms() -> None:
     report = _report(1, risks="ＦＰ８\n  scaling may drift")
     assert matches(parse('"fp8 scaling"'), report, now=NOW)
+
+
+@pytest.mark.parametrize(
+    ("query", "text", "found"),
+    [
+        ("ci", "Fix CI: flaky", True),
+        ("ci", "ci: bump", True),
+        ("ci", "a specific decision", False),
+        ("ci", "用ci测试", True),  # Chinese beside a Latin word is no word character
+        ("roll*", "enroll the rollouts", True),
+        ("roll*", "enroll", False),
+        ("format", "load_format=dummy", False),  # `_` is a word character
+        ("load_format", "load_format=dummy", True),
+        ("fp8", "ＦＰ８ kernels", True),
+        ("fp8", "fp80", False),
+        ("重同", "权重同步", True),  # Chinese by substring
+        ('"weight sync"', "the weight syncer", False),
+        ('"weight sync"', "weight sync: done", True),
+        ('"#12"', "see a#12.", True),  # no word character at its start; its end is whole
+        ('"#12"', "see #123", False),
+    ],
+)
+def test_latin_words_are_matched_whole(query: str, text: str, found: bool) -> None:
+    report = Report(repo="verl-project/verl", number=1, title="t", summary=text)
+    assert matches(parse(query), report, now=NOW) is found

@@ -191,3 +191,12 @@ def test_control_characters_are_refused_by_name_and_place(char: str) -> None:
 
 def test_tabs_and_line_breaks_still_separate_terms() -> None:
     assert parse("a\tb\r\nc") == And((Text("a"), Text("b"), Text("c")))
+
+
+def test_a_trailing_star_asks_a_words_start() -> None:
+    assert parse("roll*") == Text("roll", prefix=True)
+    assert parse("ＲＯＬＬ＊") == Text("roll", prefix=True)
+    assert parse('"roll*"') == Text("roll*", phrase=True)  # quoted: the text itself
+    assert parse("*") == Text("*")
+    assert unparse(parse("roll* -ci")) == "roll* -ci"
+    assert parse(unparse(Text("roll*"))) == Text("roll*", phrase=True)

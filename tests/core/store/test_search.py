@@ -16,7 +16,7 @@ from sqlalchemy import delete
 
 import bot.core.search as search_module
 from bot.core.query import And, Text
-from bot.core.query.text import normalize_text
+from bot.core.query.text import contains, normalize_text
 from bot.core.reports.model import Report
 from bot.core.reports.parser import parse_file
 from bot.core.search import search
@@ -47,9 +47,13 @@ def _report(number: int, **fields: str) -> Report:
 
 async def _find(store: ReportStore, *words: str) -> list[int]:
     """PR numbers of the reports holding every word (no word: every report)."""
-    query = And(tuple(Text(normalize_text(word)) for word in words))
+    query = And(tuple(_word(normalize_text(word)) for word in words))
     result = await search(store, query, limit=100_000, now=datetime.now(UTC))
     return sorted(hit.report.number for hit in result.hits)
+
+
+def _word(value: str) -> Text:
+    return Text(value[:-1], prefix=True) if value.endswith("*") else Text(value)
 
 
 async def test_two_character_chinese_words_are_found(store: ReportStore) -> None:
@@ -83,6 +87,8 @@ async def test_english_words_any_case_and_phrases(store: ReportStore) -> None:
     assert await _find(store, "sync weight") == []
     assert await _find(store, "fp8", "weight") == [1, 2]
     assert await _find(store, "fp8", "kernels") == [2]
+    assert await _find(store, "ＦＰ８ kernels") == [2]
+    assert await _find(store, "kernel") == [], "a Latin word is found whole, not inside another"
     assert await _find(store, "%") == [] and await _find(store, "_") == []
 
 
@@ -150,6 +156,28 @@ async def test_no_needles_and_nul(store: ReportStore) -> None:
     assert await _find(store, "ab") == [2]
 
 
+async def test_latin_words_are_whole_words_and_a_star_asks_their_start(
+    store: ReportStore,
+) -> None:
+    await store.upsert_many(
+        [
+            (_report(1, title="[rollout] fix CI: flaky test", summary="用ci测试"), ""),
+            (_report(2, title="a specific decision", risks="load_format=dummy"), ""),
+            (_report(3, title="enroll the rollouts", implementation="v0.5.1 权重"), ""),
+        ]
+    )
+    assert await _find(store, "ci") == [1], "CI and ci beside Chinese, never inside a word"
+    assert await _find(store, "roll*") == [1, 3]
+    assert await _find(store, "rollout*") == [1, 3]
+    assert await _find(store, "rollout") == [1]
+    assert await _find(store, "format") == [], "`_` is a word character, as in \\w"
+    assert await _find(store, "load_format") == [2]
+    assert await _find(store, "v0.5") == [3], "a needle with a `.` inside: whole at its edges"
+    assert await _find(store, "v0.5.1 权") == [3]
+    assert await _find(store, "0.5.1") == [], "its edge `0` runs on from `v` in the text"
+    assert await _find(store, "权") == [3]
+
+
 # --- against a brute-force scan ---------------------------------------------------------------
 
 ALPHABET = "权重显存调度同步 abAB_%\"'\\ ﬁｆ\n"
@@ -184,7 +212,7 @@ async def test_candidates_equal_a_brute_force_scan(store: ReportStore) -> None:
         expected = sorted(
             number
             for number, texts in normalized.items()
-            if all(any(n in t for t in texts) for n in needles)
+            if all(any(contains(t, n) for t in texts) for n in needles)
         )
         assert await _find(store, *needles) == expected, needles
 
@@ -222,6 +250,7 @@ async def test_the_migration_indexes_an_existing_store(database_url: str) -> Non
         assert len(await _find(store, "显存")) == 1202
         assert await _find(store, "1201号") == [1201]
         assert await _find(store, "存 7号") == [7]
-        assert await _find(store, "7号") == [n for n in range(1, 1203) if n % 10 == 7]
+        assert await _find(store, "7号") == [7], "its Latin edge is whole: not in 17号"
+        assert len(await _find(store, "号")) == 1202
     finally:
         await engine.dispose()

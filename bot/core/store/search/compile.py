@@ -8,7 +8,12 @@ escaped regular expression, reading/glob_regex), after the paths are narrowed to
 hold the glob's longest literal piece. A term that SQL cannot ask exactly gives a superset and
 marks the result inexact; the caller then checks each candidate with `matches`:
 - a word or value holding NUL, SEP or STAND_IN (facets.py stores NUL differently);
+- a phrase or word that is not one run of word characters but has a word character at an
+  edge (`"rollout ci"`, `v0.5`): the index finds the text and each of its whole words, not
+  that they are the same place (`_needles`);
 - NOT of an inexact term asks nothing (any report may match).
+A word of word characters alone (`ci`, `fp8`, `roll*`) is asked of the word lists, exactly;
+one whose edges are not word characters (`权重`, `#1`) as a substring.
 Long AND and OR runs and the rank's sum are balanced trees (balanced.py), so no statement is
 deeper than SQLite parses, however many terms a query has.
 """
@@ -25,7 +30,7 @@ from sqlalchemy import ColumnElement, and_, case, false, func, literal, not_, or
 
 from bot.core.query.ast import And, Field, Not, Query, Text
 from bot.core.query.reading import GLOB_FUNCTION, glob_literal, glob_regex, glob_text
-from bot.core.query.text import SEP
+from bot.core.query.text import SEP, WORD_RUN, is_one_word, is_word_char
 from bot.core.query.values import (
     COMPARE,
     IMPACT_ORDER,
@@ -36,7 +41,7 @@ from bot.core.query.values import (
 )
 from bot.core.store.search.balanced import all_of, any_of, total
 from bot.core.store.search.facets import UNSTORABLE
-from bot.core.store.search.text_index import Seqs, holding
+from bot.core.store.search.text_index import Needles, Seqs, holding
 from bot.core.store.tables import report_facets as facets
 
 EXACT_SCORE: Final = 100  # one exact hit (number, tag, title) outranks any relevance
@@ -86,8 +91,8 @@ class _Compiler:
     def has(self, column: Any, needle: str) -> ColumnElement[bool]:
         return _has(self.dialect, column, needle)
 
-    def holding(self, words: list[str]) -> ColumnElement[bool]:
-        return holding(self.dialect, words, seqs=self.seqs, per_row=self.per_row)
+    def holding(self, needles: Needles) -> ColumnElement[bool]:
+        return holding(self.dialect, needles, seqs=self.seqs, per_row=self.per_row)
 
     def compile(self, query: Query) -> Compiled:
         if isinstance(query, Text):
@@ -95,7 +100,8 @@ class _Compiler:
                 return Compiled(None, True)
             if _odd(query.value):
                 return Compiled(None, False)
-            return Compiled(self.holding([query.value]), True)
+            needles, exact = _needles(query)
+            return Compiled(self.holding(needles), exact)
         if isinstance(query, Field):
             return self.field(query)
         if isinstance(query, Not):
@@ -112,10 +118,12 @@ class _Compiler:
         return Compiled(any_of([part.where for part in parts if part.where is not None]), exact)
 
     def conjunction(self, items: Iterable[Query]) -> Compiled:
-        words = [i.value for i in items if isinstance(i, Text) and i.value and not _odd(i.value)]
-        parts = [self.compile(i) for i in items if not (isinstance(i, Text) and i.value in words)]
+        words = [i for i in items if isinstance(i, Text) and i.value and not _odd(i.value)]
+        parts = [self.compile(i) for i in items if i not in words]
         if words:  # one trip to the index for every word ANDed here
-            parts.append(Compiled(self.holding(sorted(set(words))), True))
+            asked = [_needles(word) for word in words]
+            needles = sum((one for one, _ in asked), Needles())
+            parts.append(Compiled(self.holding(needles), all(exact for _, exact in asked)))
         conditions = [part.where for part in parts if part.where is not None]
         where = None if not conditions else all_of(conditions)
         return Compiled(where, all(part.exact for part in parts))
@@ -170,6 +178,25 @@ class _Compiler:
         else:
             exact = column.regexp_match(glob_regex(glob))
         return Compiled(and_(*narrow, exact), True)
+
+
+def _needles(term: Text) -> tuple[Needles, bool]:
+    """What the index asks for a word or phrase (value not empty, storable), and whether
+    that is exactly text.contains: a run of word characters is a whole word (or a word's
+    start), a needle without word-character edges a substring; any other holds the
+    substring and each of its runs of word characters as whole words (the last as a start
+    after `*`), which is not enough to say they are found at one place."""
+    value = term.value
+    if is_one_word(value):
+        return (Needles(starts=(value,)) if term.prefix else Needles(words=(value,))), True
+    bounded = is_word_char(value[0]) or (not term.prefix and is_word_char(value[-1]))
+    if not bounded:
+        return Needles(texts=(value,)), True
+    runs = WORD_RUN.findall(value)
+    open_end = term.prefix and is_word_char(value[-1])
+    whole = runs[:-1] if open_end else runs
+    starts = runs[-1:] if open_end else []
+    return Needles(texts=(value,), words=tuple(whole), starts=tuple(starts)), False
 
 
 def _literal_needles(path: str, anchored: bool, directory: bool) -> list[str]:
@@ -233,7 +260,9 @@ def score(
             elsewhere: ColumnElement[bool] = true()
         else:
             elsewhere = (
-                false() if _odd(word) else holding(dialect, [word], seqs=seqs, per_row=per_row)
+                false()
+                if _odd(word)
+                else holding(dialect, Needles(texts=(word,)), seqs=seqs, per_row=per_row)
             )
         parts.append(
             case(

@@ -16,12 +16,19 @@ with no stemming and no dictionary, so a two-character Chinese word such as æƒé
   never contains (`body`, a pg_trgm GIN index on it with spaces as letters answers LIKE, see
   PHRASE_JOIN) and the same characters and pairs (`grams`, a GIN-indexed array), one row per
   report, replaced on update.
+
+Whole words (query/text.py: `ci` is not in "specific") are asked of each report's word list,
+the distinct runs of word characters of its text: `report_words` (SQLite, FTS5, rowid the seq
+as above; `roll*` is an FTS5 prefix query) and `report_search.words` (PostgreSQL, a
+GIN-indexed array; a word's start is checked row by row among the reports holding it as
+text).
 """
 
 from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final
 
@@ -38,6 +45,7 @@ from sqlalchemy import (
     func,
     insert,
     intersect,
+    literal,
     literal_column,
     select,
     table,
@@ -48,7 +56,7 @@ from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from bot.core.query.text import SEP, TEXT_FIELDS, normalize_text
+from bot.core.query.text import SEP, TEXT_FIELDS, normalize_text, word_tokens
 from bot.core.reports.model import STORED, Report
 from bot.core.store.db import MIGRATION_LOCK_KEY, write_transaction
 from bot.core.store.search.facets import write_facets
@@ -63,18 +71,32 @@ SQLITE_SCHEMA = (
     + ", tokenize='trigram case_sensitive 1', content='')",
     "CREATE VIRTUAL TABLE report_grams USING fts5("
     "grams, tokenize='ascii', detail=none, content='')",
+    # The words are written space-separated; `ascii` keeps non-ASCII letters in a token, and
+    # `_` is a word character.
+    "CREATE VIRTUAL TABLE report_words USING fts5("
+    "words, tokenize=\"ascii tokenchars '_'\", detail=none, content='')",
 )
 # Contentless tables are emptied by a command, not by DELETE.
 SQLITE_EMPTY = (
     "INSERT INTO report_fts(report_fts) VALUES ('delete-all')",
     "INSERT INTO report_grams(report_grams) VALUES ('delete-all')",
+    "INSERT INTO report_words(report_words) VALUES ('delete-all')",
 )
-SQLITE_DROP = ("DROP TABLE IF EXISTS report_fts", "DROP TABLE IF EXISTS report_grams")
+SQLITE_DROP = (
+    "DROP TABLE IF EXISTS report_fts",
+    "DROP TABLE IF EXISTS report_grams",
+    "DROP TABLE IF EXISTS report_words",
+)
 # The index tables as SQLAlchemy sees them (created by migrations 0006-0007, not by metadata).
 _fts = table("report_fts", column("rowid"), *(column(name) for name in TEXT_FIELDS))
 _grams = table("report_grams", column("rowid"), column("grams"))
+_words = table("report_words", column("rowid"), column("words"))
 _search = table(
-    "report_search", column("report_id"), column("body", Text), column("grams", ARRAY(Text))
+    "report_search",
+    column("report_id"),
+    column("body", Text),
+    column("grams", ARRAY(Text)),
+    column("words", ARRAY(Text)),
 )
 # PostgreSQL's trigram index (migration 0008) reads the text with each space as PHRASE_JOIN:
 # pg_trgm splits its trigrams at anything but letters and digits, so on the text itself a
@@ -89,6 +111,7 @@ REBUILD_LOCK = text("SELECT pg_advisory_xact_lock(:key)")
 # Unique parameters: a compiled query may ask the index several times in one statement.
 _FTS_MATCH = text("report_fts MATCH :long")
 _GRAMS_MATCH = text("report_grams MATCH :short")
+_WORDS_MATCH = text("report_words MATCH :words")
 
 
 # An inclusive range of report seqs: numbers, or parameters a statement is run with.
@@ -110,6 +133,14 @@ def field_texts(report: Report) -> list[str]:
 
 def _stored_texts(report: Report) -> list[str]:
     return [t.replace("\x00", SEP) for t in field_texts(report)]
+
+
+def words_of(texts: Iterable[str]) -> list[str]:
+    """The distinct whole words of these texts (query/text.word_tokens), sorted."""
+    found: set[str] = set()
+    for value in texts:
+        found |= word_tokens(value)
+    return sorted(found)
 
 
 def _chars_and_pairs(texts: Iterable[str]) -> tuple[set[str], set[tuple[str, str]]]:
@@ -171,12 +202,15 @@ def _fts_phrase(needle: str) -> str:
 def _write_sqlite(conn: Connection, rows: Sequence[IndexRow]) -> None:
     fts: list[dict[str, Any]] = []
     gram_rows: list[dict[str, Any]] = []
+    word_rows: list[dict[str, Any]] = []
     for _, seq, _, report in rows:  # keyed by the write's new seq: nothing to delete
         texts = _stored_texts(report)
         fts.append({"rowid": seq, **dict(zip(TEXT_FIELDS, texts, strict=True))})
         gram_rows.append({"rowid": seq, "grams": gram_tokens(texts)})
+        word_rows.append({"rowid": seq, "words": " ".join(words_of(texts))})
     conn.execute(insert(_fts), fts)
     conn.execute(insert(_grams), gram_rows)
+    conn.execute(insert(_words), word_rows)
 
 
 def _write_postgres(conn: Connection, rows: Sequence[IndexRow]) -> None:
@@ -184,12 +218,23 @@ def _write_postgres(conn: Connection, rows: Sequence[IndexRow]) -> None:
     for row_id, _, _, report in rows:
         texts = _stored_texts(report)
         found = sorted(grams(texts))
-        values.append({"report_id": row_id, "body": SEP.join(texts), "grams": found})
+        values.append(
+            {
+                "report_id": row_id,
+                "body": SEP.join(texts),
+                "grams": found,
+                "words": words_of(texts),
+            }
+        )
     statement = pg_insert(_search)
     conn.execute(
         statement.on_conflict_do_update(
             index_elements=["report_id"],
-            set_={"body": statement.excluded.body, "grams": statement.excluded.grams},
+            set_={
+                "body": statement.excluded.body,
+                "grams": statement.excluded.grams,
+                "words": statement.excluded.words,
+            },
         ),
         values,
     )
@@ -258,8 +303,31 @@ async def rebuild_index(engine: AsyncEngine) -> int:
 # --- reading -------------------------------------------------------------------------------
 
 
-def _sqlite_rows(long: list[str], short: list[str], seqs: Seqs | None) -> Any:
+@dataclass(frozen=True, slots=True)
+class Needles:
+    """What a report's text must hold: substrings (normalized, none empty, none holding NUL
+    or SEP), whole words, and words' starts (both runs of word characters)."""
+
+    texts: tuple[str, ...] = ()
+    words: tuple[str, ...] = ()
+    starts: tuple[str, ...] = ()
+
+    def __add__(self, other: Needles) -> Needles:
+        return Needles(
+            _merged(self.texts, other.texts),
+            _merged(self.words, other.words),
+            _merged(self.starts, other.starts),
+        )
+
+
+def _merged(first: tuple[str, ...], second: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(sorted({*first, *second}))
+
+
+def _sqlite_rows(needles: Needles, seqs: Seqs | None) -> Any:
     parts: list[Select[Any]] = []
+    long = [w for w in needles.texts if len(w) > GRAM_LIMIT]
+    short = [w for w in needles.texts if len(w) <= GRAM_LIMIT]
     if long:
         phrases = " AND ".join(_fts_phrase(n) for n in long)
         match = _FTS_MATCH.bindparams(bindparam("long", phrases, unique=True))
@@ -268,6 +336,11 @@ def _sqlite_rows(long: list[str], short: list[str], seqs: Seqs | None) -> Any:
         tokens = " AND ".join(_fts_phrase(gram_token(n)) for n in short)
         match = _GRAMS_MATCH.bindparams(bindparam("short", tokens, unique=True))
         parts.append(_in_range(select(_grams.c.rowid).where(match), _grams.c.rowid, seqs))
+    if needles.words or needles.starts:
+        asked = [_fts_phrase(w) for w in needles.words]
+        asked += [_fts_phrase(start) + " *" for start in needles.starts]
+        match = _WORDS_MATCH.bindparams(bindparam("words", " AND ".join(asked), unique=True))
+        parts.append(_in_range(select(_words.c.rowid).where(match), _words.c.rowid, seqs))
     return parts[0] if len(parts) == 1 else intersect(*parts)
 
 
@@ -276,26 +349,46 @@ def _in_range(query: Select[Any], rowid: Any, seqs: Seqs | None) -> Select[Any]:
     return query if seqs is None else query.where(rowid.between(*seqs))
 
 
-def _postgres_rows(long: list[str], short: list[str]) -> Any:
+def _like_escaped(value: str) -> str:
+    return value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def _postgres_rows(needles: Needles) -> Any:
     query = select(_search.c.report_id)
-    for needle in long:
+    short: list[str] = []
+    for needle in (*needles.texts, *needles.starts):  # a word's start is in the text too
+        if len(needle) <= GRAM_LIMIT:
+            short.append(needle)
+            continue
         joined = needle.replace(" ", PHRASE_JOIN)
-        escaped = joined.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-        query = query.where(_PHRASE_TEXT.like(f"%{escaped}%", escape="\\"))
+        query = query.where(_PHRASE_TEXT.like(f"%{_like_escaped(joined)}%", escape="\\"))
         if joined != needle or PHRASE_JOIN in needle:  # the text itself decides
             query = query.where(func.strpos(_search.c.body, needle) > 0)
     if short:
-        query = query.where(_search.c.grams.contains(short))
-    return query
+        query = query.where(_search.c.grams.contains(sorted(set(short))))
+    if needles.words:
+        query = query.where(_search.c.words.contains(list(needles.words)))
+    return query.where(*_starting(needles.starts))
 
 
-def _postgres_per_row(words: list[str]) -> ColumnElement[bool]:
-    """The words checked in each row's own text (no index): cheaper than the GIN indexes when
-    only a few thousand rows are asked about and the words are common. The fields are joined
-    by SEP, which no word holds, so a word is still found within one field. The text is
-    joined to the facets row (`searched`), not asked for in a subquery: under OR, PostgreSQL
-    may answer a correlated subquery by checking every report's text once, in any range."""
-    return and_(*(func.strpos(_search.c.body, word) > 0 for word in words))
+def _starting(starts: Iterable[str]) -> list[ColumnElement[bool]]:
+    """Each start begins one of the row's words: its words as one space-led string, read
+    row by row (the rows are few: those whose text holds every start)."""
+    listed = literal(" ") + func.array_to_string(_search.c.words, " ")
+    return [listed.like(f"% {_like_escaped(start)}%", escape="\\") for start in starts]
+
+
+def _postgres_per_row(needles: Needles) -> ColumnElement[bool]:
+    """The needles checked in each row's own text (no index): cheaper than the GIN indexes
+    when only a few thousand rows are asked about and the words are common. The fields are
+    joined by SEP, which no word holds, so a word is still found within one field. The text
+    is joined to the facets row (`searched`), not asked for in a subquery: under OR,
+    PostgreSQL may answer a correlated subquery by checking every report's text once, in any
+    range."""
+    checks = [func.strpos(_search.c.body, text) > 0 for text in needles.texts]
+    if needles.words:
+        checks.append(_search.c.words.contains(list(needles.words)))
+    return and_(*checks, *_starting(needles.starts))
 
 
 def searched(dialect: str, *, per_row: bool = False) -> FromClause:
@@ -307,16 +400,14 @@ def searched(dialect: str, *, per_row: bool = False) -> FromClause:
 
 
 def holding(
-    dialect: str, words: list[str], *, seqs: Seqs | None = None, per_row: bool = False
+    dialect: str, needles: Needles, *, seqs: Seqs | None = None, per_row: bool = False
 ) -> ColumnElement[bool]:
-    """A condition on `report_facets`: the report's text holds every word (normalized, none
-    empty, none holding NUL or SEP), each within one field. `seqs`: only rows whose seq is in
-    this range are asked about (SQLite reads only their postings); `per_row` (PostgreSQL): check
-    each row's text instead of the indexes, in a statement that reads `searched(per_row=True)`."""
-    long = [w for w in words if len(w) > GRAM_LIMIT]
-    short = [w for w in words if len(w) <= GRAM_LIMIT]
+    """A condition on `report_facets`: the report's text holds every needle, each within one
+    field. `seqs`: only rows whose seq is in this range are asked about (SQLite reads only
+    their postings); `per_row` (PostgreSQL): check each row's text instead of the indexes, in
+    a statement that reads `searched(per_row=True)`."""
     if dialect == "sqlite":
-        return report_facets.c.seq.in_(_sqlite_rows(long, short, seqs))
+        return report_facets.c.seq.in_(_sqlite_rows(needles, seqs))
     if per_row:
-        return _postgres_per_row(words)
-    return report_facets.c.report_id.in_(_postgres_rows(long, short))
+        return _postgres_per_row(needles)
+    return report_facets.c.report_id.in_(_postgres_rows(needles))
