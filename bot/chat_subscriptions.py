@@ -15,17 +15,16 @@ from datetime import datetime
 from bot.core.cadence import Cadence, CadenceError, parse_cadence
 from bot.core.calendar import WorkingCalendar
 from bot.core.clock import Clock, human_time
-from bot.core.commands import Invocation
+from bot.core.commands import Invocation, command_prefix
 from bot.core.models import Locale
-from bot.core.query import And, Field, Query, unparse
-from bot.core.query.known_tags import bare_words, read_known_tags, tag_terms
-from bot.core.query.reading import tag_text
+from bot.core.query import And, Field, Query, parse, unparse
+from bot.core.query.known_tags import tag_terms
 from bot.core.render.labels import notice_text
 from bot.core.replay import REPLAY_DAYS
 from bot.core.search import search
 from bot.core.search_gate import SearchGate
 from bot.core.select import DigestFilter
-from bot.core.store.known import tags_known
+from bot.core.store.known import read_bare_tags
 from bot.core.store.reports import ReportStore
 from bot.core.store.runs import last_scheduled_time
 from bot.core.store.subscriptions import (
@@ -184,8 +183,7 @@ class SubscriptionVerbs:
         announce = _announce(chat, "added", params)
         if query == inv.query:
             return Answer(Notice("subscribed", {**params, **recent}), announce=announce)
-        asked = tag_terms(inv.query)
-        words = list(dict.fromkeys(t.value for t in tag_terms(query) if t not in asked))
+        words = _read_as_tags(inv.query, query)
         reading = {"words": ", ".join(words), "example": f'"{words[0]}"'}
         answer = Notice("subscribed_as_tags", {**params, **recent, **reading})
         return Answer(answer, announce=announce)
@@ -193,15 +191,8 @@ class SubscriptionVerbs:
     async def read_tags(self, query: Query) -> Query:
         """`query` with its unquoted bare words that name a known tag (one a stored report
         carries, or one a tag rule gives) read as `tag:WORD`."""
-        words = bare_words(query)
-        if not words:
-            return query
-        rules = {tag_text(rule.tag) for rule in self.config.tag_rules}
-        known = {word for word in words if word in rules}
-        unsure = [word for word in words if word not in known]
-        if self.reports is not None and unsure:
-            known |= await tags_known(self.reports.engine, unsure)
-        return read_known_tags(query, known) if known else query
+        engine = None if self.reports is None else self.reports.engine
+        return await read_bare_tags(engine, query, self.config.rule_tags())
 
     async def unsubscribe(self, inv: Invocation, chat: Chat) -> Answer:
         subs = await self.mine(chat)
@@ -242,7 +233,26 @@ class SubscriptionVerbs:
                 "owner": _owner(sub, chat.locale),
             }
             lines.append(notice_text("subscription_line", chat.locale, params))
+        lines += [hint for sub in subs if (hint := await self._tag_hint(sub, chat))]
         return Answer(Notice("subscriptions", {"items": "\n".join(lines)}), inv.public)
+
+    async def _tag_hint(self, sub: Subscription, chat: Chat) -> str | None:
+        """For a chat subscription stored with bare words that now name known tags (it keeps
+        matching the text): which words, and the commands that make it mean the tags."""
+        if sub.origin == CONFIG or not sub.filter.query:
+            return None
+        stored = parse(sub.filter.query, max_terms=None)
+        read = await self.read_tags(stored)
+        if read == stored:
+            return None
+        params = {
+            "number": str(sub.number),
+            "words": ", ".join(_read_as_tags(stored, read)),
+            "query": unparse(read),
+            "cadence": sub.cadence,
+            "cmd": command_prefix(chat.platform),
+        }
+        return notice_text("subscription_bare_tags", chat.locale, params)
 
     async def schedule(self, inv: Invocation, chat: Chat) -> Answer:
         """`schedule 09:00 [TZ]`: when the chat's own subscriptions post (a person's, in a
@@ -274,6 +284,12 @@ def _announce(chat: Chat, what: str, params: dict[str, str]) -> Notice | None:
     if chat.private:
         return None
     return Notice(f"subscription_{what}", {"user": actor(chat), **params})
+
+
+def _read_as_tags(written: Query, read: Query) -> list[str]:
+    """The words `read` takes as tags that `written` did not (read_bare_tags), in order."""
+    asked = tag_terms(written)
+    return list(dict.fromkeys(term.value for term in tag_terms(read) if term not in asked))
 
 
 def _config_filter(sub: Subscription) -> str:

@@ -24,6 +24,7 @@ from bot.core.reports.model import Report
 from bot.core.select import DigestFilter
 from bot.core.store.db import DatabaseURLError, async_url, current_revision, masked_url
 from bot.core.store.search import rebuild_index
+from bot.core.store.subscriptions import channel_query
 from bot.cron import CronError, next_fire, next_real_fire
 from bot.env_checks import ingest_problems, slack_problems, telegram_problems
 from bot.settings import BotConfig, Env
@@ -151,8 +152,11 @@ def _subscription_lines(config: BotConfig, now: datetime) -> list[str]:
         )
         if not calendar.always:
             lines.append(f"  calendar: {calendar.describe()}")
-        query = DigestFilter.from_channel(channel).query_ast
-        if query is not None:  # repos, tags, exclude_tags and query: as the digest reads them
+        # repos, tags, exclude_tags and query: as the digest reads them (bare words that
+        # name a tag rule's tag read as tags; the store's tags are read when the bot starts)
+        read = channel_query(channel, config.rule_tags())
+        query = DigestFilter.from_channel(channel, read).query_ast
+        if query is not None:
             lines.append(f"  query:   {unparse(query)}")
         lines.append(f"  layout:  {channel.layout.value}, verbosity {channel.verbosity.value}")
     return lines

@@ -56,7 +56,8 @@ async def _dry_run(ctx: Context, channel: Channel, fmt: Format) -> int:
     found = await SubscriptionStore(ctx.engine).named(channel.name)
     existing = found[0] if found else None
     watermark = existing.watermark if existing else 0
-    flt = DigestFilter.from_channel(channel)
+    # the filter the bot keeps for it (its query's bare tags read at start), as delivered
+    flt = existing.filter if existing else DigestFilter.from_channel(channel)
     window = await ctx.reports.since(watermark)
     tz = channel.timezone or ctx.config.timezone
     weekly = channel.schedule != NOW and cadence_over_a_day(channel.schedule, tz, utc_clock())

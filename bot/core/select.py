@@ -90,13 +90,14 @@ class DigestFilter:
         return self._hash
 
     @classmethod
-    def from_channel(cls, channel: Channel) -> DigestFilter:
+    def from_channel(cls, channel: Channel, query: str | None = None) -> DigestFilter:
+        """The channel's filter; `query` in place of its `query:` (as read_bare_tags read it)."""
         return cls(
             repos=tuple(channel.repos),
             tags=tuple(channel.tags),
             exclude_tags=tuple(channel.exclude_tags),
             max_items=channel.max_items,
-            query=channel.query or "",
+            query=channel.query or "" if query is None else query,
         )
 
     @property

@@ -25,6 +25,7 @@ from pydantic import (
 
 from bot.core.calendar import CalendarBook
 from bot.core.models import Layout, Locale, Platform, Verbosity
+from bot.core.query.reading import tag_text
 from bot.settings.calendars import CalendarConfig, calendar_book, shared_calendar_problem
 from bot.settings.errors import describe_config_error
 from bot.settings.search import SearchConfig
@@ -218,6 +219,10 @@ class BotConfig(_Frozen):
 
     def channel_locale(self, channel: Channel) -> Locale:
         return channel.locale or self.locale
+
+    def rule_tags(self) -> frozenset[str]:
+        """The tags the config's tag rules give, as the query language compares them."""
+        return frozenset(tag_text(rule.tag) for rule in self.tag_rules)
 
     def calendars(self) -> CalendarBook:
         """Each destination's working calendar (bot/settings/calendars.py)."""

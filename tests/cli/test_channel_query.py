@@ -11,8 +11,10 @@ import pytest
 from bot.cli import main
 from bot.core.models import Platform
 from bot.core.query import unparse
+from bot.core.reports.model import Report
 from bot.core.select import DigestFilter
 from bot.core.store.db import create_engine, migrate
+from bot.core.store.reports import ReportStore
 from bot.core.store.subscriptions import SubscriptionStore, filter_to_json
 from bot.settings import ConfigError, load_config
 from tests.kits.paths import ROOT
@@ -141,3 +143,38 @@ def test_a_digest_reads_the_channels_query_end_to_end(
     assert "#7422" in out
     for other in ("#7458", "#7501", "#9087", "#9132", "#24817"):
         assert other not in out
+
+
+async def test_bare_words_that_name_a_known_tag_read_as_tags(tmp_path: Path) -> None:
+    """`rollout -ci` in a config's `query:` means the tags, as `subscribe` reads it: `ci` is a
+    tag a stored report carries, `sglang` one a tag rule gives; `"rollout"` stays the text."""
+    path = _config(tmp_path, query="'rollout -ci sglang \"rollout\" weight'")
+    text = path.read_text(encoding="utf-8")
+    rules = "tag_rules:\n  - {paths: ['python/sglang/**'], tag: sglang}\n"
+    path.write_text(rules + text, encoding="utf-8")
+    config = load_config(path)
+    engine = create_engine(f"sqlite:///{tmp_path / 'bot.db'}")
+    try:
+        await migrate(engine)
+        reports = ReportStore(engine)
+        for number, tags in ((1, ["rollout"]), (2, ["ci"])):
+            await reports.upsert(Report(repo="o/r", number=number, title="t", tags=tags), "")
+        store = SubscriptionStore(engine)
+        await store.sync_config(config)
+        [sub] = await store.named("verl-daily")
+        assert sub.filter.query == 'tag:rollout -tag:ci tag:sglang "rollout" weight'
+    finally:
+        await engine.dispose()
+
+
+@pytest.mark.usefixtures("private_store")
+def test_check_config_reads_the_tag_rules_tags(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _config(tmp_path, query="'sglang -ci'")
+    rules = "tag_rules:\n  - {paths: ['python/sglang/**'], tag: sglang}\n"
+    path.write_text(rules + path.read_text(encoding="utf-8"), encoding="utf-8")
+    monkeypatch.setenv("BOT_CONFIG", str(path))
+    assert main(["check-config"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert "  query:   tag:sglang -ci" in lines

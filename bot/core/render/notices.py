@@ -48,6 +48,8 @@ NOTICES: dict[Locale, dict[str, str]] = {
         "subscriptions": "本{chat}的订阅：\n{items}",
         "subscription_line": "{number}. {query} · {cadence} · 下一次 {next} · "
         "上一次 {last} · {owner}",
+        "subscription_bare_tags": "{number}. 里的 {words} 按文字匹配，它们现在也是标签。"
+        "要按标签订阅：{cmd}unsubscribe {number}，再 {cmd}subscribe {query} at {cadence}",
         "owner_chat": "本群",
         "owner_person": "个人（{user}）",
         "owner_config": "配置 {name}",
@@ -144,6 +146,9 @@ NOTICES: dict[Locale, dict[str, str]] = {
         "subscription_removed": "{user} removed: {items}",
         "subscriptions": "Subscriptions of this {chat}:\n{items}",
         "subscription_line": "{number}. {query} · {cadence} · next {next} · last {last} · {owner}",
+        "subscription_bare_tags": "{number}. matches {words} in the text, not as tags (a tag "
+        "has that name now). To mean the tags: {cmd}unsubscribe {number}, then "
+        "{cmd}subscribe {query} at {cadence}",
         "owner_chat": "the chat",
         "owner_person": "personal ({user})",
         "owner_config": "config {name}",

@@ -1,5 +1,6 @@
 """What the store knows about: the repos of recent reports, counted (a picker lists them),
-and which of some names are tags a stored report carries (`subscribe` reads those as tags).
+and which of some names are tags a stored report carries (`subscribe` and the config's
+`query:` read those as tags, `read_bare_tags`).
 
 Tags are counted by `ReportStore.tag_counts`; repos have a column of their own, so the
 database counts them.
@@ -13,6 +14,8 @@ from datetime import datetime
 from sqlalchemy import exists, func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from bot.core.query.ast import Query
+from bot.core.query.known_tags import bare_words, read_known_tags
 from bot.core.query.text import SEP
 from bot.core.store.tables import report_facets, reports
 
@@ -44,3 +47,19 @@ async def tags_known(engine: AsyncEngine, names: Collection[str]) -> set[str]:
     async with engine.connect() as conn:
         row = (await conn.execute(select(*checks))).one()
     return {name for name, hit in zip(asked, row, strict=True) if hit}
+
+
+async def read_bare_tags(
+    engine: AsyncEngine | None, query: Query, rule_tags: Collection[str]
+) -> Query:
+    """`query` with its unquoted bare words that name a known tag (one the tag rules give,
+    or one a stored report carries; no store asked when `engine` is None) read as
+    `tag:WORD` (query/known_tags.py)."""
+    words = bare_words(query)
+    if not words:
+        return query
+    known = {word for word in words if word in rule_tags}
+    unsure = [word for word in words if word not in known]
+    if engine is not None and unsure:
+        known |= await tags_known(engine, unsure)
+    return read_known_tags(query, known) if known else query

@@ -62,3 +62,25 @@ async def test_find_keeps_bare_words_as_text_and_says_which_are_also_tags(
     assert "#7422" in bare
     assert bare.endswith("(rollout: also a tag; for the PRs with that tag only, write tag:rollout)")
     assert "also a tag" not in quoted
+
+
+async def test_subscriptions_flags_stored_words_that_became_tags(
+    fake: FakeTelegram, bot: TelegramBot
+) -> None:
+    """A subscription keeps the meaning it was stored with; the listing says which of its
+    words are tags now, and how to switch."""
+    fake.push_message(USER, "/subscribe runners -tag:docs")
+    await until(lambda: len(fake.sent_to(USER)) == 1, timeout=8)
+    await bot.service.ctx.reports.upsert(
+        ci_report().model_copy(update={"tags": ["runners"]}), source="test"
+    )
+    fake.push_message(USER, "/subscriptions")
+    await until(lambda: len(fake.sent_to(USER)) == 2, timeout=8)
+    listing = texts(fake, USER)[-1]
+    assert "1. runners -tag:docs" in listing
+    assert (
+        "1. matches runners in the text, not as tags (a tag has that name now). To mean the tags: "
+        "/unsubscribe 1, then /subscribe tag:runners -tag:docs at "
+    ) in listing
+    [sub] = await bot.service.subscriptions.of(Platform.TELEGRAM, str(USER))
+    assert sub.filter.query == "runners -tag:docs", "the stored meaning is kept"

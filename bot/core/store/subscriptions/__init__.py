@@ -9,7 +9,7 @@ from "now", so it is not flooded with the whole history. Every change a chat mak
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Collection
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -19,12 +19,15 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from bot.core.clock import Clock, utc_clock
 from bot.core.models import Locale, Platform
+from bot.core.query import parse, unparse
+from bot.core.query.known_tags import bare_words, read_known_tags
 from bot.core.select import DigestFilter
 from bot.core.store.db import insert_ignore, write_transaction
 from bot.core.store.destinations import ensure_destination
 from bot.core.store.filters import filter_from_json as filter_from_json
 from bot.core.store.filters import filter_to_json as filter_to_json
 from bot.core.store.filters import stored_filter
+from bot.core.store.known import tags_known
 from bot.core.store.subscriptions.changes import Change, recent_changes, record_change
 from bot.core.store.subscriptions.limits import SubscriptionLimits, check_limits
 from bot.core.store.tables import counters, destinations, subscriptions
@@ -117,10 +120,10 @@ def _from_row(row: Any) -> Subscription:
     )  # fmt: skip
 
 
-def _channel_values(config: BotConfig, channel: Channel) -> dict[str, Any]:
+def _channel_values(config: BotConfig, channel: Channel, query: str) -> dict[str, Any]:
     return {
         "origin": CONFIG,
-        "filters": filter_to_json(DigestFilter.from_channel(channel)),
+        "filters": filter_to_json(DigestFilter.from_channel(channel, query)),
         "schedule": channel.schedule,
         "cadence": channel.cadence or channel.schedule,
         "timezone": config.channel_timezone(channel),
@@ -130,6 +133,28 @@ def _channel_values(config: BotConfig, channel: Channel) -> dict[str, Any]:
         "post_empty": channel.post_empty,
         "locked": channel.locked,
     }
+
+
+def channel_query(channel: Channel, known: Collection[str]) -> str:
+    """The channel's `query:` as its subscription keeps it: the unquoted bare words that are
+    in `known` (tags a tag rule gives or a stored report carries) read as tags."""
+    if not channel.query:
+        return ""
+    query = parse(channel.query, max_terms=None)
+    read = read_known_tags(query, known)
+    return channel.query if read == query else unparse(read)
+
+
+async def _known_tags(engine: AsyncEngine, config: BotConfig) -> set[str]:
+    """The bare words of the channels' queries that name a known tag."""
+    rules = config.rule_tags()
+    words = {
+        word
+        for channel in config.channels
+        if channel.query
+        for word in bare_words(parse(channel.query, max_terms=None))
+    }
+    return {*(words & rules), *await tags_known(engine, words - rules)}
 
 
 async def _next_number(conn: AsyncConnection, destination_id: int) -> int:
@@ -164,11 +189,13 @@ class SubscriptionStore:
         subscription whose channel left the config is removed. Returns the config's."""
         now = self.clock()
         kept: dict[int, set[str]] = {}
+        known = await _known_tags(self.engine, config)
+        queries = [channel_query(channel, known) for channel in config.channels]
         async with write_transaction(self.engine) as conn:
-            for channel in config.channels:
+            for channel, query in zip(config.channels, queries, strict=True):
                 dest_id = await ensure_destination(conn, channel.platform, channel.target, now)
                 kept.setdefault(dest_id, set()).add(channel.name)
-                values = _channel_values(config, channel)
+                values = _channel_values(config, channel, query)
                 where = and_(
                     subscriptions.c.destination_id == dest_id,
                     subscriptions.c.name == channel.name,
