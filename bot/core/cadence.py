@@ -6,6 +6,9 @@ a config's `cadence:` holds:
 - `daily 09:00`, `workdays 09:30` (mon-fri), `weekly fri 17:00` (`friday` too): each means
   one cron (`daily 09:00` is `0 9 * * *`), so the scheduler only ever runs crons;
 - `now`: a matching PR is posted once, when it arrives (no fire times);
+- the pickers' wording, typed back (`every day at 09:00`, `每天 09:00`, `Fridays at 17:00`,
+  `立即`: bot.core.cadence_words): read as the canonical cadence it stands for, which is what
+  `Cadence.text` holds, so what is stored and echoed is `daily 09:00`;
 - a clock time, as `/schedule` and the config's `schedule:` read it: `09:00` is `0 9 * * *`,
   `09:00 mon-fri` is `0 9 * * mon-fri`. `schedule:` and `cadence:` take the same words.
 
@@ -25,6 +28,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Final, Literal
 
+from bot.core.cadence_words import canonical_cadence
 from bot.core.schedules import HHMM, clock_cron, schedule_cron
 
 # (cron, timezone, after) -> the first fire time >= after; ValueError if the cron is invalid
@@ -84,7 +88,8 @@ NOW: Final = Cadence(kind="now", cron=None, text="now")
 
 def parse_cadence(text: str, *, next_fire: NextFire, now: datetime) -> Cadence:
     """Read a cadence; a cron is checked with `next_fire` from `now` (it must fire within
-    the engine's horizon, a year)."""
+    the engine's horizon, a year). The pickers' wording is read as its canonical cadence."""
+    text = canonical_cadence(text) or text
     words = text.split()
     head = words[0].lower() if words else ""
     if head in SHORTHANDS:
@@ -102,6 +107,13 @@ def parse_cadence(text: str, *, next_fire: NextFire, now: datetime) -> Cadence:
     except ValueError as exc:
         raise CadenceError(f"cadence: {exc}") from exc
     return Cadence(kind="cron", cron=cron, text=canonical, fires=next_fire)
+
+
+def is_shorthand(text: str) -> bool:
+    """Whether `text` is a shorthand (`daily 09:00` ... `now`) or the pickers' wording for one,
+    not a cron or a clock time: a config's `schedule:` in one is read as the same `cadence:`."""
+    words = (canonical_cadence(text) or text).split()
+    return bool(words) and words[0].lower() in SHORTHANDS
 
 
 def _shorthand(head: str, rest: list[str], text: str) -> tuple[str | None, str]:

@@ -15,6 +15,7 @@ from enum import StrEnum
 from typing import Final
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from bot.core.cadence_words import canonical_cadence
 from bot.core.models import Platform, Section
 from bot.core.query import Query, QueryError
 from bot.core.query import parse as parse_query
@@ -255,11 +256,12 @@ _AT: Final = re.compile(r"\s+at\s+", re.IGNORECASE)
 
 def _subscribe(text: str, replay: bool) -> Invocation:
     """`subscribe [test] QUERY [at CADENCE]`: the query read whole, like find's; the cadence is
-    what follows the last ` at `. With nothing after it, `subscribe` asks for a picker (Slack's
-    modal, Telegram's keyboard)."""
+    what follows the last ` at ` (or the pickers' wording that holds an `at`: `_cadence_cut`).
+    With nothing after it, `subscribe` asks for a picker (Slack's modal, Telegram's keyboard)."""
     typed = " ".join(text.split())
     parts = _AT.split(typed)
-    query_text, cadence = (" at ".join(parts[:-1]), parts[-1]) if len(parts) > 1 else (typed, "")
+    cut = _cadence_cut(parts)
+    query_text, cadence = " at ".join(parts[:cut]), " at ".join(parts[cut:])
     if not query_text:
         if replay:
             raise UsageError("usage_subscribe_test")
@@ -268,6 +270,16 @@ def _subscribe(text: str, replay: bool) -> Invocation:
         return Invocation(Verb.SUBSCRIBE, picker=True)
     found = _find(query_text)
     return replace(found, verb=Verb.SUBSCRIBE, replay=replay, cadence=cadence)
+
+
+def _cadence_cut(parts: list[str]) -> int:
+    """Where the cadence starts in `QUERY at CADENCE` split at each ` at `: the last part, or an
+    earlier one when the pickers' wording typed back holds an `at` itself (`rollout at every day
+    at 09:00`, `... at Fridays at 17:00`), so it is read whole; past the end with no ` at `."""
+    for cut in range(1, len(parts) - 1):
+        if canonical_cadence(" at ".join(parts[cut:])) is not None:
+            return cut
+    return max(len(parts) - 1, 1)
 
 
 def _verb(name: str) -> Verb | None:

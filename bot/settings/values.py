@@ -104,18 +104,18 @@ ChannelQuery = Annotated[str, AfterValidator(_valid_query)]
 def read_cadence(data: Any) -> Any:
     """A channel's `cadence:` (or `schedule:`, not both), read into `schedule` (a cron, or
     "now") and kept as written. Both take the same words: a cron, `09:00 [DAYS]`,
-    `daily 09:00`, `workdays 09:30`, `weekly fri 17:00`, `now`."""
+    `daily 09:00`, `workdays 09:30`, `weekly fri 17:00`, `now`, and the pickers' wording for
+    them (`每天 09:00`), kept as its canonical text (bot.core.cadence_words)."""
     if not isinstance(data, dict):
         return data
     text = data.get("cadence")
     if text is not None and data.get("schedule") is not None:
         raise ValueError("give `cadence:` or `schedule:`, not both")
-    from bot.core.cadence import SHORTHANDS, CadenceError, parse_cadence  # see _valid_cron
+    from bot.core.cadence import CadenceError, is_shorthand, parse_cadence  # see _valid_cron
     from bot.cron import next_fire
 
     if text is None:  # a `schedule:` in a shorthand is read as the same `cadence:`
-        words = str(data.get("schedule") or "").split()
-        if not words or words[0].lower() not in SHORTHANDS:
+        if not is_shorthand(str(data.get("schedule") or "")):
             return data
         text = data["schedule"]
     try:
