@@ -53,7 +53,7 @@ from bot.core.search_rank import Hit, Ranker, make_ranker, sort_key
 from bot.core.store.reports import ReportStore
 from bot.core.store.search import Compiled, RankTerms, compile_query, score
 from bot.core.store.search.budget import DEFAULT_SECONDS, Deadline, budgeted
-from bot.core.store.search.text_index import Seqs, searched
+from bot.core.store.search.text_lookup import Seqs, searched
 from bot.core.store.tables import report_facets as facets
 from bot.core.store.tables import reports
 

@@ -75,7 +75,7 @@ async def test_slack_hints_name_slacks_syntax_and_words(bot: SlackBot) -> None:
         "这里没有编号为 3 的订阅。发送 /pr subscriptions 查看。"
     )
     assert await _text(bot, "nonsense-verb 1", user=ADMIN) == (
-        "Cannot read nonsense-verb as a PR: write 7422, owner/repo#7422 or a PR link."
+        "Cannot read nonsense-verb as a PR: write 7422, verl#7422, owner/repo#7422 or a PR link."
     )
 
 

@@ -12,7 +12,7 @@ NOTICES: dict[Locale, dict[str, str]] = {
     Locale.ZH: {
         "not_found": "没有找到 {ref} 的报告。",
         "ambiguous": "{ref} 对应多个仓库：{choices}。请写成 owner/repo#编号。",
-        "bad_ref": "看不懂这个 PR 编号：{ref}。请写 7422、owner/repo#7422 或 PR 链接。",
+        "bad_ref": "看不懂这个 PR 编号：{ref}。请写 7422、verl#7422、owner/repo#7422 或 PR 链接。",
         "bad_repo": "仓库应写成 owner/name：{repo}",
         "bad_tag": "标签只能包含字母、数字和 . _ - ：{tag}",
         "bad_timezone": "不认识的时区：{tz}（请用 Asia/Shanghai 这样的名字）",
@@ -110,7 +110,8 @@ NOTICES: dict[Locale, dict[str, str]] = {
     Locale.EN: {
         "not_found": "No report found for {ref}.",
         "ambiguous": "{ref} matches several repos: {choices}. Write it as owner/repo#number.",
-        "bad_ref": "Cannot read {ref} as a PR: write 7422, owner/repo#7422 or a PR link.",
+        "bad_ref": "Cannot read {ref} as a PR: write 7422, verl#7422, owner/repo#7422 "
+        "or a PR link.",
         "bad_repo": "A repo is written owner/name: {repo}",
         "bad_tag": "A tag has only letters, digits and . _ -: {tag}",
         "bad_timezone": "Unknown time zone {tz} (use a name like Europe/Berlin).",

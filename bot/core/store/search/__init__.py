@@ -1,5 +1,6 @@
-"""Search in the store: the full-text index (text_index.py), the facets the field terms read
-(facets.py), and a query compiled to SQL over both (compile.py).
+"""Search in the store: the full-text index (text_index.py writes it, text_lookup.py reads
+it), the facets the field terms read (facets.py), and a query compiled to SQL over both
+(compile.py).
 
 Both are written in the transaction that writes the report (ReportStore), filled by the
 migrations that create them, and rebuilt by `prdigest migrate`.

@@ -1,4 +1,4 @@
-"""The full-text index of the reports: which reports contain every one of some words.
+"""The full-text index of the reports, and writing it (text_lookup.py reads it).
 
 A word is a substring of a report's normalized text fields (NFKC, casefolded, whitespace runs
 as one space), never of two fields joined: the same answer as a scan over the stored reports,
@@ -14,7 +14,7 @@ with no stemming and no dictionary, so a two-character Chinese word such as æƒé
   `prdigest migrate` rebuilds the index; they match no facets row, so never a report.
 - PostgreSQL: `report_search` holds the fields joined by a separator that normalized text
   never contains (`body`, a pg_trgm GIN index on it with spaces as letters answers LIKE, see
-  PHRASE_JOIN) and the same characters and pairs (`grams`, a GIN-indexed array), one row per
+  text_lookup.PHRASE_JOIN) and the same characters and pairs (`grams`, a GIN-indexed array), one row per
   report, replaced on update.
 
 Whole words (query/text.py: `ci` is not in "specific") are asked of each report's word list,
@@ -28,25 +28,15 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final
 
 from sqlalchemy import (
-    ColumnElement,
     Connection,
-    FromClause,
-    Select,
     Text,
-    and_,
-    bindparam,
     column,
     delete,
-    func,
     insert,
-    intersect,
-    literal,
-    literal_column,
     select,
     table,
     text,
@@ -88,34 +78,17 @@ SQLITE_DROP = (
     "DROP TABLE IF EXISTS report_words",
 )
 # The index tables as SQLAlchemy sees them (created by migrations 0006-0007, not by metadata).
-_fts = table("report_fts", column("rowid"), *(column(name) for name in TEXT_FIELDS))
-_grams = table("report_grams", column("rowid"), column("grams"))
-_words = table("report_words", column("rowid"), column("words"))
-_search = table(
+FTS = table("report_fts", column("rowid"), *(column(name) for name in TEXT_FIELDS))
+GRAMS = table("report_grams", column("rowid"), column("grams"))
+WORDS = table("report_words", column("rowid"), column("words"))
+SEARCH = table(
     "report_search",
     column("report_id"),
     column("body", Text),
     column("grams", ARRAY(Text)),
     column("words", ARRAY(Text)),
 )
-# PostgreSQL's trigram index (migration 0008) reads the text with each space as PHRASE_JOIN:
-# pg_trgm splits its trigrams at anything but letters and digits, so on the text itself a
-# phrase's trigrams are its words', found in any order anywhere; as one word they span the
-# space. A needle without a space or an x is found in that text exactly where in the text;
-# one with either is checked in the text too. The query must spell the index's expression.
-PHRASE_JOIN: Final = "x"
-_PHRASE_TEXT = func.translate(
-    _search.c.body, literal_column("' '"), literal_column(f"'{PHRASE_JOIN}'")
-)
 REBUILD_LOCK = text("SELECT pg_advisory_xact_lock(:key)")
-# Unique parameters: a compiled query may ask the index several times in one statement.
-_FTS_MATCH = text("report_fts MATCH :long")
-_GRAMS_MATCH = text("report_grams MATCH :short")
-_WORDS_MATCH = text("report_words MATCH :words")
-
-
-# An inclusive range of report seqs: numbers, or parameters a statement is run with.
-Seqs = tuple[int | ColumnElement[int], int | ColumnElement[int]]
 
 # One report to index: its reports.id, seq, when the store first saw it, and the report.
 IndexRow = tuple[int, int, datetime, Report]
@@ -192,7 +165,7 @@ def gram_token(gram: str) -> str:
     return "g" + "x".join(f"{ord(c):x}" for c in gram)
 
 
-def _fts_phrase(needle: str) -> str:
+def fts_phrase(needle: str) -> str:
     return '"' + needle.replace('"', '""') + '"'
 
 
@@ -208,9 +181,9 @@ def _write_sqlite(conn: Connection, rows: Sequence[IndexRow]) -> None:
         fts.append({"rowid": seq, **dict(zip(TEXT_FIELDS, texts, strict=True))})
         gram_rows.append({"rowid": seq, "grams": gram_tokens(texts)})
         word_rows.append({"rowid": seq, "words": " ".join(words_of(texts))})
-    conn.execute(insert(_fts), fts)
-    conn.execute(insert(_grams), gram_rows)
-    conn.execute(insert(_words), word_rows)
+    conn.execute(insert(FTS), fts)
+    conn.execute(insert(GRAMS), gram_rows)
+    conn.execute(insert(WORDS), word_rows)
 
 
 def _write_postgres(conn: Connection, rows: Sequence[IndexRow]) -> None:
@@ -226,7 +199,7 @@ def _write_postgres(conn: Connection, rows: Sequence[IndexRow]) -> None:
                 "words": words_of(texts),
             }
         )
-    statement = pg_insert(_search)
+    statement = pg_insert(SEARCH)
     conn.execute(
         statement.on_conflict_do_update(
             index_elements=["report_id"],
@@ -273,7 +246,7 @@ def fill_index(conn: Connection) -> int:
         for statement in SQLITE_EMPTY:
             conn.execute(text(statement))
     else:
-        conn.execute(delete(_search))
+        conn.execute(delete(SEARCH))
     conn.execute(delete(report_facets))
     count, last = 0, 0
     while True:
@@ -298,116 +271,3 @@ async def rebuild_index(engine: AsyncEngine) -> int:
         if conn.dialect.name == "postgresql":  # replicas starting at once rebuild in turn
             await conn.execute(REBUILD_LOCK, {"key": MIGRATION_LOCK_KEY})
         return await conn.run_sync(fill_index)
-
-
-# --- reading -------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Needles:
-    """What a report's text must hold: substrings (normalized, none empty, none holding NUL
-    or SEP), whole words, and words' starts (both runs of word characters)."""
-
-    texts: tuple[str, ...] = ()
-    words: tuple[str, ...] = ()
-    starts: tuple[str, ...] = ()
-
-    def __add__(self, other: Needles) -> Needles:
-        return Needles(
-            _merged(self.texts, other.texts),
-            _merged(self.words, other.words),
-            _merged(self.starts, other.starts),
-        )
-
-
-def _merged(first: tuple[str, ...], second: tuple[str, ...]) -> tuple[str, ...]:
-    return tuple(sorted({*first, *second}))
-
-
-def _sqlite_rows(needles: Needles, seqs: Seqs | None) -> Any:
-    parts: list[Select[Any]] = []
-    long = [w for w in needles.texts if len(w) > GRAM_LIMIT]
-    short = [w for w in needles.texts if len(w) <= GRAM_LIMIT]
-    if long:
-        phrases = " AND ".join(_fts_phrase(n) for n in long)
-        match = _FTS_MATCH.bindparams(bindparam("long", phrases, unique=True))
-        parts.append(_in_range(select(_fts.c.rowid).where(match), _fts.c.rowid, seqs))
-    if short:
-        tokens = " AND ".join(_fts_phrase(gram_token(n)) for n in short)
-        match = _GRAMS_MATCH.bindparams(bindparam("short", tokens, unique=True))
-        parts.append(_in_range(select(_grams.c.rowid).where(match), _grams.c.rowid, seqs))
-    if needles.words or needles.starts:
-        asked = [_fts_phrase(w) for w in needles.words]
-        asked += [_fts_phrase(start) + " *" for start in needles.starts]
-        match = _WORDS_MATCH.bindparams(bindparam("words", " AND ".join(asked), unique=True))
-        parts.append(_in_range(select(_words.c.rowid).where(match), _words.c.rowid, seqs))
-    return parts[0] if len(parts) == 1 else intersect(*parts)
-
-
-def _in_range(query: Select[Any], rowid: Any, seqs: Seqs | None) -> Select[Any]:
-    """Only the postings of these seqs: FTS5 seeks its lists to the range and reads no more."""
-    return query if seqs is None else query.where(rowid.between(*seqs))
-
-
-def _like_escaped(value: str) -> str:
-    return value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-
-
-def _postgres_rows(needles: Needles) -> Any:
-    query = select(_search.c.report_id)
-    short: list[str] = []
-    for needle in (*needles.texts, *needles.starts):  # a word's start is in the text too
-        if len(needle) <= GRAM_LIMIT:
-            short.append(needle)
-            continue
-        joined = needle.replace(" ", PHRASE_JOIN)
-        query = query.where(_PHRASE_TEXT.like(f"%{_like_escaped(joined)}%", escape="\\"))
-        if joined != needle or PHRASE_JOIN in needle:  # the text itself decides
-            query = query.where(func.strpos(_search.c.body, needle) > 0)
-    if short:
-        query = query.where(_search.c.grams.contains(sorted(set(short))))
-    if needles.words:
-        query = query.where(_search.c.words.contains(list(needles.words)))
-    return query.where(*_starting(needles.starts))
-
-
-def _starting(starts: Iterable[str]) -> list[ColumnElement[bool]]:
-    """Each start begins one of the row's words: its words as one space-led string, read
-    row by row (the rows are few: those whose text holds every start)."""
-    listed = literal(" ") + func.array_to_string(_search.c.words, " ")
-    return [listed.like(f"% {_like_escaped(start)}%", escape="\\") for start in starts]
-
-
-def _postgres_per_row(needles: Needles) -> ColumnElement[bool]:
-    """The needles checked in each row's own text (no index): cheaper than the GIN indexes
-    when only a few thousand rows are asked about and the words are common. The fields are
-    joined by SEP, which no word holds, so a word is still found within one field. The text
-    is joined to the facets row (`searched`), not asked for in a subquery: under OR,
-    PostgreSQL may answer a correlated subquery by checking every report's text once, in any
-    range."""
-    checks = [func.strpos(_search.c.body, text) > 0 for text in needles.texts]
-    if needles.words:
-        checks.append(_search.c.words.contains(list(needles.words)))
-    return and_(*checks, *_starting(needles.starts))
-
-
-def searched(dialect: str, *, per_row: bool = False) -> FromClause:
-    """What a condition from `holding` reads: the facets rows, joined to their text where
-    PostgreSQL checks words row by row."""
-    if dialect == "sqlite" or not per_row:
-        return report_facets
-    return report_facets.join(_search, _search.c.report_id == report_facets.c.report_id)
-
-
-def holding(
-    dialect: str, needles: Needles, *, seqs: Seqs | None = None, per_row: bool = False
-) -> ColumnElement[bool]:
-    """A condition on `report_facets`: the report's text holds every needle, each within one
-    field. `seqs`: only rows whose seq is in this range are asked about (SQLite reads only
-    their postings); `per_row` (PostgreSQL): check each row's text instead of the indexes, in
-    a statement that reads `searched(per_row=True)`."""
-    if dialect == "sqlite":
-        return report_facets.c.seq.in_(_sqlite_rows(needles, seqs))
-    if per_row:
-        return _postgres_per_row(needles)
-    return report_facets.c.report_id.in_(_postgres_rows(needles))
