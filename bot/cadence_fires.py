@@ -73,7 +73,9 @@ def _calendar_notes(
     if held is None or calendar is None or held.kind is BlockKind.HOLIDAY:
         return
     to = f"{at:%H:%M}" if at.date() == raw.date() else f"{at:%Y-%m-%d %H:%M}"
-    if held.kind is BlockKind.QUIET and calendar.quiet is not None:
+    if held.kind is BlockKind.QUIET and held.until is not None:  # a timed calendar event
+        yield f"inside the event {held.name or '(no summary)'!r} from {raw:%H:%M}, held to {to}"
+    elif held.kind is BlockKind.QUIET and calendar.quiet is not None:
         yield f"inside quiet hours {calendar.quiet.text} from {raw:%H:%M}, held to {to}"
     else:
         yield f"{raw:%a %Y-%m-%d} is a day off, held to {to}"

@@ -116,3 +116,33 @@ def test_a_bad_request_is_one_line_and_status_2(
     assert main(["cadence", "test", *args]) == 2
     err = capsys.readouterr().err
     assert err.startswith("prdigest cadence: ") and error in err and len(err.splitlines()) == 1
+
+
+def test_a_timed_calendar_event_is_named_in_the_note(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ics = tmp_path / "team.ics"
+    ics.write_text(
+        "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//t//t//EN\r\n"
+        "BEGIN:VEVENT\r\nUID:offsite\r\nDTSTAMP:20260101T000000Z\r\nSUMMARY:Team offsite\r\n"
+        "DTSTART;TZID=Asia/Shanghai:20260930T090000\r\n"
+        "DTEND;TZID=Asia/Shanghai:20260930T113000\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n",
+        encoding="utf-8",
+    )
+    path = tmp_path / "bot.yaml"
+    path.write_text(
+        "timezone: Asia/Shanghai\n"
+        f"calendar: {{holidays: {{ics: {ics}}}}}\n"
+        "channels:\n"
+        "  - {name: team, platform: console, target: a, cadence: 'daily 09:30'}\n",
+        encoding="utf-8",
+    )
+    monkeypatch.setenv("BOT_CONFIG", str(path))
+    team = listed(capsys, "--channel", "team", "--from", "2026-09-30T08:00", "--count", "1")
+    assert team == [
+        {
+            "at": "2026-10-01T09:30:00+08:00",  # the next fire on working time
+            "local": "Thu 2026-10-01 09:30 CST",
+            "note": "inside the event 'Team offsite' from 09:30, held to 2026-10-01 09:30",
+        }
+    ]
