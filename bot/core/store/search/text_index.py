@@ -14,8 +14,8 @@ with no stemming and no dictionary, so a two-character Chinese word such as ÊùÉÈ
   `prdigest migrate` rebuilds the index; they match no facets row, so never a report.
 - PostgreSQL: `report_search` holds the fields joined by a separator that normalized text
   never contains (`body`, a pg_trgm GIN index on it with spaces as letters answers LIKE, see
-  text_lookup.PHRASE_JOIN) and the same characters and pairs (`grams`, a GIN-indexed array), one row per
-  report, replaced on update.
+  text_lookup.PHRASE_JOIN) and the same characters and pairs (`grams`, a GIN-indexed array),
+  one row per report, replaced on update.
 
 Whole words (query/text.py: `ci` is not in "specific") are asked of each report's word list,
 the distinct runs of word characters of its text: `report_words` (SQLite, FTS5, rowid the seq
