@@ -1,7 +1,9 @@
 """`prdigest query test QUERY [PATH...]`: which reports a query matches, and by which terms.
 
 The query's counterpart of `tags test`. With PATHs, the report files (or directories) given;
-without, every stored report, in ingest order. Time terms (`since:`, `before:`) read a report's
+without, every stored report, in ingest order. Bare words are tested as text, as `search` reads
+them; a last line names those that are also tags (a tag rule's, or a report's read here) and
+the query as `subscribe` would save it. Time terms (`since:`, `before:`) read a report's
 merged time, else, for a stored report, when the store first saw it.
 """
 
@@ -19,7 +21,9 @@ from bot.cli.common import Command, print_json_lines, read_query
 from bot.context import load, open_context, tag_rules
 from bot.core.clock import Clock, utc_clock
 from bot.core.ingest import IngestFailure, expand_paths, parse_one
-from bot.core.query import Query, explain, matches
+from bot.core.query import Query, explain, matches, unparse
+from bot.core.query.known_tags import bare_words, read_known_tags
+from bot.core.query.reading import tag_text
 from bot.core.reports.model import Report
 
 CLOCK: Clock = utc_clock  # tests set the time here
@@ -47,8 +51,11 @@ async def _handle(args: argparse.Namespace) -> int:
     now = CLOCK()
     failures: list[IngestFailure] = []
     total = matched = 0
+    _, config = load()
+    tags = set(config.rule_tags())  # the known tags: the rules', and the reports' read here
     async for item in _items(args.paths, failures):
         total += 1
+        tags.update(tag_text(tag) for tag in item.report.tags)
         found = matches(query, item.report, seen_at=item.seen_at, now=now)
         matched += found
         if found or not args.matching:
@@ -57,7 +64,20 @@ async def _handle(args: argparse.Namespace) -> int:
         print(f"error: {failure.source}: {failure.reason}", file=sys.stderr)
     if args.fmt == "text":
         print(f"{matched} of {total} report{'' if total == 1 else 's'} match {args.query!r}")
+        if (hint := _tags_hint(query, tags)) is not None:
+            print(hint)
     return 1 if failures else 0
+
+
+def _tags_hint(query: Query, tags: set[str]) -> str | None:
+    """The bare words tested as text that are also known tags, and the query as `subscribe`
+    would read them; None when there are none."""
+    words = [word for word in bare_words(query) if word in tags]
+    if not words:
+        return None
+    read = unparse(read_known_tags(query, words))
+    what = "a tag" if len(words) == 1 else "tags"
+    return f"({', '.join(words)}: {what} too, tested here as text; subscribe reads {read!r})"
 
 
 def _show(fmt: str, query: Query, item: _Item, found: bool, now: datetime) -> None:

@@ -128,3 +128,18 @@ def test_the_store_is_read_in_chunks_without_missing_one(
     rows = [json.loads(line) for line in _lines(capsys.readouterr().out)]
     assert len({(row["repo"], row["number"]) for row in rows}) == 6
     assert all(row["match"] and row["matched"] == ["-tag:nothing"] for row in rows)
+
+
+def test_bare_words_that_are_tags_are_tested_as_text_and_named(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`rollout` is a tag of the sample reports: tested as a word, and the last line says how
+    `subscribe` would read the query."""
+    assert main(["query", "test", "rollout -ci", str(EXAMPLES)]) == 0
+    lines = _lines(capsys.readouterr().out)
+    assert lines[-2] == "1 of 6 reports match 'rollout -ci'"
+    assert lines[-1] == (
+        "(rollout: a tag too, tested here as text; subscribe reads 'tag:rollout -ci')"
+    )
+    assert main(["query", "test", '"rollout" tag:fix', str(EXAMPLES)]) == 0
+    assert "a tag too" not in capsys.readouterr().out
