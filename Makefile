@@ -16,7 +16,7 @@ else
 TEST_MARKERS := not faults and not slow
 endif
 
-.PHONY: install run test lint typecheck unit bench faults clean
+.PHONY: install run test lint typecheck deadcode unit bench faults clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -36,10 +36,15 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy bot tests bench
 
+# Dead code and test hooks in bot/ ([tool.vulture] in pyproject.toml; reasons in
+# tests/deadcode_whitelist.py).
+deadcode: $(STAMP)
+	$(BIN)/vulture
+
 unit: $(STAMP)
 	$(BIN)/pytest -q -n $(TEST_WORKERS) -m '$(TEST_MARKERS)' $(PYTEST_ARGS)
 
-test: lint typecheck unit
+test: lint typecheck deadcode unit
 
 bench: $(STAMP)
 	$(BIN)/python -m bench $(if $(QUICK),--quick,)

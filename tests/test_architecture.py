@@ -4,6 +4,8 @@ them can pass by checking nothing."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -154,3 +156,29 @@ def test_modules_and_functions_stay_small(bot_modules: dict[str, Module]) -> Non
     for module in bot_modules.values():
         too_long += long_functions(module, MAX_FUNCTION_LINES)
     assert too_long == []
+
+
+def _vulture(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "vulture", *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=ROOT,  # where pyproject.toml's [tool.vulture] is read
+    )
+
+
+def test_dead_code_is_found_in_a_made_up_tree(tmp_path: Path) -> None:
+    (tmp_path / "bot.py").write_text(
+        "def used() -> int:\n    return 1\n\n\ndef only_tests_call_me() -> int:\n"
+        "    return 2\n\n\nprint(used())\n",
+        encoding="utf-8",
+    )
+    found = _vulture(str(tmp_path / "bot.py"), "--min-confidence", "60")
+    assert "unused function 'only_tests_call_me'" in found.stdout
+    assert "'used'" not in found.stdout
+
+
+def test_bot_has_no_dead_code_or_test_hook() -> None:
+    found = _vulture()  # [tool.vulture] of pyproject.toml: bot/ and the reasoned whitelist
+    assert found.returncode == 0, found.stdout + found.stderr

@@ -36,11 +36,6 @@ async def choices(answerer: Answerer) -> Choices:
     return await known_choices(answerer.reports, answerer.clock())
 
 
-async def subscribe_picked(answerer: Answerer, chat: Chat, pick: Pick) -> Answer:
-    """The pick answered as the typed command (EmptyPickError when nothing was picked)."""
-    return await answerer.answer_text(picked_parse(pick), chat)
-
-
 def picked_parse(pick: Pick) -> Callable[[], Invocation]:
     """The pick as the typed command's parse: `subscribe QUERY at CADENCE`."""
     return partial(parse, "subscribe", pick.command_text())

@@ -21,10 +21,6 @@ def api_host(api_url: str) -> str:
     return urlsplit(api_url).netloc or api_url
 
 
-def unreachable_message(api_url: str) -> str:
-    return f"cannot reach {api_host(api_url)}"
-
-
 def one_line(exc: BaseException) -> str:
     """`ClientConnectorError: Cannot connect to host ...`, whitespace folded, capped."""
     detail = " ".join(str(exc).split())

@@ -10,7 +10,6 @@ read differently: Slack answered and refused the token; or the host could not be
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 import httpx
@@ -19,8 +18,6 @@ from bot.adapters.reach import api_host, one_line
 from bot.settings import Env
 
 PROBE_TIMEOUT = httpx.Timeout(5.0)  # per platform; the probes run at once
-
-Call = Callable[[httpx.AsyncClient], Awaitable[httpx.Response]]
 
 
 async def platform_lines(env: Env) -> list[str]:

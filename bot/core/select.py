@@ -172,7 +172,6 @@ class Digest:
     more: int  # total - shown, posted as "+N more"
     high_impact: int
     top_flags: tuple[tuple[str, int], ...]  # most frequent risk flags: count desc, first seen
-    max_seq: int  # highest seq among all selected items (the next watermark); 0 if empty
     # must-read PRs of earlier digests here that nobody marked read ("Still unread (2)")
     unread: tuple[DigestEntry, ...] = ()
     unread_dropped: int = 0  # unread PRs that passed `unread_days` now and leave (noted once)
@@ -291,7 +290,6 @@ def build_digest(
         more=len(items) - len(shown),
         high_impact=high,
         top_flags=_top_flags(items),
-        max_seq=max((item.seq for item in items), default=0),
         show_repo=shows_repo(items, flt),
         synthesis=synthesize([(i.report, i.revision) for i in ranked]) if synthesis else None,
     )

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from bot.core.commands import COMMAND_MENU
-from bot.core.render.labels import zh_command_names
+from bot.core.render.labels import zh_command
 from tests.fakes.telegram.api import FakeTelegram
 from tests.kits.slack import ADMIN, USER, SlackBot, bot_config, slack_bot
 from tests.kits.telegram import TelegramBot, fast_fake
@@ -36,7 +36,9 @@ async def _text(bot: SlackBot, command: str, **where: str) -> str:
 
 
 def test_every_menu_command_has_chinese_words() -> None:
-    assert {entry.name for entry in COMMAND_MENU} == zh_command_names()
+    for entry in COMMAND_MENU:
+        _, description = zh_command(entry.name)  # KeyError when one has none
+        assert description, entry.name
 
 
 async def test_help_in_a_zh_channel_is_chinese_with_slack_syntax(bot: SlackBot) -> None:

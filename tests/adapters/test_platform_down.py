@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.adapters.reach import unreachable_message
+from bot.adapters.reach import api_host
 from bot.adapters.slack.client import BotIdentity, interactive_client
 from bot.adapters.slack.sender import SlackSender
 from bot.adapters.telegram.adapter import TelegramAdapter
@@ -32,9 +32,9 @@ def _records(caplog: pytest.LogCaptureFixture, event: str) -> list[dict[str, obj
 
 
 def test_the_default_hosts_are_named_as_a_person_knows_them() -> None:
-    assert unreachable_message(DEFAULT_SLACK_API_URL) == "cannot reach slack.com"
-    assert unreachable_message(DEFAULT_TELEGRAM_API_URL) == "cannot reach api.telegram.org"
-    assert unreachable_message("http://127.0.0.1:8081/api/") == "cannot reach 127.0.0.1:8081"
+    assert api_host(DEFAULT_SLACK_API_URL) == "slack.com"
+    assert api_host(DEFAULT_TELEGRAM_API_URL) == "api.telegram.org"
+    assert api_host("http://127.0.0.1:8081/api/") == "127.0.0.1:8081"
 
 
 # How a 502 page arrives: Slack's edge sends HTML, a proxy may send text/plain (slack_sdk keeps

@@ -261,18 +261,12 @@ def test_the_synthesis_is_built_only_when_asked_and_counts_every_item() -> None:
     assert synthesis.by_impact == (("high", 4),)
 
 
-def test_max_seq_is_the_next_watermark() -> None:
-    items = select_new([stored(1, seq=4), stored(2, seq=11), stored(3, seq=8)], DigestFilter(), 0)
-
-    assert build_digest(items, DigestFilter(max_items=1), "verl").max_seq == 11
-
-
 def test_an_empty_window_makes_an_empty_digest() -> None:
     # Whether it is posted (`post_empty`) is plan_digest's call: tests/core/delivery/test_outbox.py
     digest = build_digest(select_new([stored(1, seq=1)], DigestFilter(), 1), DigestFilter(), "v")
 
     assert digest.is_empty
-    assert (digest.total, digest.shown, digest.more, digest.max_seq) == (0, 0, 0, 0)
+    assert (digest.total, digest.shown, digest.more) == (0, 0, 0)
     assert digest.groups == ()
 
 

@@ -160,7 +160,7 @@ async def test_replayed_requests_are_never_handled_and_genuine_ones_once(
         for request in captured:  # once more, just after the window closed
             await run.send(request, "late", SIGNATURE_MAX_AGE_SECONDS + WINDOW_MARGIN_SECONDS)
         adapter = next(a for a in run.service.adapters if isinstance(a, SlackAdapter))
-        await adapter.listeners.drain(120)
+        await adapter.listeners.work.idle(120)
         run.clock.offset = timedelta(0)
         handled = Counter(answers_for(run, request) for request in captured)
         subscribes = sum(request.kind == "subscribe" for request in captured)

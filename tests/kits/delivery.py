@@ -13,7 +13,7 @@ from bot.core.delivery.deliverer import Deliverer, Outcome, Sent, Turn, Withheld
 from bot.core.models import Locale, Platform
 from bot.core.reports.model import Report
 from bot.core.select import DigestFilter
-from bot.core.store.reports import ReportStore
+from bot.core.store.reports import ReportStore, newest_seq
 from bot.core.store.subscriptions import (
     DEFAULT_CHAT_SCHEDULE,
     NewSubscription,
@@ -148,3 +148,9 @@ async def save_chat(
         actor="test",
     )
     return await SubscriptionStore(engine, clock).add(platform, target, new)
+
+
+async def newest_seq_of(store: ReportStore) -> int:
+    """The store's newest report seq: the watermark a digest of everything moves to."""
+    async with store.engine.connect() as conn:
+        return await newest_seq(conn)

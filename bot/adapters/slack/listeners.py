@@ -194,10 +194,6 @@ class SlackListeners:
                 return
         await answer(False)
 
-    async def drain(self, wait_seconds: float) -> None:
-        """Wait until every answer taken so far has been sent, for at most `wait_seconds`."""
-        await self.work.idle(wait_seconds)
-
     # -- answers ---------------------------------------------------------------------------
 
     async def _answer_command(

@@ -40,7 +40,6 @@ MAX_VIEW_TITLE: Final = 24  # title, submit and close
 MAX_SELECT_OPTIONS: Final = 100
 MAX_OPTION_TEXT: Final = 75
 MAX_OPTION_VALUE: Final = 150
-MAX_PRIVATE_METADATA: Final = 3000
 EPHEMERAL_KEYS: Final = frozenset({"text", "blocks"})  # of a rendered message (no unfurl_*)
 
 Changed = Callable[[str, str], Awaitable[None]]  # (user, DM channel): a person's own changed

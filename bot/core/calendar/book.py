@@ -61,6 +61,3 @@ class CalendarBook:
 
     def for_subscription(self, sub: Placed) -> WorkingCalendar:
         return self.for_destination(sub.platform, sub.target, sub.timezone)
-
-
-EVERY_MOMENT = CalendarSpec()  # no calendar configured: every moment is working time

@@ -128,12 +128,13 @@ class DigestComposer:
         style = EntryStyle(
             show_repo=self.digest.show_repo,
             tag=entry.tag,
-            verbosity=Verbosity(self.options.verbosity).value,
+            verbosity=Verbosity(self.options.verbosity),
             buttons=True,
         )
         piece = self.p.entry_piece(entry.item, self.locale, heading, entry, style)
         # one line per PR: oneline entries follow each other without a blank line
-        return dataclasses.replace(piece, tight=True) if style.verbosity == "oneline" else piece
+        oneline = style.verbosity is Verbosity.ONELINE
+        return dataclasses.replace(piece, tight=True) if oneline else piece
 
     def unread(self) -> list[Piece[Any]]:
         pieces: list[Piece[Any]] = []

@@ -218,10 +218,6 @@ def zh_command(name: str) -> tuple[str, str]:
     return _ZH_COMMANDS[name]
 
 
-def zh_command_names() -> frozenset[str]:
-    return frozenset(_ZH_COMMANDS)
-
-
 class UnknownNoticeError(KeyError):
     """A notice key that the labels table does not have."""
 

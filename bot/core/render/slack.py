@@ -18,6 +18,7 @@ from typing import Any
 
 from jinja2 import Environment
 
+from bot.core.models import Verbosity
 from bot.core.render.actions import ENTRY_ACTION_PREFIX, EntryAction, action_data
 from bot.core.render.flow import (
     PART_HEADING_ROOM,
@@ -218,7 +219,7 @@ class SlackRenderer(PlatformRenderer[SlackChunk]):
         fallback = f"{view.label} {view.title}"
         if not view.buttons:
             return SlackChunk((_section(text), self._actions(view, labels)), fallback)
-        if view.verbosity == "oneline":  # one block per PR: Read as the section's accessory
+        if view.verbosity is Verbosity.ONELINE:  # one block per PR: Read as the section's accessory
             section = _section(text) | {
                 "accessory": _entry_button(labels["button_read"], EntryAction.READ, view)
             }

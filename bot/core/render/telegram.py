@@ -18,7 +18,7 @@ from typing import Any, Final
 from jinja2 import Environment
 from markupsafe import Markup
 
-from bot.core.models import Section
+from bot.core.models import Section, Verbosity
 from bot.core.render.actions import EntryAction, action_data
 from bot.core.render.flow import (
     PART_HEADING_ROOM,
@@ -201,7 +201,7 @@ class TelegramRenderer(PlatformRenderer[TelegramChunk]):
         """Row 1: `#7422 ✅ Read`, `📄 Full report`; row 2: `💤 7d`, `🔇 rollout 7d` (when the
         tag fits callback_data), `⚠ Risks`. Oneline keeps only Read."""
         read = _action_button(f"{view.label} {labels['button_read']}", EntryAction.READ, view)
-        if view.verbosity == "oneline":
+        if view.verbosity is Verbosity.ONELINE:
             return ((read,),)
         report = _action_button(labels["button_report"], EntryAction.REPORT, view)
         second = [_action_button(labels["button_snooze"], EntryAction.SNOOZE, view)]

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import date
 from urllib.parse import urlsplit
 
-from bot.core.models import Locale
+from bot.core.models import Locale, Verbosity
 from bot.core.render.labels import count_label
 from bot.core.reports.model import RecommendationLevel, Report
 from bot.core.select import OTHER_TAG, Digest, StoredReport
@@ -151,7 +151,7 @@ class EntryView:
     pr_url: str | None = None  # the PR on GitHub (linkable), None when repo is not owner/name
     report_url: str | None = None  # the full report (linkable) when it is not pr_url
     tag: str = ""  # the group the entry is shown under (what "Mute tag here" mutes)
-    verbosity: str = "standard"  # oneline, standard or full (models.Verbosity)
+    verbosity: Verbosity = Verbosity.STANDARD
     points: tuple[str, ...] = ()  # the recommendation's numbered points (verbosity full)
     flag_count: int = 0  # how many risk flags (verbosity oneline)
     impact_mark: str = ""  # 🔴 🟡 ⚪ (the legend explains them), "" if unknown
@@ -188,7 +188,7 @@ class EntryStyle:
 
     show_repo: bool = False
     tag: str = ""
-    verbosity: str = "standard"
+    verbosity: Verbosity = Verbosity.STANDARD
     buttons: bool = False
 
 
@@ -207,7 +207,7 @@ def entry_view(
     report_url = url if url is not None and url != pr_url else None
     flags = [flag.strip() for flag in report.risk_flags if flag.strip()]
     impact = labels[f"impact_{report.impact_level.value}"] if report.impact_level else ""
-    full = style.verbosity == "full"
+    full = style.verbosity is Verbosity.FULL
     points = recommendation_points(report.recommendation) if full else ()
     lead = lead_before_points(report.recommendation) if points else ""
     level = report.impact_level

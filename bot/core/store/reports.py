@@ -182,7 +182,6 @@ class WindowCache:
         # One window at a time (it may hold WINDOW_LIMIT reports, tens of MB): destinations
         # that were delivered together share a watermark, so one is what a tick mostly needs.
         self._window: tuple[int, int, list[StoredReport]] | None = None  # watermark, newest
-        self.reads = 0
 
     async def after(self, conn: AsyncConnection, watermark: int) -> list[StoredReport]:
         """`reports_after(conn, watermark)`, read again only when the store has changed."""
@@ -192,7 +191,6 @@ class WindowCache:
         self._window = None  # let the old window go before the new one is read
         window = await reports_after(conn, watermark, self.limit)
         self._window = (watermark, newest, window)
-        self.reads += 1
         return window
 
 
@@ -341,10 +339,6 @@ class ReportStore:
             if len(rows) < chunk:
                 return
             after = int(rows[-1].seq)
-
-    async def max_seq(self) -> int:
-        async with self.engine.connect() as conn:
-            return await newest_seq(conn)
 
     async def count(self) -> int:
         async with self.engine.connect() as conn:

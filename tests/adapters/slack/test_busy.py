@@ -39,7 +39,7 @@ def busy_text() -> str:
 async def settled(bot: SlackBot) -> None:
     """Every answer taken so far has been sent."""
     adapter = next(a for a in bot.service.adapters if isinstance(a, SlackAdapter))
-    await adapter.listeners.drain(10)
+    await adapter.listeners.work.idle(10)
 
 
 @pytest.fixture

@@ -51,7 +51,7 @@ def _adapter(bot: SlackBot) -> SlackAdapter:
 
 async def _settled(bot: SlackBot) -> None:
     """Every answer a request started has been sent."""
-    await _adapter(bot).listeners.drain(10)
+    await _adapter(bot).listeners.work.idle(10)
 
 
 async def _subscribed(bot: SlackBot) -> list[str]:
