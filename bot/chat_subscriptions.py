@@ -9,6 +9,7 @@ refuses changes from the chat, and a config subscription is changed in the confi
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager, nullcontext
 from datetime import datetime
 
@@ -18,13 +19,13 @@ from bot.core.clock import Clock, human_time
 from bot.core.commands import Invocation, command_prefix
 from bot.core.models import Locale
 from bot.core.query import And, Field, Query, parse, unparse
-from bot.core.query.known_tags import tag_terms
+from bot.core.query.known_tags import bare_words, read_known_tags, tag_terms
 from bot.core.render.labels import notice_text
 from bot.core.replay import REPLAY_DAYS
 from bot.core.search import search
 from bot.core.search_gate import SearchGate
 from bot.core.select import DigestFilter
-from bot.core.store.known import read_bare_tags
+from bot.core.store.known import known_tag_words, read_bare_tags
 from bot.core.store.reports import ReportStore
 from bot.core.store.runs import last_scheduled_time
 from bot.core.store.subscriptions import (
@@ -233,26 +234,26 @@ class SubscriptionVerbs:
                 "owner": _owner(sub, chat.locale),
             }
             lines.append(notice_text("subscription_line", chat.locale, params))
-        lines += [hint for sub in subs if (hint := await self._tag_hint(sub, chat))]
+        lines += await self._tag_hints(subs, chat)
         return Answer(Notice("subscriptions", {"items": "\n".join(lines)}), inv.public)
 
-    async def _tag_hint(self, sub: Subscription, chat: Chat) -> str | None:
-        """For a chat subscription stored with bare words that now name known tags (it keeps
-        matching the text): which words, and the commands that make it mean the tags."""
-        if sub.origin == CONFIG or not sub.filter.query:
-            return None
-        stored = parse(sub.filter.query, max_terms=None)
-        read = await self.read_tags(stored)
-        if read == stored:
-            return None
-        params = {
-            "number": str(sub.number),
-            "words": ", ".join(_read_as_tags(stored, read)),
-            "query": unparse(read),
-            "cadence": sub.cadence,
-            "cmd": command_prefix(chat.platform),
+    async def _tag_hints(self, subs: Sequence[Subscription], chat: Chat) -> Sequence[str]:
+        """For each chat subscription stored with bare words that now name known tags (it
+        keeps matching the text): which words, and the commands that make it mean the tags.
+        The store is asked once for every subscription's words."""
+        stored = {
+            sub.id: parse(sub.filter.query, max_terms=None)
+            for sub in subs
+            if sub.origin != CONFIG and sub.filter.query
         }
-        return notice_text("subscription_bare_tags", chat.locale, params)
+        words = {word for query in stored.values() for word in bare_words(query)}
+        engine = None if self.reports is None else self.reports.engine
+        known = await known_tag_words(engine, words, self.config.rule_tags())
+        return [
+            _tag_hint(sub, stored[sub.id], known, chat)
+            for sub in subs
+            if sub.id in stored and not known.isdisjoint(bare_words(stored[sub.id]))
+        ]
 
     async def schedule(self, inv: Invocation, chat: Chat) -> Answer:
         """`schedule 09:00 [TZ]`: when the chat's own subscriptions post (a person's, in a
@@ -284,6 +285,19 @@ def _announce(chat: Chat, what: str, params: dict[str, str]) -> Notice | None:
     if chat.private:
         return None
     return Notice(f"subscription_{what}", {"user": actor(chat), **params})
+
+
+def _tag_hint(sub: Subscription, stored: Query, known: set[str], chat: Chat) -> str:
+    """The hint for one subscription whose stored bare words include known tags."""
+    read = read_known_tags(stored, known)
+    params = {
+        "number": str(sub.number),
+        "words": ", ".join(_read_as_tags(stored, read)),
+        "query": unparse(read),
+        "cadence": sub.cadence,
+        "cmd": command_prefix(chat.platform),
+    }
+    return notice_text("subscription_bare_tags", chat.locale, params)
 
 
 def _read_as_tags(written: Query, read: Query) -> list[str]:

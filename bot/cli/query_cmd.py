@@ -25,6 +25,7 @@ from bot.core.query import Query, explain, matches, unparse
 from bot.core.query.known_tags import bare_words, read_known_tags
 from bot.core.query.reading import tag_text
 from bot.core.reports.model import Report
+from bot.settings import BotConfig
 
 CLOCK: Clock = utc_clock  # tests set the time here
 
@@ -53,7 +54,7 @@ async def _handle(args: argparse.Namespace) -> int:
     total = matched = 0
     _, config = load()
     tags = set(config.rule_tags())  # the known tags: the rules', and the reports' read here
-    async for item in _items(args.paths, failures):
+    async for item in _items(args.paths, config, failures):
         total += 1
         tags.update(tag_text(tag) for tag in item.report.tags)
         found = matches(query, item.report, seen_at=item.seen_at, now=now)
@@ -98,17 +99,18 @@ def _show(fmt: str, query: Query, item: _Item, found: bool, now: datetime) -> No
         print(f"no match  {report.ref}  {report.title}")
 
 
-async def _items(paths: list[Path], failures: list[IngestFailure]) -> AsyncIterator[_Item]:
+async def _items(
+    paths: list[Path], config: BotConfig, failures: list[IngestFailure]
+) -> AsyncIterator[_Item]:
     if paths:
-        for item in _files(paths, failures):
+        for item in _files(paths, config, failures):
             yield item
         return
     async for item in _stored():
         yield item
 
 
-def _files(paths: list[Path], failures: list[IngestFailure]) -> Iterator[_Item]:
-    _, config = load()
+def _files(paths: list[Path], config: BotConfig, failures: list[IngestFailure]) -> Iterator[_Item]:
     rules = tag_rules(config)
     files, missing = expand_paths(paths)
     failures.extend(missing)

@@ -55,11 +55,17 @@ async def read_bare_tags(
     """`query` with its unquoted bare words that name a known tag (one the tag rules give,
     or one a stored report carries; no store asked when `engine` is None) read as
     `tag:WORD` (query/known_tags.py)."""
-    words = bare_words(query)
-    if not words:
-        return query
+    known = await known_tag_words(engine, bare_words(query), rule_tags)
+    return read_known_tags(query, known) if known else query
+
+
+async def known_tag_words(
+    engine: AsyncEngine | None, words: Collection[str], rule_tags: Collection[str]
+) -> set[str]:
+    """Which of `words` name a known tag: one the tag rules give, or (asked in one statement,
+    unless `engine` is None) one a stored report carries."""
     known = {word for word in words if word in rule_tags}
     unsure = [word for word in words if word not in known]
     if engine is not None and unsure:
         known |= await tags_known(engine, unsure)
-    return read_known_tags(query, known) if known else query
+    return known

@@ -27,7 +27,7 @@ from bot.core.store.destinations import ensure_destination
 from bot.core.store.filters import filter_from_json as filter_from_json
 from bot.core.store.filters import filter_to_json as filter_to_json
 from bot.core.store.filters import stored_filter
-from bot.core.store.known import tags_known
+from bot.core.store.known import known_tag_words
 from bot.core.store.subscriptions.changes import Change, recent_changes, record_change
 from bot.core.store.subscriptions.limits import SubscriptionLimits, check_limits
 from bot.core.store.tables import counters, destinations, subscriptions
@@ -147,14 +147,13 @@ def channel_query(channel: Channel, known: Collection[str]) -> str:
 
 async def _known_tags(engine: AsyncEngine, config: BotConfig) -> set[str]:
     """The bare words of the channels' queries that name a known tag."""
-    rules = config.rule_tags()
     words = {
         word
         for channel in config.channels
         if channel.query
         for word in bare_words(parse(channel.query, max_terms=None))
     }
-    return {*(words & rules), *await tags_known(engine, words - rules)}
+    return await known_tag_words(engine, words, config.rule_tags())
 
 
 async def _next_number(conn: AsyncConnection, destination_id: int) -> int:
