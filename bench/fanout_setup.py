@@ -19,9 +19,9 @@ from sqlalchemy import select
 
 from bench.render import REPOS, TAGS, make_reports
 from bot.core.delivery.outbox import Due, TickPlan, plan_runs
+from bot.core.digest.select import DigestFilter
 from bot.core.models import Locale, Platform
 from bot.core.render.renderer import Renderer
-from bot.core.select import DigestFilter
 from bot.core.store.db import create_engine, migrate, write_transaction
 from bot.core.store.editions import PAYLOAD
 from bot.core.store.reports import ReportStore, WindowCache

@@ -63,8 +63,8 @@ def _phase_markdown_it(folder: Path) -> None:
 
 
 def _phase_ingest(folder: Path) -> None:
-    from bot.core.ingest import ingest_paths
     from bot.core.store.db import create_engine, migrate
+    from bot.core.store.ingest import ingest_paths
     from bot.core.store.reports import ReportStore
 
     async def go() -> None:

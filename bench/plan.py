@@ -42,7 +42,7 @@ from bot.core.store.db import create_engine, migrate, write_transaction  # noqa:
 from bot.core.store.reports import ReportStore  # noqa: E402
 from bot.core.store.subscriptions import SubscriptionStore, filter_to_json  # noqa: E402
 from bot.core.store.tables import destinations, outbox, subscriptions  # noqa: E402
-from bot.scheduler import DigestTicker  # noqa: E402
+from bot.scheduling.tick import DigestTicker  # noqa: E402
 
 FULL_SUBS = 100_000
 QUICK_SUBS = 2_000

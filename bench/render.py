@@ -26,17 +26,17 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # runnable as `python bench/render.py` from anywhere
     sys.path.insert(0, str(ROOT))
 
-from bot.core.models import Format, Locale  # noqa: E402
-from bot.core.render.renderer import Renderer  # noqa: E402
-from bot.core.reports.model import ImpactLevel, RecommendationLevel, Report  # noqa: E402
-from bot.core.reports.parser import parse_file  # noqa: E402
-from bot.core.select import (  # noqa: E402
+from bot.core.digest.select import (  # noqa: E402
     DigestFilter,
     StoredReport,
     build_digest,
     default_title,
     select_new,
 )
+from bot.core.models import Format, Locale  # noqa: E402
+from bot.core.render.renderer import Renderer  # noqa: E402
+from bot.core.reports.model import ImpactLevel, RecommendationLevel, Report  # noqa: E402
+from bot.core.reports.parser import parse_file  # noqa: E402
 
 TELEGRAM_MESSAGES_PER_SECOND = 30.0  # per bot, all chats together
 SLACK_MESSAGES_PER_SECOND_PER_CHANNEL = 1.0

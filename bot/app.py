@@ -27,7 +27,8 @@ from starlette.applications import Starlette
 
 from bot.adapters.base import Adapter, AdapterDeps
 from bot.adapters.console import ConsoleSender
-from bot.answers import Answerer
+from bot.chat.answers import Answerer
+from bot.chat.reading import reading_policy
 from bot.context import Context
 from bot.core.clock import Clock, utc_clock
 from bot.core.delivery.deliverer import Deliverer, Outcome, Sender
@@ -39,12 +40,11 @@ from bot.core.store.errors import is_outage
 from bot.core.store.runs import last_scheduled_time
 from bot.core.store.subscriptions import SubscriptionStore
 from bot.logs import log, observe
-from bot.metrics import Metrics
-from bot.reading import reading_policy
-from bot.scheduler import DigestTicker, build_scheduler, next_digest, quiet_note
+from bot.scheduling.sources import SourcePoller, make_pollers
+from bot.scheduling.tick import DigestTicker, build_scheduler, next_digest, quiet_note
 from bot.settings import ConfigError
-from bot.sources import SourcePoller, make_pollers
-from bot.web import WebDeps, build_web
+from bot.web.metrics import Metrics
+from bot.web.routes import WebDeps, build_web
 
 if TYPE_CHECKING:  # imported when their platform is on: a service without Slack loads no bolt
     from bot.adapters.slack.adapter import SlackSettings

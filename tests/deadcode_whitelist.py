@@ -11,14 +11,14 @@ _._can_retry_async  # slack_sdk's AsyncRetryHandler (adapters/slack/client.py)
 _.prepare_for_next_attempt_async  # slack_sdk's AsyncRetryHandler
 _.next_attempt_requested  # slack_sdk's RetryState, read by the client after the handler
 _.do_process_update  # python-telegram-bot's BaseUpdateProcessor (adapters/telegram/updates.py)
-_.capture_signals  # uvicorn's Server (bot/server.py): the bot installs its own handlers
+_.capture_signals  # uvicorn's Server (bot/web/server.py): the bot installs its own handlers
 _.isolation_level  # sqlite3's connection attribute, set on connect (core/store/db.py)
 against  # SQLAlchemy's ClauseElement.self_group signature (core/store/search/balanced.py)
 _._every_field  # a ClassVar set through cls (core/reports/model.py): vulture misses the read
 
 # Read by structure, not by name.
-repo_names  # Plan.keep unpacks the NamedTuple (core/filter_query.py)
-by_section  # answers.py matches SectionAnswer(item, _, True) by position
+repo_names  # Plan.keep unpacks the NamedTuple (core/digest/filter_query.py)
+by_section  # chat/answers.py matches SectionAnswer(item, _, True) by position
 
 # Read by the templates (templates/*/), which vulture does not read.
 meta  # Block.meta: templates/{text,telegram}/section.j2

@@ -22,7 +22,7 @@ from tests.kits.paths import ROOT
 
 PLATFORM_LIBRARIES = frozenset({
     "slack_sdk", "slack_bolt", "telegram", "apscheduler", "starlette", "uvicorn", "aiohttp",
-    "httpx", "prometheus_client", "cronsim",
+    "httpx", "prometheus_client",
 })  # fmt: skip
 # The core may lean on these modules outside it (logging helpers, frozen config); nothing that
 # runs a scheduler, a web server or an adapter.

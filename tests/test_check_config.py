@@ -14,14 +14,14 @@ import pytest
 from pydantic import SecretStr
 from sqlalchemy import text
 
+from bot.chat.commands import parse
 from bot.cli import config_cmd, main
 from bot.cli.config_cmd import describe, problems
 from bot.core.calendar.ics import MAX_ICS_BYTES
-from bot.core.commands import parse
 from bot.core.models import Platform
 from bot.core.store.db import async_url, create_engine
-from bot.env_checks import is_placeholder
 from bot.settings import ENV_VARS, BotConfig, Channel, ConfigError, Env, load_config
+from bot.settings.env_checks import is_placeholder
 from tests.kits.delivery import FakeClock
 from tests.kits.slack import SIGNING_SECRET
 from tests.kits.telegram import WEBHOOK_SECRET, WEBHOOK_URL

@@ -1,5 +1,5 @@
 """Schedules follow crontab(5): its day-of-week numbering, its day rule, and what cron does on
-DST days (bot/cron.py's conventions, docs/calendar.md)."""
+DST days (bot/core/timing/cron.py's conventions, docs/calendar.md)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from bot.cron import CronError, next_fire, previous_fire
+from bot.core.timing.cron import CronError, next_fire, previous_fire
 
 NEW_YORK = ZoneInfo("America/New_York")
 BERLIN = ZoneInfo("Europe/Berlin")

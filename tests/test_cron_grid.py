@@ -1,5 +1,5 @@
 """`prdigest cadence test` against croniter: 50 cadences × 4 zones × every clock change of 2026
-and 2027. Where the two differ, the difference must be one of bot/cron.py's written
+and 2027. Where the two differ, the difference must be one of bot/core/timing/cron.py's written
 conventions (docs/calendar.md), named here; anything else fails.
 
 croniter is the reference because it is the most used Python cron library; it differs from
@@ -21,7 +21,7 @@ from croniter import croniter
 from cronsim import CronSim
 
 from bot.cli import main
-from bot.cron import is_fixed_time, normalize
+from bot.core.timing.cron import is_fixed_time, normalize
 
 CADENCES = (
     # fixed times, some inside the gap or the repeated hour of some zone

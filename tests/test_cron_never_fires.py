@@ -1,5 +1,5 @@
-"""Schedules that never fire (issue 14, item 3): refused in bot.cron, the config, check-config
-and the chat; searching their fire times is bounded; stored ones cost a tick nothing.
+"""Schedules that never fire: refused in bot.core.timing.cron, the config, check-config and the
+chat; searching their fire times is bounded; stored ones cost a tick nothing.
 
 `* * 31 2,4,6,9,11 *` asks for day 31 of months that have none. Unbounded, a search for its fire
 time once walked to the year 9999: seconds of CPU per search, every 15 s tick, for every such
@@ -17,18 +17,18 @@ from pathlib import Path
 import pytest
 from sqlalchemy import update
 
-from bot.answers import Answerer, Notice, render_reply
+from bot.chat.answers import Answerer, Notice, render_reply
+from bot.chat.commands import parse
 from bot.cli import main
-from bot.core.commands import parse
+from bot.core.digest.select import DigestFilter
 from bot.core.models import Format, Locale, Platform
 from bot.core.render.renderer import Renderer
-from bot.core.select import DigestFilter
 from bot.core.store.destinations import DestinationStore
 from bot.core.store.reports import ReportStore
 from bot.core.store.subscriptions import SubscriptionStore
 from bot.core.store.tables import destinations as destinations_table
-from bot.cron import CronError, next_fire, previous_fire
-from bot.scheduler import DigestTicker
+from bot.core.timing.cron import CronError, next_fire, previous_fire
+from bot.scheduling.tick import DigestTicker
 from bot.settings import BotConfig, ConfigError, load_config
 from tests.kits.answers import private_chat
 from tests.kits.delivery import FakeClock, save_chat

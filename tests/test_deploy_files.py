@@ -28,14 +28,14 @@ import yaml
 from pydantic import SecretStr
 from sqlalchemy.engine import make_url
 
-import bot.server
+import bot.web.server
 from bot.cli import COMMANDS, build_parser, run_cmd
 from bot.cli.config_cmd import problems
 from bot.core.store.reports import ReportStore
-from bot.env_checks import is_placeholder
-from bot.metrics import Metrics
 from bot.settings import DEFAULT_CONFIG_PATH, BotConfig, Env, load_config
-from bot.web import WebDeps, build_web
+from bot.settings.env_checks import is_placeholder
+from bot.web.metrics import Metrics
+from bot.web.routes import WebDeps, build_web
 from tests.kits.paths import ROOT
 
 DEPLOY = ROOT / "deploy"
@@ -173,11 +173,11 @@ def k8s_environ(kind: str) -> dict[str, str]:
 
 
 def graceful_shutdown_seconds() -> int:
-    source = inspect.getsource(bot.server.server_config)
+    source = inspect.getsource(bot.web.server.server_config)
     assert "timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS" in source, (
-        "bot.server.server_config no longer sets timeout_graceful_shutdown"
+        "bot.web.server.server_config no longer sets timeout_graceful_shutdown"
     )
-    return bot.server.GRACEFUL_SHUTDOWN_SECONDS
+    return bot.web.server.GRACEFUL_SHUTDOWN_SECONDS
 
 
 def healthcheck_command(source: str) -> list[str]:

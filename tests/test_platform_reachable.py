@@ -6,7 +6,7 @@ from __future__ import annotations
 from bot.core.delivery.deliverer import Gone, RetryAfter, Sent, Transient
 from bot.core.delivery.ledger import Claimed
 from bot.core.models import Platform
-from bot.metrics import Metrics
+from bot.web.metrics import Metrics
 
 
 def _row(platform: Platform) -> Claimed:

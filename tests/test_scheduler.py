@@ -15,13 +15,13 @@ from bot.adapters.telegram.pace import ChatPacer
 from bot.adapters.telegram.sender import TelegramSender
 from bot.core.delivery.deliverer import Deliverer
 from bot.core.delivery.outbox import PG_LANES
+from bot.core.digest.select import DigestFilter
 from bot.core.models import Platform
 from bot.core.render.renderer import Renderer
-from bot.core.select import DigestFilter
 from bot.core.store.reports import ReportStore
 from bot.core.store.subscriptions import SubscriptionStore
-from bot.cron import CronError, next_fire, normalize, previous_fire
-from bot.scheduler import DigestTicker, due_time, longer_than_a_day
+from bot.core.timing.cron import CronError, next_fire, normalize, previous_fire
+from bot.scheduling.tick import DigestTicker, due_time, longer_than_a_day
 from bot.settings import BotConfig
 from tests.fakes.telegram.api import FakeTelegram
 from tests.kits.delivery import (
@@ -317,7 +317,7 @@ async def test_only_a_cadence_longer_than_a_day_gets_the_weekly_synthesis(
 async def test_a_big_tick_reads_in_pages_and_sums_itself_up_in_one_line(
     store: ReportStore, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("bot.scheduler.TICK_PAGE", 40)  # 120 destinations: three pages
+    monkeypatch.setattr("bot.scheduling.tick.TICK_PAGE", 40)  # 120 destinations: three pages
     caplog.set_level(logging.INFO, logger="prdigest.scheduler")
     clock = FakeClock(datetime(2026, 9, 1, 9, 0, 5, tzinfo=UTC))
     chats = [channel(f"c{i}", f"T{i}", repos=["verl-project/verl"]) for i in range(120)]

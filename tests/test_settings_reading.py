@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.reading import reading_policy
+from bot.chat.reading import reading_policy
 from bot.settings import BotConfig, ConfigError, load_config
 
 

@@ -12,8 +12,8 @@ import pytest
 from aiohttp import web
 
 from bot.core.store.reports import IngestOutcome, ReportStore
+from bot.scheduling.sources import SourcePoller
 from bot.settings import Source
-from bot.sources import SourcePoller
 from tests.kits.paths import SEED
 
 SEED_TEXT = SEED.read_text(encoding="utf-8")

@@ -19,11 +19,11 @@ import pytest
 from aiohttp import web
 from sqlalchemy.exc import OperationalError
 
-from bot.core.ingest import TOO_LARGE
 from bot.core.reports.model import Report
+from bot.core.store.ingest import TOO_LARGE
 from bot.core.store.reports import IngestOutcome, IngestResult, ReportStore
+from bot.scheduling.sources import SourcePoller
 from bot.settings import Source
-from bot.sources import SourcePoller
 from tests.kits.poison import POISONS, good_report, write_good, write_poison
 
 

@@ -17,7 +17,7 @@ from bot.core.models import Platform
 from bot.core.render.renderer import Renderer
 from bot.core.store.reports import ReportStore
 from bot.core.store.subscriptions import SubscriptionStore
-from bot.scheduler import DigestTicker
+from bot.scheduling.tick import DigestTicker
 from bot.settings import BotConfig
 from tests.fakes.slack.api import FakeSlack
 from tests.kits.delivery import FakeClock, add_reports, run_until_idle

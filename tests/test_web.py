@@ -8,8 +8,8 @@ import httpx
 import pytest
 
 from bot.core.store.reports import ReportStore
-from bot.metrics import Metrics
-from bot.web import DRAIN_MAX_BYTES, WebDeps, build_web
+from bot.web.metrics import Metrics
+from bot.web.routes import DRAIN_MAX_BYTES, WebDeps, build_web
 from tests.kits.paths import SEED
 
 TOKEN = "ingest-secret-token"

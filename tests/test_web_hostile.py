@@ -23,12 +23,12 @@ import pytest
 import uvicorn
 
 import bot.core.store.db as db
-import bot.web
+import bot.web.routes
 from bot.core.store.db import create_engine, migrate
 from bot.core.store.reports import ReportStore
-from bot.metrics import Metrics
-from bot.server import MAX_CONCURRENCY, MAX_HEADER_BYTES, server_config
-from bot.web import RETRY_AFTER_SECONDS, WebDeps, build_web
+from bot.web.metrics import Metrics
+from bot.web.routes import RETRY_AFTER_SECONDS, WebDeps, build_web
+from bot.web.server import MAX_CONCURRENCY, MAX_HEADER_BYTES, server_config
 from tests.kits.paths import SEED
 
 TOKEN = "ingest-secret-token"
@@ -157,7 +157,7 @@ async def _trickle(port: int, pause: float) -> tuple[bytes, asyncio.Task[None]]:
 async def test_a_trickled_body_is_cut_at_the_deadline_with_408(
     served: int, monkeypatch: pytest.MonkeyPatch, pause: float
 ) -> None:
-    monkeypatch.setattr(bot.web, "BODY_DEADLINE_SECONDS", 0.5)
+    monkeypatch.setattr(bot.web.routes, "BODY_DEADLINE_SECONDS", 0.5)
     for _ in range(3):
         answer, sender = await _trickle(served, pause)
         assert answer.startswith(b"HTTP/1.1 408"), answer[:200]

@@ -1,4 +1,4 @@
-"""Platform webhook requests share a few turns (`bot.web.one_turn_at_a_time`): under a flood,
+"""Platform webhook requests share a few turns (`bot.web.routes.one_turn_at_a_time`): under a flood,
 one turn of the event loop serves a few of them, and a probe waits behind those few."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 
-from bot.web import one_turn_at_a_time
+from bot.web.routes import one_turn_at_a_time
 
 
 class LoopTurns:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 
-from bot.answers import DigestAnswer, Notice, Reply, SectionAnswer, render_notice, render_reply
+from bot.chat.answers import DigestAnswer, Notice, Reply, SectionAnswer, render_notice, render_reply
 from bot.core.models import Format, Locale
 from bot.core.render.renderer import RenderedMessage, Renderer
 

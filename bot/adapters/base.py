@@ -15,7 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from starlette.routing import BaseRoute
 
 from bot.adapters.work import WorkLimits
-from bot.answers import Answerer, Chat
+from bot.chat.answers import Answerer, Chat
 from bot.core.clock import Clock
 from bot.core.models import Locale, Platform
 from bot.core.render.renderer import Renderer

@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bot.adapters.buckets import MAX_TRACKED_USERS, TokenBuckets
-from bot.answers import Notice
+from bot.chat.answers import Notice
 from bot.logs import log
 
 logger = logging.getLogger("prdigest.work")

@@ -5,7 +5,7 @@ EXPR is what `cadence:` and `/pr subscribe … at` take: a 5-field cron, `daily 
 `workdays 09:30`, `weekly fri 17:00`, `now`. `--channel NAME` takes a config channel's cadence
 (unless EXPR is given), zone and calendar: its holidays, days off and quiet hours hold fires as
 the scheduler does. Each fire has a note when something moved it (a holiday, quiet hours, a
-DST change): bot/cadence_fires.py.
+DST change): bot/core/timing/upcoming.py.
 """
 
 from __future__ import annotations
@@ -14,13 +14,13 @@ import argparse
 from datetime import datetime
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from bot.cadence_fires import MAX_COUNT, Fire, fires
 from bot.cli.common import CliError, Command, print_json_lines
 from bot.context import load
-from bot.core.cadence import CadenceError, parse_cadence
 from bot.core.calendar import WorkingCalendar
 from bot.core.clock import Clock, utc_clock
-from bot.cron import CronError, next_fire
+from bot.core.timing.cadence import CadenceError, parse_cadence
+from bot.core.timing.cron import CronError, next_fire
+from bot.core.timing.upcoming import MAX_COUNT, Fire, fires
 
 CLOCK: Clock = utc_clock  # tests set the time here
 DEFAULT_COUNT = 10

@@ -9,20 +9,20 @@ import time
 from datetime import datetime
 
 from bot.app import build_senders, worker_id
+from bot.chat.reading import reading_policy
 from bot.cli.common import CliError, Command, print_json_lines
 from bot.context import Context, load, open_context
 from bot.core.clock import human_time, utc_clock
 from bot.core.delivery.deliverer import Deliverer
 from bot.core.delivery.ledger import unfinished_count
 from bot.core.delivery.outbox import plan_digest
+from bot.core.digest.select import DigestFilter, build_digest, default_title, select_new
 from bot.core.models import Format
 from bot.core.render.options import DigestOptions
 from bot.core.render.renderer import Renderer
-from bot.core.select import DigestFilter, build_digest, default_title, select_new
 from bot.core.store.runs import last_scheduled_time
 from bot.core.store.subscriptions import CONFIG, NOW, Subscription, SubscriptionStore
-from bot.reading import reading_policy
-from bot.scheduler import cadence_over_a_day, longer_than_a_day
+from bot.scheduling.tick import cadence_over_a_day, longer_than_a_day
 from bot.settings import Channel
 
 DELIVERY_DEADLINE_SECONDS = 120.0

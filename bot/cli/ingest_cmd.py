@@ -8,7 +8,7 @@ from pathlib import Path
 
 from bot.cli.common import Command, ProgressBar
 from bot.context import open_context
-from bot.core.ingest import ingest_paths
+from bot.core.store.ingest import ingest_paths
 
 
 def _configure(parser: argparse.ArgumentParser) -> None:

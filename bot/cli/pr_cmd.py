@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import argparse
 
+from bot.chat.commands import UsageError, section_of
 from bot.cli.common import CliError, Command, print_json_lines
 from bot.context import open_context
-from bot.core.commands import UsageError, section_of
 from bot.core.models import Format, Locale, Section
 from bot.core.render.labels import notice_text
 from bot.core.render.renderer import Renderer

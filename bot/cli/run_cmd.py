@@ -11,7 +11,7 @@ from bot.cli.config_cmd import problems
 from bot.context import load, open_context
 from bot.core.store.db import url_password
 from bot.logs import setup_logging
-from bot.server import ListenError, listen_socket, serve
+from bot.web.server import ListenError, listen_socket, serve
 
 
 def _configure(parser: argparse.ArgumentParser) -> None:

@@ -13,7 +13,7 @@ from bot.cli.common import Command
 from bot.cli.probe import platform_lines
 from bot.context import database_line, load, open_context
 from bot.core.clock import human_time
-from bot.core.filter_query import EVERYTHING, listed_query
+from bot.core.digest.filter_query import EVERYTHING, listed_query
 from bot.core.store.status import DestinationStatus, collect
 from bot.core.store.subscriptions import SubscriptionStore
 

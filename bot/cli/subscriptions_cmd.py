@@ -26,16 +26,16 @@ from pydantic import (
     model_validator,
 )
 
-from bot.chat_subscriptions import SubscriptionVerbs
+from bot.chat.commands import Invocation, Verb
+from bot.chat.messages import Chat, Notice
+from bot.chat.subscriptions import SubscriptionVerbs
 from bot.cli.common import CliError, Command
 from bot.context import load, open_context
-from bot.core.cadence import CadenceError, parse_cadence
 from bot.core.clock import Clock, utc_clock
-from bot.core.commands import Invocation, Verb
+from bot.core.digest.select import DigestFilter
 from bot.core.models import Layout, Locale, Platform, Verbosity
 from bot.core.query import QueryError
 from bot.core.query import parse as parse_query
-from bot.core.select import DigestFilter
 from bot.core.store.bounds import max_chars, max_int
 from bot.core.store.subscriptions import NOW, Subscription, SubscriptionStore
 from bot.core.store.subscriptions.sync import (
@@ -45,8 +45,8 @@ from bot.core.store.subscriptions.sync import (
     Wanted,
 )
 from bot.core.store.tables import destinations, subscriptions
-from bot.cron import next_fire
-from bot.messages import Chat, Notice
+from bot.core.timing.cadence import CadenceError, parse_cadence
+from bot.core.timing.cron import next_fire
 from bot.settings import BotConfig, Env
 from bot.settings.values import ChatId, Repo, Tag, Timezone
 

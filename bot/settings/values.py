@@ -10,7 +10,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from pydantic import AfterValidator, BeforeValidator, Field
 
 from bot.core.query import QueryError, parse
-from bot.core.schedules import schedule_cron
+from bot.core.timing.schedules import schedule_cron
 
 TELEGRAM_WEBHOOK_PORTS = (443, 80, 88, 8443)
 
@@ -26,10 +26,11 @@ def _valid_timezone(name: str) -> str:
 
 
 def _valid_cron(expr: str) -> str:
-    """A 5-field cron that fires within a year (bot.cron refuses the rest, as the chat does).
+    """A 5-field cron that fires within a year (core/timing/cron refuses the rest, as the chat
+    does).
     UTC here; `prdigest check-config` checks again in the channel's own zone. Imported here,
     not at the top: the core imports these models and must not pull in a scheduler library."""
-    from bot.cron import CronError, next_fire
+    from bot.core.timing.cron import CronError, next_fire
 
     if expr == NOW_SCHEDULE:
         return expr
@@ -105,14 +106,14 @@ def read_cadence(data: Any) -> Any:
     """A channel's `cadence:` (or `schedule:`, not both), read into `schedule` (a cron, or
     "now") and kept as written. Both take the same words: a cron, `09:00 [DAYS]`,
     `daily 09:00`, `workdays 09:30`, `weekly fri 17:00`, `now`, and the pickers' wording for
-    them (`每天 09:00`), kept as its canonical text (bot.core.cadence_words)."""
+    them (`每天 09:00`), kept as its canonical text (bot.core.timing.cadence_words)."""
     if not isinstance(data, dict):
         return data
     text = data.get("cadence")
     if text is not None and data.get("schedule") is not None:
         raise ValueError("give `cadence:` or `schedule:`, not both")
-    from bot.core.cadence import CadenceError, is_shorthand, parse_cadence  # see _valid_cron
-    from bot.cron import next_fire
+    from bot.core.timing.cadence import CadenceError, is_shorthand, parse_cadence  # see _valid_cron
+    from bot.core.timing.cron import next_fire
 
     if text is None:  # a `schedule:` in a shorthand is read as the same `cadence:`
         if not is_shorthand(str(data.get("schedule") or "")):

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.core.commands import COMMAND_MENU
+from bot.chat.commands import COMMAND_MENU
 from bot.core.render.labels import zh_command
 from tests.fakes.telegram.api import FakeTelegram
 from tests.kits.slack import ADMIN, USER, SlackBot, bot_config, slack_bot

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from bot.cli import main
+from bot.core.digest.select import DigestFilter
 from bot.core.models import Platform
 from bot.core.query import unparse
 from bot.core.reports.model import Report
-from bot.core.select import DigestFilter
 from bot.core.store.db import create_engine, migrate
 from bot.core.store.reports import ReportStore
 from bot.core.store.subscriptions import SubscriptionStore, filter_to_json

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
+from bot.chat.commands import Verb, parse, parse_mention
 from bot.cli import main
-from bot.core.commands import Verb, parse, parse_mention
 from bot.core.query import And, Field, Or, Text, unparse
 from bot.core.query import parse as parse_query
 from bot.core.reports.model import Report

@@ -1,12 +1,12 @@
 """`prdigest pr REF SECTION` reads a section as the chat does: one list of names and aliases
-(bot/core/commands.SECTION_WORDS), English and Chinese (issue 15)."""
+(bot/chat/commands.SECTION_WORDS), English and Chinese (issue 15)."""
 
 from __future__ import annotations
 
 import pytest
 
+from bot.chat.commands import SECTION_WORDS
 from bot.cli import main
-from bot.core.commands import SECTION_WORDS
 from tests.kits.paths import SEED
 
 pytestmark = pytest.mark.usefixtures("private_store")

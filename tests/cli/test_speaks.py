@@ -15,9 +15,9 @@ import pytest
 from bot.app import Service
 from bot.cli import main
 from bot.context import open_context
+from bot.core.digest.select import DigestFilter
 from bot.core.models import Locale, Platform
 from bot.core.reports.parser import parse_file
-from bot.core.select import DigestFilter
 from bot.core.store.subscriptions import SubscriptionStore
 from tests.kits.delivery import save_chat
 from tests.kits.paths import ROOT, SEED

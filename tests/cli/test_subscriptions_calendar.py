@@ -10,9 +10,9 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from bot.answers import Answerer, Chat, Notice
+from bot.chat.answers import Answerer, Chat, Notice
+from bot.chat.commands import parse
 from bot.cli import main, subscriptions_cmd
-from bot.core.commands import parse
 from bot.core.models import Locale, Platform
 from bot.core.store.destinations import DestinationStore
 from bot.core.store.reports import ReportStore

@@ -10,10 +10,10 @@ import pytest
 import yaml
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bot.answers import Answerer, Chat, Notice
+from bot.chat.answers import Answerer, Chat, Notice
+from bot.chat.commands import parse
 from bot.cli import main
 from bot.core.clock import utc_clock
-from bot.core.commands import parse
 from bot.core.models import Locale, Platform
 from bot.core.store.db import create_engine, migrate
 from bot.core.store.destinations import DestinationStore

@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from bot.core.ahead import read_ahead
+from bot.core.delivery.ahead import read_ahead
 
 
 async def test_items_come_in_order_and_the_next_is_fetched_while_this_one_is_handled() -> None:

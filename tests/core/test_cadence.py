@@ -7,8 +7,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from bot.core.cadence import Cadence, CadenceError, parse_cadence
-from bot.cron import next_fire
+from bot.core.timing.cadence import Cadence, CadenceError, parse_cadence
+from bot.core.timing.cron import next_fire
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 

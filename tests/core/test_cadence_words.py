@@ -7,18 +7,18 @@ from datetime import UTC, datetime
 
 import pytest
 
-from bot.answers import Answerer, Chat, Notice
-from bot.core.cadence import Cadence, CadenceError, parse_cadence
-from bot.core.cadence_words import canonical_cadence
+from bot.chat.answers import Answerer, Chat, Notice
+from bot.chat.commands import parse, parse_pr_text
+from bot.chat.picker import CADENCES
 from bot.core.clock import utc_clock
-from bot.core.commands import parse, parse_pr_text
 from bot.core.models import Locale, Platform
-from bot.core.picker import CADENCES
 from bot.core.render.picker_labels import picker_keys, picker_label
 from bot.core.store.destinations import DestinationStore
 from bot.core.store.reports import ReportStore
 from bot.core.store.subscriptions import SubscriptionStore
-from bot.cron import next_fire
+from bot.core.timing.cadence import Cadence, CadenceError, parse_cadence
+from bot.core.timing.cadence_words import canonical_cadence
+from bot.core.timing.cron import next_fire
 from bot.settings import BotConfig
 from bot.settings.values import read_cadence
 

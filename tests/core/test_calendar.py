@@ -19,7 +19,6 @@ from bot.core.calendar import (
     check_country,
     days_text,
     load_ics,
-    next_working_fire,
     parse_workdays,
 )
 from bot.core.calendar.ics import (
@@ -29,7 +28,8 @@ from bot.core.calendar.ics import (
     IcsError,
     parse_ics,
 )
-from bot.cron import next_fire
+from bot.core.timing.cron import next_fire
+from bot.core.timing.working import next_working_fire
 
 SHANGHAI = ZoneInfo("Asia/Shanghai")
 WEEKDAYS_ONLY = parse_workdays(["mon-fri"])

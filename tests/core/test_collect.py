@@ -6,7 +6,7 @@ import gc
 
 import pytest
 
-from bot.core.collect import fewer_collections
+from bot.core.delivery.collect import fewer_collections
 
 
 def test_the_threshold_is_raised_inside_and_restored_after_even_on_error() -> None:

@@ -6,9 +6,9 @@ from datetime import UTC, datetime
 
 import pytest
 
-from bot.answers import Answerer, Chat, DigestAnswer, Notice, SectionAnswer
+from bot.chat.answers import Answerer, Chat, DigestAnswer, Notice, SectionAnswer
+from bot.chat.commands import COMMAND_TABLE, UsageError, Verb, parse, parse_mention, parse_pr_text
 from bot.core.clock import utc_clock
-from bot.core.commands import COMMAND_TABLE, UsageError, Verb, parse, parse_mention, parse_pr_text
 from bot.core.models import Locale, Platform, Section
 from bot.core.reports.parser import parse_file
 from bot.core.reports.refs import PRRef
@@ -268,9 +268,7 @@ def test_every_notice_the_bot_can_say_exists_in_both_locales_and_renders() -> No
     from bot.core.render.renderer import Renderer
     from tests.kits.paths import ROOT
 
-    sources = (ROOT / "bot" / "answers.py").read_text() + (
-        ROOT / "bot" / "core" / "commands.py"
-    ).read_text()
+    sources = "".join(path.read_text() for path in sorted((ROOT / "bot" / "chat").glob("*.py")))
     used = set(re.findall(r'(?:Notice|UsageError)\(\s*"([a-z_]+)"', sources))
     assert used, "the scan found the notice keys"
     assert used <= notice_keys(), used - notice_keys()

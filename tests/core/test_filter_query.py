@@ -15,12 +15,12 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from bot.core.filter_query import compile_plan, filter_query, plan_for
+from bot.core.digest.filter_query import compile_plan, filter_query, plan_for
+from bot.core.digest.select import DigestFilter, StoredReport, select_new
 from bot.core.query import And, Field, Not, Or, Query, Text, matches, unparse
 from bot.core.query.parser import MAX_TERMS
 from bot.core.query.text import TEXT_FIELDS, normalize_text
 from bot.core.reports.model import ImpactLevel, Report
-from bot.core.select import DigestFilter, StoredReport, select_new
 
 NOW = datetime(2026, 11, 20, 9, 0, tzinfo=UTC)
 REPOS = ["verl-project/verl", "sgl-project/sglang", "vllm-project/vllm", "other/verl"]

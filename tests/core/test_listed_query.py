@@ -14,16 +14,16 @@ from pathlib import Path
 import pytest
 
 from bot.adapters.slack.home import HomeData, _matching, home_view
-from bot.answers import Answerer, Chat, Notice
+from bot.chat.answers import Answerer, Chat, Notice
+from bot.chat.commands import parse as parse_command
 from bot.core.clock import utc_clock
-from bot.core.commands import parse as parse_command
-from bot.core.filter_query import EVERYTHING
+from bot.core.digest.filter_query import EVERYTHING
+from bot.core.digest.select import DigestFilter, StoredReport
+from bot.core.digest.select import matches as keeps
 from bot.core.models import Locale, Platform
 from bot.core.query import matches, parse, unparse
 from bot.core.render.labels import notice_text
 from bot.core.reports.parser import parse_markdown
-from bot.core.select import DigestFilter, StoredReport
-from bot.core.select import matches as keeps
 from bot.core.store.destinations import DestinationStore
 from bot.core.store.reports import ReportStore
 from bot.core.store.subscriptions import Subscription, SubscriptionStore

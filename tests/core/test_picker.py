@@ -7,16 +7,16 @@ from datetime import UTC, datetime
 
 import pytest
 
-from bot.core.cadence import parse_cadence
-from bot.core.commands import Verb, parse
+from bot.chat.commands import Verb, parse
+from bot.chat.picker import CADENCES, EmptyPickError, Pick, known_choices, picked_query
 from bot.core.models import Locale, Platform
-from bot.core.picker import CADENCES, EmptyPickError, Pick, known_choices, picked_query
 from bot.core.query import Field, Or
 from bot.core.query import parse as parse_query
 from bot.core.render.picker_labels import picker_keys, picker_label
 from bot.core.reports.model import Report
 from bot.core.store.reports import ReportStore
-from bot.cron import next_fire
+from bot.core.timing.cadence import parse_cadence
+from bot.core.timing.cron import next_fire
 
 
 def test_tags_are_or_ed_and_repos_and_impact_narrow_them() -> None:

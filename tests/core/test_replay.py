@@ -12,14 +12,14 @@ from datetime import UTC, datetime
 
 import pytest
 
-from bot.core.cadence import Cadence, parse_cadence
+from bot.chat.replay import Replay, replay
 from bot.core.models import Locale, Platform
 from bot.core.query import parse
 from bot.core.render.renderer import Renderer
-from bot.core.replay import Replay, replay
 from bot.core.reports.model import Report
 from bot.core.store.reports import ReportStore
-from bot.cron import next_fire
+from bot.core.timing.cadence import Cadence, parse_cadence
+from bot.core.timing.cron import next_fire
 from tests.kits.delivery import newest_seq_of
 
 NOW = datetime(2026, 6, 30, 12, 0, tzinfo=UTC)

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from bot.answers import Answerer, Chat, Notice
-from bot.core.commands import parse
+from bot.chat.answers import Answerer, Chat, Notice
+from bot.chat.commands import parse
 from bot.core.models import Locale, Platform
 from bot.core.render.labels import notice_text
 from bot.core.reports.model import Report

@@ -6,15 +6,15 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from bot.core.cadence import parse_cadence
+from bot.chat.replay import replay
+from bot.chat.search import search
 from bot.core.models import Locale, Platform
 from bot.core.query import And, Field, Or, Query, Text
 from bot.core.render.renderer import Renderer
-from bot.core.replay import replay
 from bot.core.reports.model import Report
-from bot.core.search import search
 from bot.core.store.reports import ReportStore
-from bot.cron import next_fire
+from bot.core.timing.cadence import parse_cadence
+from bot.core.timing.cron import next_fire
 
 NOW = datetime(2026, 12, 1, tzinfo=UTC)
 MANY = 520  # past SQLite's depth of 1000 for a chain

@@ -6,9 +6,7 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from bot.core.models import Platform
-from bot.core.reports.model import ImpactLevel, KeyFile, RecommendationLevel, RelatedPR, Report
-from bot.core.select import (
+from bot.core.digest.select import (
     Digest,
     DigestFilter,
     StoredReport,
@@ -17,7 +15,9 @@ from bot.core.select import (
     matches,
     select_new,
 )
-from bot.core.synthesis import synthesize
+from bot.core.digest.synthesis import synthesize
+from bot.core.models import Platform
+from bot.core.reports.model import ImpactLevel, KeyFile, RecommendationLevel, RelatedPR, Report
 from bot.settings import Channel
 
 BASE_TIME = datetime(2026, 8, 17, 12, 0, tzinfo=UTC)

@@ -7,8 +7,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from bot.answers import Answerer, Chat, Notice
-from bot.core.commands import UsageError, Verb, parse, parse_pr_text
+from bot.chat.answers import Answerer, Chat, Notice
+from bot.chat.commands import UsageError, Verb, parse, parse_pr_text
 from bot.core.models import Locale, Platform
 from bot.core.reports.model import Report
 from bot.core.store.destinations import DestinationStore

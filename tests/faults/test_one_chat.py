@@ -22,9 +22,9 @@ from pathlib import Path
 import httpx
 import pytest
 
+from bot.core.digest.select import DigestFilter
 from bot.core.models import Locale, Platform
 from bot.core.reports.parser import parse_file
-from bot.core.select import DigestFilter
 from bot.core.store.db import create_engine, migrate
 from bot.core.store.reports import ReportStore
 from bot.core.store.subscriptions import NewSubscription, SubscriptionStore

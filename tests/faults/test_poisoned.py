@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 
 from bot.core.store.reports import IngestOutcome, ReportStore
+from bot.scheduling.sources import SourcePoller
 from bot.settings import Source
-from bot.sources import SourcePoller
 from tests.kits.faults import counts, first_failures, report_line
 from tests.kits.poison import GOOD_BASE, POISONS, Poison, good_report, write_good, write_poison
 

@@ -23,10 +23,10 @@ from typing import Any
 
 import pytest
 
+from bot.core.digest.select import DigestEntry, DigestFilter, StoredReport, build_digest
 from bot.core.models import Format, Layout, Verbosity
 from bot.core.render.options import DigestOptions
 from bot.core.render.renderer import RenderedMessage
-from bot.core.select import DigestEntry, DigestFilter, StoredReport, build_digest
 from tests.fakes.slack.mentions import LIVE_MENTION, UNSAFE_LINK
 from tests.fakes.slack.spec import SlackRefusal
 from tests.fakes.telegram.spec import BotApiError

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bot.answers import Chat
+from bot.chat.answers import Chat
 from bot.core.models import Locale, Platform
 from bot.core.reports.model import Report
 from bot.core.reports.parser import parse_file

@@ -10,9 +10,9 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.core.clock import Clock, utc_clock
 from bot.core.delivery.deliverer import Deliverer, Outcome, Sent, Turn, Withheld
+from bot.core.digest.select import DigestFilter
 from bot.core.models import Locale, Platform
 from bot.core.reports.model import Report
-from bot.core.select import DigestFilter
 from bot.core.store.reports import ReportStore, newest_seq
 from bot.core.store.subscriptions import (
     DEFAULT_CHAT_SCHEDULE,

@@ -38,7 +38,7 @@ from bot.adapters.work import WorkQueue
 from bot.core.store.dedupe import forget_older_than
 from bot.logs import log, observe
 from bot.settings import ConfigError
-from bot.web import BodyTooLargeError, read_capped
+from bot.web.routes import BodyTooLargeError, read_capped
 
 logger = logging.getLogger("prdigest.slack")
 

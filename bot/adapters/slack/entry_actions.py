@@ -23,7 +23,7 @@ from bot.adapters.answering import UNAVAILABLE, answer_messages, notice_message
 from bot.adapters.slack.host import Ack, ListenerHost
 from bot.adapters.slack.replies import Respond, post_all, respond_all
 from bot.adapters.slack.report_modal import NEXT_PAGE, show_report, view_metadata
-from bot.answers import Answer, Chat, Notice, SectionAnswer, render_notice
+from bot.chat.answers import Answer, Chat, Notice, SectionAnswer, render_notice
 from bot.core.models import Format
 from bot.core.render.actions import (
     ENTRY_ACTION_PREFIX,

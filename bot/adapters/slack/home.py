@@ -23,14 +23,14 @@ from bot.adapters.answering import answer_messages
 from bot.adapters.slack import errors
 from bot.adapters.slack.host import Ack, ListenerHost
 from bot.adapters.slack.modal import SlackPicker, tell
-from bot.chat_subscriptions import next_text
-from bot.core.commands import parse
+from bot.chat.commands import parse
+from bot.chat.search import search
+from bot.chat.subscriptions import next_text
 from bot.core.models import Format, Locale, Platform
 from bot.core.query import And, Field, Or, Query, QueryError
 from bot.core.render.picker_labels import picker_label
 from bot.core.render.slack import escape_mrkdwn
 from bot.core.render.views import link_url
-from bot.core.search import search
 from bot.core.store.search.budget import QueryTooComplex, QueryTooSlow
 from bot.core.store.subscriptions import Subscription
 from bot.logs import log

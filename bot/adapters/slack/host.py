@@ -7,8 +7,8 @@ from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, Protocol
 
 from bot.adapters.slack.users import SlackUsers
-from bot.answers import Answer, Answerer, Chat
-from bot.core.commands import Invocation
+from bot.chat.answers import Answer, Answerer, Chat
+from bot.chat.commands import Invocation
 from bot.core.models import Locale
 from bot.core.render.renderer import Renderer
 

@@ -37,8 +37,8 @@ from bot.adapters.slack.replies import (
 )
 from bot.adapters.slack.users import SlackUsers
 from bot.adapters.work import BUSY, Admission, Work, WorkQueue
-from bot.answers import Answer, Chat, Notice, render_notice
-from bot.core.commands import Invocation, UsageError, Verb, parse_mention, parse_pr_text
+from bot.chat.answers import Answer, Chat, Notice, render_notice
+from bot.chat.commands import Invocation, UsageError, Verb, parse_mention, parse_pr_text
 from bot.core.models import Format, Platform, Section
 from bot.core.reports.refs import BadRefError, parse_ref
 from bot.core.store.dedupe import first_time_unless_down

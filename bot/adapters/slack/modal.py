@@ -1,6 +1,6 @@
 """`/pr subscribe` with no arguments: a modal (views.open) of the known tags with their
 counts, repos, a minimum impact and a cadence. Submitting it runs the typed command
-`subscribe QUERY at CADENCE` (bot/adapters/picking.py) for the channel it was opened in.
+`subscribe QUERY at CADENCE` (bot/chat/picking.py) for the channel it was opened in.
 
 The channel travels in the view's `private_metadata`, which Slack sends back inside the
 signed submission. A submission with nothing picked is answered in the modal itself
@@ -20,14 +20,14 @@ from slack_bolt.async_app import AsyncApp
 from slack_sdk.errors import SlackApiError
 
 from bot.adapters.answering import UNAVAILABLE, answer_messages
-from bot.adapters.picking import choices, picked_parse, picker_refusal
 from bot.adapters.slack import errors
 from bot.adapters.slack.host import Ack, ListenerHost
 from bot.adapters.slack.replies import Respond, post_all, respond_all
-from bot.answers import Answer, Chat, Notice
-from bot.chat_subscriptions import PICKER
+from bot.chat.answers import Answer, Chat, Notice
+from bot.chat.picker import CADENCES, IMPACTS, Choices, EmptyPickError, Pick
+from bot.chat.picking import choices, picked_parse, picker_refusal
+from bot.chat.subscriptions import PICKER
 from bot.core.models import Format, Locale, Platform
-from bot.core.picker import CADENCES, IMPACTS, Choices, EmptyPickError, Pick
 from bot.core.render.picker_labels import picker_label
 from bot.logs import log
 

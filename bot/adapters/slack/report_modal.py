@@ -16,11 +16,11 @@ from typing import Any, Final
 from slack_sdk.errors import SlackApiError
 
 from bot.adapters.slack import errors
+from bot.core.digest.select import StoredReport
 from bot.core.models import Format, Locale
 from bot.core.render.flow import RenderedMessage
 from bot.core.render.labels import labels
 from bot.core.render.renderer import Renderer
-from bot.core.select import StoredReport
 from bot.logs import log
 
 logger = logging.getLogger("prdigest.slack")

@@ -40,8 +40,8 @@ from bot.adapters.telegram.updates import (
     webhook_endpoint,
 )
 from bot.adapters.work import WorkQueue
+from bot.chat.commands import COMMAND_MENU
 from bot.core.clock import Clock
-from bot.core.commands import COMMAND_MENU
 from bot.core.models import Locale
 from bot.core.render.labels import zh_command
 from bot.core.store.dedupe import forget_older_than

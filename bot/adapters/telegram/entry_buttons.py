@@ -21,7 +21,7 @@ from bot.adapters.base import AdapterDeps
 from bot.adapters.telegram.keyboard import MAX_ALERT_CHARS, ChatFactory, presser_is_admin
 from bot.adapters.telegram.reply import Replier
 from bot.adapters.telegram.updates import TelegramApp
-from bot.answers import Notice, render_notice
+from bot.chat.answers import Notice, render_notice
 from bot.core.models import Format
 from bot.core.render.actions import EntryAction, parse_action
 from bot.logs import log

@@ -39,8 +39,8 @@ from bot.adapters.telegram.members import (
 )
 from bot.adapters.telegram.reply import Replier
 from bot.adapters.telegram.updates import TelegramApp
-from bot.answers import Answer, Chat, Notice, Reply
-from bot.core.commands import COMMAND_MENU, VERB_ALIASES, UsageError, parse, parse_mention
+from bot.chat.answers import Answer, Chat, Notice, Reply
+from bot.chat.commands import COMMAND_MENU, VERB_ALIASES, UsageError, parse, parse_mention
 from bot.core.models import Format, Locale, Platform
 from bot.core.render.telegram import parse_callback_data
 from bot.core.store.dedupe import first_time_unless_down

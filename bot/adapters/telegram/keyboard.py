@@ -1,6 +1,6 @@
 """`/subscribe` with no arguments: an inline keyboard of the top tags (tap to toggle, ✅ marks
 a picked one) and a row of cadence buttons. A cadence button runs the typed command
-`subscribe QUERY at CADENCE` (bot/adapters/picking.py) and the keyboard message becomes its
+`subscribe QUERY at CADENCE` (bot/chat/picking.py) and the keyboard message becomes its
 answer (in a group, the announcement of who added what).
 
 The keyboard holds its own state: what is picked is read back from the message's buttons, so
@@ -31,13 +31,13 @@ from telegram.ext import CallbackQueryHandler, ContextTypes
 
 from bot.adapters.answering import answer_messages
 from bot.adapters.base import AdapterDeps
-from bot.adapters.picking import choices, picked_parse, picker_refusal
 from bot.adapters.telegram.members import ADMIN_STATUSES
 from bot.adapters.telegram.reply import Replier
 from bot.adapters.telegram.updates import TelegramApp
-from bot.answers import Answer, Chat, Notice, render_notice
+from bot.chat.answers import Answer, Chat, Notice, render_notice
+from bot.chat.picker import CADENCES, Pick
+from bot.chat.picking import choices, picked_parse, picker_refusal
 from bot.core.models import Format, Locale
-from bot.core.picker import CADENCES, Pick
 from bot.core.render.flow import RenderedMessage
 from bot.core.render.picker_labels import picker_label
 from bot.core.render.telegram import TELEGRAM_MAX_CALLBACK_BYTES

@@ -33,7 +33,7 @@ from telegram.ext import Application, BaseUpdateProcessor
 
 from bot.adapters.work import Admission, WorkQueue
 from bot.logs import log
-from bot.web import BodyTooLargeError, read_capped
+from bot.web.routes import BodyTooLargeError, read_capped
 
 logger = logging.getLogger("prdigest.telegram")
 

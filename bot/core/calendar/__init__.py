@@ -2,7 +2,6 @@
 fire time that falls on working time."""
 
 from bot.core.calendar.book import CalendarBook, CalendarSpec
-from bot.core.calendar.fires import NextFire, WorkingFire, next_working_fire
 from bot.core.calendar.holidays import (
     CalendarError,
     CountryHolidays,
@@ -31,13 +30,10 @@ __all__ = [
     "CountryHolidays",
     "HolidaySource",
     "IcsHolidays",
-    "NextFire",
     "QuietHours",
     "WorkingCalendar",
-    "WorkingFire",
     "check_country",
     "days_text",
     "load_ics",
-    "next_working_fire",
     "parse_workdays",
 ]

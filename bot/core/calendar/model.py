@@ -3,7 +3,7 @@
 A moment is *working* when, in the calendar's zone, its day is a workday (or a make-up working
 day of its country) that is not a holiday, and its time is outside the quiet hours and outside
 the timed events of its ICS file (each a quiet interval, `Block.until` its end). Nothing is
-sent at a moment that is not working (the scheduler's rule, bot/scheduler.py).
+sent at a moment that is not working (the scheduler's rule, bot/scheduling/tick.py).
 Quiet hours `22:00-08:00` hold from 22:00 up to, not including, 08:00, across midnight; a range
 whose start is before its end (`12:00-13:00`) stays within a day.
 """
@@ -21,7 +21,9 @@ from bot.core.calendar.holidays import CalendarError, HolidaySource
 
 WEEKDAYS: Final = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 EVERY_DAY: Final = frozenset(range(7))
-MAX_DAYS_AHEAD = 400  # how far next_working looks before saying there is no working time
+# How far any fire-time search looks ahead (next_working here, the cron and the working fire in
+# core/timing): a schedule must fire within a year, and a year of days off is no working time.
+MAX_DAYS_AHEAD = 366
 _RANGE = re.compile(r"^\s*([01]?\d|2[0-3]):([0-5]\d)\s*-\s*([01]?\d|2[0-3]):([0-5]\d)\s*$")
 
 

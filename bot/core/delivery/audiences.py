@@ -18,7 +18,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bot.core.delivery.runs import Part, Run
-from bot.core.select import Digest, DigestFilter, StoredReport, build_digest, default_title
+from bot.core.digest.select import Digest, DigestFilter, StoredReport, build_digest, default_title
 from bot.core.store.bulk import among
 from bot.core.store.tables import instant_posts
 

@@ -23,10 +23,10 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from bot.core.delivery.queue import Queued, lay_out, layout_for, prepare_topics, topics_of
 from bot.core.delivery.reading import entry_rows
 from bot.core.delivery.runs import PLATFORM_FORMAT, Run
+from bot.core.digest.select import Digest
 from bot.core.models import Layout, Verbosity
 from bot.core.render.options import DigestOptions
 from bot.core.render.renderer import Renderer
-from bot.core.select import Digest
 from bot.core.store.editions import EditionMessage, EntryRow, fill_editions, new_editions
 
 MEMO_MAX = 4096

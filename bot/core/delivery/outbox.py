@@ -48,12 +48,12 @@ from bot.core.delivery.runs import (
     take_parts,
     write_runs,
 )
-from bot.core.render.renderer import Renderer
-from bot.core.select import (
+from bot.core.digest.select import (
     DigestFilter,
     StoredReport,
     select_new,
 )
+from bot.core.render.renderer import Renderer
 from bot.core.store.db import redoable_write_transaction, writers_run_at_once
 from bot.core.store.reading import Marks, marks_in
 from bot.core.store.reports import WINDOW_LIMIT, WindowCache, count_after

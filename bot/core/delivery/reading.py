@@ -19,7 +19,7 @@ from datetime import datetime, timedelta
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from bot.core.select import Digest, DigestEntry, StoredReport, group_tag
+from bot.core.digest.select import Digest, DigestEntry, StoredReport, group_tag
 from bot.core.store.editions import EntryKind, EntryRow
 from bot.core.store.reading import (
     Marks,

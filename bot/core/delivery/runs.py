@@ -21,8 +21,8 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bot.core.delivery.ledger import RowStatus, RunStatus
 from bot.core.delivery.queue import Queued
+from bot.core.digest.select import Digest, StoredReport
 from bot.core.models import Format, Platform
-from bot.core.select import Digest, StoredReport
 from bot.core.store.bulk import among, insert_columns, insert_ignore_many, lock_rows
 from bot.core.store.editions import queue_editions
 from bot.core.store.subscriptions import Subscription

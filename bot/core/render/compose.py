@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
+from bot.core.digest.select import Digest, DigestEntry, TagGroup
+from bot.core.digest.synthesis import PRMention, Synthesis
 from bot.core.models import Layout, Locale, Verbosity
 from bot.core.render.flow import PlatformRenderer, RenderedMessage, fit_fields
 from bot.core.render.labels import labels
@@ -28,8 +30,6 @@ from bot.core.render.views import (
     group_label,
     header_view,
 )
-from bot.core.select import Digest, DigestEntry, TagGroup
-from bot.core.synthesis import PRMention, Synthesis
 
 SYNTH_REFS_MAX = 10  # PRs named on one hot-file or storyline line
 

@@ -16,6 +16,7 @@ from typing import Any, Generic, TypeVar
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
+from bot.core.digest.select import DigestEntry, StoredReport
 from bot.core.models import Locale, Section
 from bot.core.render.labels import labels
 from bot.core.render.sections import CUTTABLE_BLOCK_FIELDS, SPLITTABLE_KINDS, Block, section_blocks
@@ -32,7 +33,6 @@ from bot.core.render.views import (
     matched_names,
 )
 from bot.core.reports.model import Report
-from bot.core.select import DigestEntry, StoredReport
 
 C = TypeVar("C")
 V = TypeVar("V")

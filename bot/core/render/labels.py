@@ -183,7 +183,7 @@ _CHAT_WORDS: dict[Platform | None, dict[Locale, dict[str, str]]] = {
 }
 
 # The command menu and /help in Chinese: (arguments, one line), by command name. English is the
-# command table's own (bot/core/commands.py); a test checks both name the same commands.
+# command table's own (bot/chat/commands.py); a test checks both name the same commands.
 _ZH_COMMANDS: dict[str, tuple[str, str]] = {
     "start": ("", "这个机器人能做什么"),
     "pr": ("编号 [章节]", "查看 PR 报告：摘要、风险、文件…"),

@@ -12,6 +12,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+from bot.core.digest.select import Digest, StoredReport
 from bot.core.models import Format, Layout, Locale, Section
 from bot.core.render.compose import DigestComposer
 from bot.core.render.flow import PlatformRenderer, RenderedMessage
@@ -21,7 +22,6 @@ from bot.core.render.slack import SlackRenderer
 from bot.core.render.telegram import TelegramRenderer
 from bot.core.render.text import TextRenderer
 from bot.core.reports.model import Report
-from bot.core.select import Digest, StoredReport
 
 __all__ = ["RenderedMessage", "Renderer", "default_templates_dir"]
 

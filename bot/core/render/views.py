@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from datetime import date
 from urllib.parse import urlsplit
 
+from bot.core.digest.select import OTHER_TAG, Digest, StoredReport
 from bot.core.models import Locale, Verbosity
 from bot.core.render.labels import count_label
 from bot.core.reports.model import RecommendationLevel, Report
-from bot.core.select import OTHER_TAG, Digest, StoredReport
 
 LEAD_MIN = 24  # a lead shorter than this ("值得精读。") takes the next sentence too
 LEAD_MAX = 280  # code points; the full recommendation is one `/pr` away

@@ -18,8 +18,8 @@ from typing import Any
 from sqlalchemy import JSON, and_, func, literal, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from bot.core.digest.select import StoredReport
 from bot.core.reports.model import RecommendationLevel
-from bot.core.select import StoredReport
 from bot.core.store.bulk import among, insert_columns
 from bot.core.store.tables import digest_runs, edition_entries, edition_messages, editions, outbox
 

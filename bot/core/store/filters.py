@@ -10,7 +10,7 @@ import functools
 import json
 from typing import Any
 
-from bot.core.select import DigestFilter
+from bot.core.digest.select import DigestFilter
 
 
 def filter_to_json(flt: DigestFilter) -> dict[str, Any]:

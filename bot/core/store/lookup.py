@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from bot.core.digest.select import StoredReport
 from bot.core.reports.refs import PRRef
-from bot.core.select import StoredReport
 from bot.core.store.reports import ReportStore
 
 

@@ -18,9 +18,9 @@ from typing import Any
 from sqlalchemy import and_, delete, func, literal, or_, select, tuple_, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from bot.core.filter_query import fold
+from bot.core.digest.filter_query import fold
+from bot.core.digest.select import StoredReport
 from bot.core.models import Platform
-from bot.core.select import StoredReport
 from bot.core.store.bulk import among
 from bot.core.store.db import write_transaction
 from bot.core.store.editions import EntryKind

@@ -18,9 +18,9 @@ from sqlalchemy import Text, bindparam, cast, func, select, tuple_, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from bot.core.clock import Clock, utc_clock
+from bot.core.digest.select import StoredReport
 from bot.core.reports.model import STORED, Report
 from bot.core.reports.parser import content_hash
-from bot.core.select import StoredReport
 from bot.core.store.db import write_transaction
 from bot.core.store.errors import REFUSALS, is_outage, refusal_reason
 from bot.core.store.search import index_reports

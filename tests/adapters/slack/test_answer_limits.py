@@ -18,7 +18,7 @@ import pytest
 from bot.adapters import answering
 from bot.adapters.answering import MAX_ANSWER_MESSAGES
 from bot.adapters.slack.replies import RESPONSE_URL_USES
-from bot.answers import render_reply
+from bot.chat.answers import render_reply
 from bot.core.models import Locale
 from bot.core.render.labels import notice_text
 from tests.kits.answers import HUGE_NUMBER, break_store, huge_report

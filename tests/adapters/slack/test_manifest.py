@@ -10,7 +10,7 @@ import yaml
 
 from bot.adapters.slack.adapter import EVENTS_PATH
 from bot.adapters.slack.listeners import BUTTON_SECTIONS, SLASH_COMMAND
-from bot.core.commands import COMMAND_TABLE, Verb
+from bot.chat.commands import COMMAND_TABLE, Verb
 from tests.kits.paths import ROOT
 
 MANIFEST = ROOT / "deploy" / "slack-app-manifest.yaml"

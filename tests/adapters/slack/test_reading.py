@@ -20,11 +20,11 @@ from sqlalchemy import select
 
 from bot.adapters.slack.report_modal import NEXT_PAGE, PAGE_BLOCKS, report_view
 from bot.core.delivery.outbox import plan_digest
+from bot.core.digest.select import StoredReport
 from bot.core.models import Locale, Platform
 from bot.core.render.actions import ENTRY_ACTION_PREFIX, EntryAction, action_data
 from bot.core.render.flow import RenderedMessage
 from bot.core.reports.parser import parse_file
-from bot.core.select import StoredReport
 from bot.core.store.tables import digest_runs, reading_marks
 from tests.fakes.slack.api import PostedMessage
 from tests.fakes.slack.views import FakeView

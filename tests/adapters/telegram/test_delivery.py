@@ -21,9 +21,9 @@ from bot.core.clock import utc_clock
 from bot.core.delivery.deliverer import Deliverer, RetryAfter, Sent
 from bot.core.delivery.ledger import unfinished_count
 from bot.core.delivery.outbox import plan_digest
+from bot.core.digest.select import DigestFilter
 from bot.core.models import Locale, Platform
 from bot.core.render.renderer import Renderer
-from bot.core.select import DigestFilter
 from bot.core.store.destinations import DestinationStore
 from bot.core.store.reports import ReportStore
 from bot.core.store.status import collect

@@ -19,11 +19,11 @@ from bot.core.calendar import (
     CalendarError,
     WorkingCalendar,
     load_ics,
-    next_working_fire,
 )
 from bot.core.calendar.ics import MAX_EVENTS, MAX_HOLIDAY_DAYS, MAX_RULE_STEPS
 from bot.core.models import Platform
-from bot.cron import next_fire
+from bot.core.timing.cron import next_fire
+from bot.core.timing.working import next_working_fire
 from bot.settings import load_config
 
 BERLIN = ZoneInfo("Europe/Berlin")

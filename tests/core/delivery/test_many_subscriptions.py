@@ -14,7 +14,7 @@ from bot.core.render.renderer import Renderer
 from bot.core.store.reports import ReportStore
 from bot.core.store.subscriptions import SubscriptionStore
 from bot.core.store.tables import digest_runs, run_members
-from bot.scheduler import DigestTicker
+from bot.scheduling.tick import DigestTicker
 from tests.kits.delivery import (
     FakeClock,
     ScriptedSender,

@@ -15,14 +15,14 @@ from bot.core.delivery.plan_failures import (
     PLAN_TELL_AFTER,
     plan_retry_delay,
 )
+from bot.core.digest.select import Digest
 from bot.core.render.options import DigestPart
 from bot.core.render.renderer import Renderer
-from bot.core.select import Digest
 from bot.core.store.reports import ReportStore
 from bot.core.store.status import collect
 from bot.core.store.subscriptions import SubscriptionStore
 from bot.core.store.tables import destinations, outbox
-from bot.scheduler import DigestTicker
+from bot.scheduling.tick import DigestTicker
 from tests.kits.delivery import FakeClock, add_reports, channel, setup_destinations
 
 POISONED = "poisoned"

@@ -12,9 +12,9 @@ from typing import Any
 from bot.core.delivery.deliverer import Deliverer
 from bot.core.delivery.outbox import plan_digest
 from bot.core.delivery.reading import ReadingPolicy
+from bot.core.digest.select import Digest
 from bot.core.models import Platform
 from bot.core.reports.model import RecommendationLevel, Report
-from bot.core.select import Digest
 from bot.core.store.prune import prune
 from bot.core.store.reading import Mark, MarkKind, keys_in_message, put_mark, take_page
 from bot.core.store.reports import ReportStore

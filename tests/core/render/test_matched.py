@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 
+from bot.core.digest.select import DigestFilter, StoredReport, build_digest
 from bot.core.models import Format, Layout, Locale, Verbosity
 from bot.core.render.options import DigestOptions
 from bot.core.render.renderer import Renderer
 from bot.core.render.views import MATCHED_SHOWN, matched_names
 from bot.core.reports.model import RecommendationLevel, Report
-from bot.core.select import DigestFilter, StoredReport, build_digest
 from tests.kits.render import check_platform
 
 RENDERER = Renderer()

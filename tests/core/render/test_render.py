@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from bot.core.digest.select import DigestFilter, StoredReport, build_digest, select_new
 from bot.core.models import Format, Locale, Section
 from bot.core.render.actions import EntryAction, parse_action
 from bot.core.render.labels import UnknownNoticeError, labels
@@ -25,7 +26,6 @@ from bot.core.render.telegram import callback_data, parse_callback_data
 from bot.core.render.views import entry_view, lead_sentence, link_url
 from bot.core.reports.model import ImpactLevel, KeyFile, RecommendationLevel, RelatedPR, Report
 from bot.core.reports.parser import parse_file
-from bot.core.select import DigestFilter, StoredReport, build_digest, select_new
 from tests.fakes.telegram.html import utf16_len
 from tests.fakes.telegram.messages import parse_text
 from tests.kits.paths import GOLDEN, ROOT, SEED, TESTS

@@ -19,10 +19,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from bot.core.digest.select import DigestEntry, DigestFilter, StoredReport, build_digest
 from bot.core.models import Format, Layout, Locale, Section, Verbosity
 from bot.core.render.options import DigestOptions
 from bot.core.reports.model import ImpactLevel, KeyFile, RecommendationLevel, Report, Snippet
-from bot.core.select import DigestEntry, DigestFilter, StoredReport, build_digest
 from tests.kits.safety import FORMATS, LOCALES, RENDERER, SECTIONS, Deck, assert_safe, deal_report
 
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import re
 
+from bot.core.digest.select import DigestFilter, StoredReport, build_digest
 from bot.core.models import Format, Locale, Section
 from bot.core.render.renderer import Renderer
 from bot.core.reports.parser import parse_file
-from bot.core.select import DigestFilter, StoredReport, build_digest
 from tests.fakes.telegram.messages import parse_text
 from tests.kits.paths import SEED
 

@@ -23,7 +23,7 @@ from bot.core.store.tables import (
     processed_events,
     run_members,
 )
-from bot.scheduler import PRUNE_EVERY, DigestTicker
+from bot.scheduling.tick import PRUNE_EVERY, DigestTicker
 from tests.kits.delivery import FakeClock, channel, setup_destinations
 
 NOW = datetime(2026, 9, 1, 9, 30, tzinfo=UTC)

@@ -14,12 +14,12 @@ from datetime import UTC, datetime
 import pytest
 from sqlalchemy import delete
 
-import bot.core.search as search_module
+import bot.chat.search as search_module
+from bot.chat.search import search
 from bot.core.query import And, Text
 from bot.core.query.text import contains, normalize_text
 from bot.core.reports.model import Report
 from bot.core.reports.parser import parse_file
-from bot.core.search import search
 from bot.core.store.db import (
     HEAD_REVISION,
     create_engine,

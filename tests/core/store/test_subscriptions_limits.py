@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from bot.core.digest.select import DigestFilter
 from bot.core.models import Locale, Platform
-from bot.core.select import DigestFilter
 from bot.core.store.reports import ReportStore
 from bot.core.store.subscriptions import NewSubscription, SubscriptionStore
 from bot.core.store.subscriptions.limits import SubscriptionLimitReached, SubscriptionLimits

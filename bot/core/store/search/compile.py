@@ -62,7 +62,7 @@ class Compiled:
 
 @dataclass(frozen=True, slots=True)
 class RankTerms:
-    """What a query ranks by (core/search.py reads them off the query)."""
+    """What a query ranks by (chat/search.py reads them off the query)."""
 
     words: tuple[str, ...]  # positive words, each scored where found
     numbers: frozenset[int]  # PR numbers named exactly
@@ -238,7 +238,7 @@ def compile_query(
 def score(
     terms: RankTerms, *, dialect: str, seqs: Seqs | None = None, per_row: bool = False
 ) -> ColumnElement[Any]:
-    """The rank of a facets row, as core/search.py's ranker scores the report: EXACT_SCORE per
+    """The rank of a facets row, as chat/search.py's ranker scores the report: EXACT_SCORE per
     exact hit (number, tag, title), then TITLE/SUMMARY/OTHER_WEIGHT per word. `seqs` and
     `per_row` as for compile_query: the rows it ranks."""
 

@@ -18,10 +18,10 @@ from sqlalchemy import Text, and_, cast, delete, func, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from bot.core.clock import Clock, utc_clock
+from bot.core.digest.select import DigestFilter
 from bot.core.models import Locale, Platform
 from bot.core.query import parse, unparse
 from bot.core.query.known_tags import bare_words, read_known_tags
-from bot.core.select import DigestFilter
 from bot.core.store.db import insert_ignore, write_transaction
 from bot.core.store.destinations import ensure_destination
 from bot.core.store.filters import filter_from_json as filter_from_json

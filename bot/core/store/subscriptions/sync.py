@@ -21,8 +21,8 @@ from typing import Any
 from sqlalchemy import delete, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from bot.core.digest.select import DigestFilter
 from bot.core.models import Locale, Platform
-from bot.core.select import DigestFilter
 from bot.core.store.db import write_transaction
 from bot.core.store.destinations import ensure_destination
 from bot.core.store.subscriptions import (

@@ -13,18 +13,18 @@ from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager, nullcontext
 from datetime import datetime
 
-from bot.core.cadence import Cadence, CadenceError, parse_cadence
+from bot.chat.commands import Invocation, command_prefix
+from bot.chat.messages import Answer, Chat, Notice
+from bot.chat.replay import REPLAY_DAYS
+from bot.chat.search import search
+from bot.chat.search_gate import SearchGate
 from bot.core.calendar import WorkingCalendar
 from bot.core.clock import Clock, human_time
-from bot.core.commands import Invocation, command_prefix
+from bot.core.digest.select import DigestFilter
 from bot.core.models import Locale
 from bot.core.query import And, Field, Query, parse, unparse
 from bot.core.query.known_tags import bare_words, read_known_tags, tag_terms
 from bot.core.render.labels import notice_text
-from bot.core.replay import REPLAY_DAYS
-from bot.core.search import search
-from bot.core.search_gate import SearchGate
-from bot.core.select import DigestFilter
 from bot.core.store.known import known_tag_words, read_bare_tags
 from bot.core.store.reports import ReportStore
 from bot.core.store.runs import last_scheduled_time
@@ -37,8 +37,8 @@ from bot.core.store.subscriptions import (
     SubscriptionStore,
 )
 from bot.core.store.subscriptions.limits import SubscriptionLimitReached, SubscriptionLimits
-from bot.cron import CronError, next_fire, next_real_fire
-from bot.messages import Answer, Chat, Notice
+from bot.core.timing.cadence import Cadence, CadenceError, parse_cadence
+from bot.core.timing.cron import CronError, next_fire, next_real_fire
 from bot.settings import BotConfig
 
 PICKER = "picker"  # the answer to `subscribe` alone, for whoever may subscribe here
@@ -82,7 +82,7 @@ class SubscriptionVerbs:
         reports: ReportStore | None = None,  # `subscribe` says what it would have matched
         *,
         notes: bool = False,  # next times say which holidays they skip (the CLI's list)
-        gate: SearchGate | None = None,  # the chats' bound on searches at once (answers.py)
+        gate: SearchGate | None = None,  # the chats' bound on searches at once (chat/answers.py)
     ) -> None:
         self.store = store
         self.reports = reports

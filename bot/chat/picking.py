@@ -14,10 +14,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import partial
 
-from bot.answers import Answer, Answerer, Chat, Notice
-from bot.chat_subscriptions import PICKER
-from bot.core.commands import Invocation, Verb, parse
-from bot.core.picker import Choices, Pick, known_choices
+from bot.chat.answers import Answer, Answerer, Chat, Notice
+from bot.chat.commands import Invocation, Verb, parse
+from bot.chat.picker import Choices, Pick, known_choices
+from bot.chat.subscriptions import PICKER
 
 # What the Answerer answers `subscribe` alone with, once the admin and locked rules let it through.
 PICKER_ALLOWED = PICKER

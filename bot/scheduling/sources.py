@@ -20,7 +20,8 @@ from pathlib import Path
 
 import httpx
 
-from bot.core.ingest import (
+from bot.core.reports.tags import TagRule
+from bot.core.store.ingest import (
     BATCH_SIZE,
     MAX_REPORT_BYTES,
     TOO_LARGE,
@@ -32,7 +33,6 @@ from bot.core.ingest import (
     store_parsed,
     stored_or_failure,
 )
-from bot.core.reports.tags import TagRule
 from bot.core.store.reports import IngestOutcome, IngestResult, ReportStore
 from bot.logs import log
 from bot.settings import Source

@@ -17,7 +17,7 @@ import uvicorn
 from starlette.applications import Starlette
 
 from bot.app import Service
-from bot.lingering import LingeringH11Protocol
+from bot.web.lingering import LingeringH11Protocol
 
 # uvicorn's limits, so slow or idle clients cannot pin the server (a slow *body* is cut by
 # web.BODY_DEADLINE_SECONDS: 408).
@@ -68,7 +68,7 @@ def server_config(
     app: Starlette, host: str, port: int, lifespan: Literal["on", "off"] = "on"
 ) -> uvicorn.Config:
     """uvicorn's settings for prdigest: no access log, the limits above, and h11 with a
-    lingering close (bot.lingering), so an answer that cuts a body short is not lost."""
+    lingering close (bot.web.lingering), so an answer that cuts a body short is not lost."""
     return uvicorn.Config(
         app,
         http=LingeringH11Protocol,

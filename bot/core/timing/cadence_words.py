@@ -23,7 +23,7 @@ from typing import Final
 
 from bot.core.models import Locale
 from bot.core.render.picker_labels import picker_keys, picker_label
-from bot.core.schedules import HHMM
+from bot.core.timing.schedules import HHMM
 
 LABEL_PREFIX: Final = "cadence_"  # picker_labels' key of a cadence: `cadence_` + its canonical text
 CLOCK: Final = r"(?P<clock>(?!at\b)\S+)"  # any word but `at`: `daily at` stays unread

@@ -7,15 +7,14 @@ a config's `cadence:` holds:
   one cron (`daily 09:00` is `0 9 * * *`), so the scheduler only ever runs crons;
 - `now`: a matching PR is posted once, when it arrives (no fire times);
 - the pickers' wording, typed back (`every day at 09:00`, `每天 09:00`, `Fridays at 17:00`,
-  `立即`: bot.core.cadence_words): read as the canonical cadence it stands for, which is what
+  `立即`: bot.core.timing.cadence_words): read as the canonical cadence it stands for, which is what
   `Cadence.text` holds, so what is stored and echoed is `daily 09:00`;
 - a clock time, as `/schedule` and the config's `schedule:` read it: `09:00` is `0 9 * * *`,
   `09:00 mon-fri` is `0 9 * * mon-fri`. `schedule:` and `cadence:` take the same words.
 
-Fire times come from the cron engine through a port (`NextFire`, `bot.cron.next_fire` in the
-bot): the engine is cronsim, which the core must not import. The same engine checks the
-cron when it is parsed, so a cron that never fires (`0 9 31 2 *`) is refused here, as the
-config and the scheduler refuse it.
+Fire times come from the cron engine as a function (`NextFire`: `cron.next_fire`), so a
+test can give its own. The same engine checks the cron when it is parsed, so a cron that
+never fires (`0 9 31 2 *`) is refused here, as the config and the scheduler refuse it.
 
 Every error is a CadenceError whose message names what was wrong and how to write it.
 """
@@ -23,17 +22,16 @@ Every error is a CadenceError whose message names what was wrong and how to writ
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Final, Literal
 
-from bot.core.cadence_words import canonical_cadence
-from bot.core.schedules import HHMM, clock_cron, schedule_cron
+from bot.core.timing.cadence_words import canonical_cadence
+from bot.core.timing.horizon import NextFire
+from bot.core.timing.schedules import HHMM, clock_cron, schedule_cron
 
 # (cron, timezone, after) -> the first fire time >= after; ValueError if the cron is invalid
-# or never fires (bot.cron.next_fire, whose CronError is a ValueError).
-NextFire = Callable[[str, str, datetime], datetime]
+# or never fires (bot.core.timing.cron.next_fire, whose CronError is a ValueError).
 CadenceKind = Literal["cron", "now"]
 
 CRON_FIELDS: Final = 5

@@ -1,7 +1,7 @@
 """A cadence's coming fire times, each with why it is where it is (`prdigest cadence test`).
 
-Each fire is one the scheduler would send: the cron's fire times (bot/cron.py) on the working
-time of a calendar when one is given, so a fire held by a holiday, a day off or quiet hours
+Each fire is one the scheduler would send: the cron's fire times (cron.py) on the working time
+of a calendar when one is given, so a fire held by a holiday, a day off or quiet hours
 moves to the next fire on working time. A note says what moved it, and what a DST change did:
 a time inside a spring gap fired at the first instant after it, a repeated hour (fixed times
 fire once, at the first pass; interval schedules at both), the clocks changed since the last
@@ -18,8 +18,9 @@ from zoneinfo import ZoneInfo
 
 from cronsim import CronSim
 
-from bot.core.calendar import Block, BlockKind, WorkingCalendar, WorkingFire
-from bot.cron import is_fixed_time, next_fire, next_real_fire, normalize
+from bot.core.calendar import Block, BlockKind, WorkingCalendar
+from bot.core.timing.cron import is_fixed_time, next_fire, next_real_fire, normalize
+from bot.core.timing.working import WorkingFire
 
 MAX_COUNT: Final = 1000  # fires one listing may ask for
 _SECOND: Final = timedelta(seconds=1)

@@ -17,7 +17,7 @@ from typing import Any
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from bot import web
+from bot.web import routes as web
 
 
 class LingeringH11Protocol(H11Protocol):

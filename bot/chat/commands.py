@@ -2,7 +2,7 @@
 
 Slack's `/pr 7422 risks` and `/pr subscribe rollout`, Telegram's `/risks 7422` and
 `/subscribe rollout -ci`, and mentions like "@prdigest show risks for #7422" or "#7422 的风险"
-all become an `Invocation`. Parsing is pure; `bot/answers.py` executes invocations and returns
+all become an `Invocation`. Parsing is pure; `bot/chat/answers.py` executes invocations and returns
 data that the templates turn into words.
 """
 
@@ -15,12 +15,12 @@ from enum import StrEnum
 from typing import Final
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from bot.core.cadence_words import canonical_cadence
 from bot.core.models import Platform, Section
 from bot.core.query import Query, QueryError
 from bot.core.query import parse as parse_query
 from bot.core.reports.refs import BadRefError, PRRef, parse_ref
-from bot.core.schedules import clock_cron, is_days
+from bot.core.timing.cadence_words import canonical_cadence
+from bot.core.timing.schedules import clock_cron, is_days
 
 
 class Verb(StrEnum):

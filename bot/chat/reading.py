@@ -14,14 +14,15 @@ from zoneinfo import ZoneInfo
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from bot.chat.messages import Answer, Chat, DigestAnswer, Notice, SectionAnswer
 from bot.core.clock import Clock
 from bot.core.delivery.reading import ReadingPolicy
+from bot.core.digest.select import DigestFilter, StoredReport, build_digest
 from bot.core.models import Section
 from bot.core.render.actions import KEY_MAX, EntryAction, ascii_number
 from bot.core.render.labels import notice_text
 from bot.core.render.options import DigestOptions
 from bot.core.reports.refs import BadRefError, parse_ref
-from bot.core.select import DigestFilter, StoredReport, build_digest
 from bot.core.store.destinations import Destination, DestinationStore
 from bot.core.store.lookup import AmbiguousRefError, ReportNotFoundError, find_report
 from bot.core.store.reading import (
@@ -38,7 +39,6 @@ from bot.core.store.reading import (
 )
 from bot.core.store.reports import ReportStore
 from bot.core.store.subscriptions import SubscriptionStore
-from bot.messages import Answer, Chat, DigestAnswer, Notice, SectionAnswer
 from bot.settings import BotConfig
 
 DATE_FORMAT = "%Y-%m-%d"

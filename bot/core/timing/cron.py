@@ -19,7 +19,7 @@ tests/test_cron_grid.py:
   clock matches: every real 30 minutes across a change, twice in a repeated hour, and not in
   the hour that does not exist.
 
-Every search is bounded: the next fire time is looked for a year ahead (FIRE_HORIZON), the
+Every search is bounded: the next fire time is looked for a year ahead (HORIZON), the
 previous one `horizon_days` back. A schedule with no fire time within a year is refused
 (`next_fire` raises CronError, `never_fires`): chat, config and check-config alike.
 """
@@ -35,9 +35,10 @@ from zoneinfo import ZoneInfo
 
 from cronsim import CronSim, CronSimError
 
-from bot.core.calendar import HolidaySource, WorkingCalendar, WorkingFire, next_working_fire
+from bot.core.calendar import HolidaySource, WorkingCalendar
+from bot.core.timing.horizon import HORIZON
+from bot.core.timing.working import WorkingFire, next_working_fire
 
-FIRE_HORIZON: Final = timedelta(days=366)  # a schedule must fire within this span
 DST_SLACK: Final = timedelta(hours=3)  # more than any zone's clock change
 CRON_FIELDS: Final = 5
 FIELD_NAMES: Final = ("minute", "hour", "day of month", "month", "day of week")
@@ -209,7 +210,7 @@ def _bisect(zone: ZoneInfo, early: datetime, late: datetime) -> datetime:
 
 def next_fire(expr: str, timezone: str, after: datetime) -> datetime:
     """The first fire time ≥ after. CronError if the expression is invalid or has no fire
-    time within FIRE_HORIZON: chat, config and check-config refuse such a schedule alike."""
+    time within HORIZON: chat, config and check-config refuse such a schedule alike."""
     zone = ZoneInfo(timezone)
     # Compared in UTC: two times of one zone compare by their wall clocks, fold ignored.
     after = after.astimezone(UTC)
@@ -217,7 +218,7 @@ def next_fire(expr: str, timezone: str, after: datetime) -> datetime:
     # start in a repeated hour may answer the first pass, before `after`; those are skipped.
     start = after.replace(microsecond=0) - _ONE_SECOND
     for fire in _walk(expr, zone, start, reverse=False):
-        if fire > after + FIRE_HORIZON:
+        if fire > after + HORIZON:
             break
         if fire >= after:
             return fire

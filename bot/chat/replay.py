@@ -27,20 +27,20 @@ from zoneinfo import ZoneInfo
 
 from sqlalchemy import Select, and_, select
 
-from bot.core.cadence import Cadence
 from bot.core.delivery.outbox import PLATFORM_FORMAT
+from bot.core.digest.select import DigestFilter, StoredReport, build_digest
 from bot.core.models import Locale, Platform
 from bot.core.query import Query, matches, unparse
 from bot.core.query.evaluate import Prepared
 from bot.core.query.values import as_utc
 from bot.core.render.renderer import Renderer
 from bot.core.reports.model import STORED, Report
-from bot.core.select import DigestFilter, StoredReport, build_digest
 from bot.core.store.reports import ReportStore
 from bot.core.store.search import compile_query
 from bot.core.store.search.budget import DEFAULT_SECONDS, Deadline, budgeted
 from bot.core.store.tables import report_facets as facets
 from bot.core.store.tables import reports
+from bot.core.timing.cadence import Cadence
 
 REPLAY_DAYS: Final = 30
 NEWEST: Final = 5  # matches shown, newest first

@@ -1,24 +1,21 @@
 """A subscription's next *real* fire time: its cron's next fire that falls on working time.
 
-The cron engine comes in through a port (`NextFire`, bot.cron.next_fire in the bot), as in
-bot/core/cadence.py. A fire that is not working time is skipped by jumping to the calendar's
-next working moment and asking the cron again from there, so a week of holidays costs a few
-calls, whatever the cron's frequency.
+The cron engine comes in as a function (`NextFire`: `cron.next_fire`), as in cadence.py.
+A fire that is not working time is skipped by jumping to the calendar's next working moment
+and asking the cron again from there, so a week of holidays costs a few calls, whatever the
+cron's frequency.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from typing import Final
 from zoneinfo import ZoneInfo
 
 from bot.core.calendar.model import Block, BlockKind, WorkingCalendar
+from bot.core.timing.horizon import HORIZON, NextFire
 
-# (cron, timezone, after) -> the first fire time >= after; ValueError if none within a year.
-NextFire = Callable[[str, str, datetime], datetime]
-SEARCH_HORIZON: Final = timedelta(days=366)
 NAMES_SHOWN: Final = 2
 
 
@@ -49,7 +46,7 @@ def next_working_fire(
     (an invalid cron, or one that never fires)."""
     skipped: list[Block] = []
     cursor = after
-    while cursor < after + SEARCH_HORIZON:
+    while cursor < after + HORIZON:
         fire = fires(cron, tz, cursor)
         block = calendar.block(fire)
         if block is None:

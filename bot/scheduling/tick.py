@@ -12,7 +12,8 @@ takes part when something new matches it. That gives, with no extra machinery:
   watermark);
 - replicas: every replica may plan the same (destination, time); the unique run row lets one win;
 - subscription changes from chat take effect on the next tick, no job rebuild.
-Cron arithmetic (crontab's days, IANA zones, DST) is bot/cron.py's (cronsim's), not APScheduler's.
+Cron arithmetic (crontab's days, IANA zones, DST) is bot/core/timing/cron.py's (cronsim's),
+not APScheduler's.
 
 Each destination keeps a working calendar (bot/core/calendar: workdays, quiet hours, holidays;
 none configured means every moment is working time, as before). A digest is planned only when
@@ -45,20 +46,23 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bot.core.ahead import read_ahead
-from bot.core.calendar import Block, CalendarBook, HolidaySource, WorkingCalendar, WorkingFire
+from bot.core.calendar import Block, CalendarBook, HolidaySource, WorkingCalendar
 from bot.core.clock import Clock, human_time, utc_clock
-from bot.core.collect import fewer_collections
+from bot.core.delivery.ahead import read_ahead
+from bot.core.delivery.collect import fewer_collections
 from bot.core.delivery.outbox import Due, PlannedRun, TickPlan, covered_seq, plan_pages
 from bot.core.delivery.reading import DEFAULT_READING, ReadingPolicy
+from bot.core.digest.select import select_new
 from bot.core.render.renderer import Renderer
-from bot.core.select import select_new
 from bot.core.store.prune import prune
 from bot.core.store.reports import ReportStore, WindowCache
 from bot.core.store.runs import last_scheduled_times
 from bot.core.store.subscriptions import Subscription, SubscriptionStore
-from bot.cron import CronError, next_fire, next_real_fire, previous_real_fire
-from bot.cron import cadence_over_a_day as cadence_over_a_day  # `prdigest digest` asks it too
+from bot.core.timing.cron import CronError, next_fire, next_real_fire, previous_real_fire
+from bot.core.timing.cron import (
+    cadence_over_a_day as cadence_over_a_day,  # `prdigest digest` asks it too
+)
+from bot.core.timing.working import WorkingFire
 from bot.logs import log
 
 logger = logging.getLogger("prdigest.scheduler")

@@ -10,24 +10,26 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
 
-from bot.chat_subscriptions import SubscriptionVerbs
+from bot.chat.commands import SPECS, Invocation, UsageError, Verb, command_prefix
+from bot.chat.messages import Answer, Chat, DigestAnswer, Notice, Reply, SectionAnswer
+from bot.chat.reading import ReadingVerbs
+from bot.chat.replay import REPLAY_DAYS, replay
+from bot.chat.search import search
+from bot.chat.search_gate import SearchBusy, SearchGate
+from bot.chat.subscriptions import SubscriptionVerbs
 from bot.core.clock import Clock
-from bot.core.commands import SPECS, Invocation, UsageError, Verb, command_prefix
+from bot.core.digest.select import (
+    DigestFilter,
+    build_digest,
+    default_title,
+    select_new,
+)
 from bot.core.models import Format, Locale, Platform
 from bot.core.query.known_tags import bare_words
 from bot.core.render.actions import EntryAction
 from bot.core.render.labels import chat_words, zh_command
 from bot.core.render.renderer import RenderedMessage, Renderer
 from bot.core.render.results import narrower, result_notice
-from bot.core.replay import REPLAY_DAYS, replay
-from bot.core.search import search
-from bot.core.search_gate import SearchBusy, SearchGate
-from bot.core.select import (
-    DigestFilter,
-    build_digest,
-    default_title,
-    select_new,
-)
 from bot.core.store.destinations import DestinationStore
 from bot.core.store.known import tags_known
 from bot.core.store.lookup import AmbiguousRefError, ReportNotFoundError, find_report
@@ -35,8 +37,6 @@ from bot.core.store.reports import ReportStore
 from bot.core.store.search.budget import QueryTooComplex, QueryTooSlow
 from bot.core.store.status import collect
 from bot.core.store.subscriptions import SubscriptionStore
-from bot.messages import Answer, Chat, DigestAnswer, Notice, Reply, SectionAnswer
-from bot.reading import ReadingVerbs
 from bot.settings import BotConfig
 
 __all__ = ["Answer", "Answerer", "Chat", "DigestAnswer", "Notice", "Reply", "SectionAnswer"]

@@ -7,7 +7,7 @@ must-read first, then impact high → low, then merge time; at most `max_items` 
 rest counted as "+N more"; and a rollup for the header: the counts, and the risk flags that
 two or more PRs share (compared after folding case, width and punctuation). A digest whose PRs
 come from more than one repo names each entry's repo (`show_repo`); `synthesis=True` adds the
-weekly synthesis of every item (bot/core/synthesis.py).
+weekly synthesis of every item (bot/core/digest/synthesis.py).
 """
 
 from __future__ import annotations
@@ -18,11 +18,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import lru_cache
 
-from bot.core.filter_query import Plan, filter_query, fold, listed_query, plan_for, repo_key
+from bot.core.digest.filter_query import Plan, filter_query, fold, listed_query, plan_for, repo_key
+from bot.core.digest.synthesis import Synthesis, synthesize
 from bot.core.query import Query
 from bot.core.query.evaluate import Prepared
 from bot.core.reports.model import ImpactLevel, RecommendationLevel, Report
-from bot.core.synthesis import Synthesis, synthesize
 from bot.settings import Channel
 
 OTHER_TAG = "other"

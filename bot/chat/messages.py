@@ -6,9 +6,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import date
 
+from bot.core.digest.select import Digest, StoredReport
 from bot.core.models import Locale, Platform, Section
 from bot.core.render.options import DigestOptions
-from bot.core.select import Digest, StoredReport
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,14 +20,14 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from bot.core.ingest import MAX_REPORT_BYTES, off_loop_if_large
 from bot.core.reports.parser import NotAReportError, ParseResult, parse_json, parse_markdown
 from bot.core.reports.tags import TagRule
 from bot.core.store.errors import is_outage
 from bot.core.store.health import store_problem
+from bot.core.store.ingest import MAX_REPORT_BYTES, off_loop_if_large
 from bot.core.store.reports import IngestOutcome, IngestResult, ReportStore, StoreRejection
 from bot.logs import log
-from bot.metrics import Metrics
+from bot.web.metrics import Metrics
 
 logger = logging.getLogger("prdigest.web")
 
@@ -82,7 +82,7 @@ class BodyTimeoutError(HTTPException):
     """The body did not arrive within BODY_DEADLINE_SECONDS. An HTTPException, so every route
     that reads with `read_capped` answers 408 without catching it; `Connection: close` makes
     the server close the connection instead of waiting for the rest of the body (lingering,
-    bot.lingering: a client still sending reads the 408, not a reset)."""
+    bot.web.lingering: a client still sending reads the 408, not a reset)."""
 
     def __init__(self) -> None:
         detail = f"request body not received within {BODY_DEADLINE_SECONDS:g} s"
