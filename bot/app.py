@@ -33,13 +33,13 @@ from bot.context import Context
 from bot.core.clock import Clock, utc_clock
 from bot.core.delivery.deliverer import Deliverer, Outcome, Sender
 from bot.core.delivery.ledger import Claimed, unfinished_count
+from bot.core.logs import log, observe
 from bot.core.models import Platform
 from bot.core.render.renderer import Renderer
 from bot.core.store.destinations import DestinationStore
 from bot.core.store.errors import is_outage
 from bot.core.store.runs import last_scheduled_time
 from bot.core.store.subscriptions import SubscriptionStore
-from bot.logs import log, observe
 from bot.scheduling.sources import SourcePoller, make_pollers
 from bot.scheduling.tick import DigestTicker, build_scheduler, next_digest, quiet_note
 from bot.settings import ConfigError

@@ -8,7 +8,6 @@ whatever field or exception text they end up in.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import re
@@ -16,6 +15,10 @@ import sys
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any
+
+from bot.core.logs import log, observe
+
+__all__ = ["JsonFormatter", "TextFormatter", "log", "observe", "setup_logging"]
 
 _TOKEN_SHAPES = re.compile(
     r"(xox[abposr]-[A-Za-z0-9-]{6,}|xapp-[A-Za-z0-9-]{6,}|\b\d{6,12}:[A-Za-z0-9_-]{30,}\b|"
@@ -83,21 +86,3 @@ def setup_logging(
     root.setLevel(level)
     for noisy in ("httpx", "httpcore", "aiosqlite", "apscheduler", "uvicorn.access", "alembic"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
-
-
-def log(logger: logging.Logger, event: str, level: int = logging.INFO, /, **fields: Any) -> None:
-    logger.log(level, event, extra={"event": event, "fields": fields})
-
-
-def observe(task: asyncio.Task[Any], logger: logging.Logger, event: str) -> None:
-    """Log the error a background task ends with, so that none is left for "Task exception
-    was never retrieved" (a cancelled task is not an error)."""
-
-    def done(finished: asyncio.Task[Any]) -> None:
-        if finished.cancelled():
-            return
-        exc = finished.exception()
-        if exc is not None:
-            log(logger, event, logging.ERROR, error=repr(exc)[:500])
-
-    task.add_done_callback(done)

@@ -8,7 +8,7 @@ import logging
 
 import pytest
 
-from bot.logs import observe
+from bot.core.logs import observe
 
 logger = logging.getLogger("prdigest.test")
 

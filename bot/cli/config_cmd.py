@@ -17,7 +17,6 @@ from bot.cli.common import CliError, Command
 from bot.context import database_line, load, open_context
 from bot.core.calendar import WorkingCalendar
 from bot.core.clock import Clock, utc_clock
-from bot.core.digest.select import DigestFilter
 from bot.core.models import Platform
 from bot.core.query import unparse
 from bot.core.query.parser import MAX_TERMS
@@ -154,8 +153,8 @@ def _subscription_lines(config: BotConfig, now: datetime) -> list[str]:
             lines.append(f"  calendar: {calendar.describe()}")
         # repos, tags, exclude_tags and query: as the digest reads them (bare words that
         # name a tag rule's tag read as tags; the store's tags are read when the bot starts)
-        read = channel_query(channel, config.rule_tags())
-        query = DigestFilter.from_channel(channel, read).query_ast
+        read = channel_query(channel.query or "", config.rule_tags())
+        query = channel.digest_filter(read).query_ast
         if query is not None:
             lines.append(f"  query:   {unparse(query)}")
         lines.append(f"  layout:  {channel.layout.value}, verbosity {channel.verbosity.value}")

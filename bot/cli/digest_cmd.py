@@ -16,7 +16,7 @@ from bot.core.clock import human_time, utc_clock
 from bot.core.delivery.deliverer import Deliverer
 from bot.core.delivery.ledger import unfinished_count
 from bot.core.delivery.outbox import plan_digest
-from bot.core.digest.select import DigestFilter, build_digest, default_title, select_new
+from bot.core.digest.select import build_digest, default_title, select_new
 from bot.core.models import Format
 from bot.core.render.options import DigestOptions
 from bot.core.render.renderer import Renderer
@@ -57,7 +57,7 @@ async def _dry_run(ctx: Context, channel: Channel, fmt: Format) -> int:
     existing = found[0] if found else None
     watermark = existing.watermark if existing else 0
     # the filter the bot keeps for it (its query's bare tags read at start), as delivered
-    flt = existing.filter if existing else DigestFilter.from_channel(channel)
+    flt = existing.filter if existing else channel.digest_filter()
     window = await ctx.reports.since(watermark)
     tz = channel.timezone or ctx.config.timezone
     weekly = channel.schedule != NOW and cadence_over_a_day(channel.schedule, tz, utc_clock())

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import httpx
 
+from bot.core.logs import log
 from bot.core.reports.tags import TagRule
 from bot.core.store.ingest import (
     BATCH_SIZE,
@@ -34,7 +35,6 @@ from bot.core.store.ingest import (
     stored_or_failure,
 )
 from bot.core.store.reports import IngestOutcome, IngestResult, ReportStore
-from bot.logs import log
 from bot.settings import Source
 
 logger = logging.getLogger("prdigest.sources")

@@ -53,6 +53,7 @@ from bot.core.delivery.collect import fewer_collections
 from bot.core.delivery.outbox import Due, PlannedRun, TickPlan, covered_seq, plan_pages
 from bot.core.delivery.reading import DEFAULT_READING, ReadingPolicy
 from bot.core.digest.select import select_new
+from bot.core.logs import log
 from bot.core.render.renderer import Renderer
 from bot.core.store.prune import prune
 from bot.core.store.reports import ReportStore, WindowCache
@@ -63,7 +64,6 @@ from bot.core.timing.cron import (
     cadence_over_a_day as cadence_over_a_day,  # `prdigest digest` asks it too
 )
 from bot.core.timing.working import WorkingFire
-from bot.logs import log
 
 logger = logging.getLogger("prdigest.scheduler")
 

@@ -24,8 +24,10 @@ from pydantic import (
 )
 
 from bot.core.calendar import CalendarBook
+from bot.core.digest.select import DigestFilter
 from bot.core.models import Layout, Locale, Platform, Verbosity
 from bot.core.query.reading import tag_text
+from bot.core.store.subscriptions import ChannelSpec
 from bot.settings.calendars import CalendarConfig, calendar_book, shared_calendar_problem
 from bot.settings.errors import describe_config_error
 from bot.settings.search import SearchConfig
@@ -161,6 +163,16 @@ class Channel(_Frozen):
     def _cadence(cls, data: Any) -> Any:
         return read_cadence(data)
 
+    def digest_filter(self, query: str | None = None) -> DigestFilter:
+        """The channel's filter; `query` in place of its `query:` (its known tags read)."""
+        return DigestFilter(
+            repos=tuple(self.repos),
+            tags=tuple(self.tags),
+            exclude_tags=tuple(self.exclude_tags),
+            max_items=self.max_items,
+            query=self.query or "" if query is None else query,
+        )
+
     @model_validator(mode="after")
     def _topics_need_telegram(self) -> Self:
         if self.layout is Layout.TOPICS and self.platform is not Platform.TELEGRAM:
@@ -219,6 +231,26 @@ class BotConfig(_Frozen):
 
     def channel_locale(self, channel: Channel) -> Locale:
         return channel.locale or self.locale
+
+    def channel_specs(self) -> tuple[ChannelSpec, ...]:
+        """The channels as the subscription store syncs them, in plain values."""
+        return tuple(
+            ChannelSpec(
+                platform=channel.platform,
+                target=channel.target,
+                name=channel.name,
+                filter=channel.digest_filter(),
+                schedule=channel.schedule,
+                cadence=channel.cadence or channel.schedule,
+                timezone=self.channel_timezone(channel),
+                locale=self.channel_locale(channel),
+                layout=channel.layout.value,
+                verbosity=channel.verbosity.value,
+                post_empty=channel.post_empty,
+                locked=channel.locked,
+            )
+            for channel in self.channels
+        )
 
     def rule_tags(self) -> frozenset[str]:
         """The tags the config's tag rules give, as the query language compares them."""

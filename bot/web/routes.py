@@ -20,13 +20,13 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import BaseRoute, Route
 
+from bot.core.logs import log
 from bot.core.reports.parser import NotAReportError, ParseResult, parse_json, parse_markdown
 from bot.core.reports.tags import TagRule
 from bot.core.store.errors import is_outage
 from bot.core.store.health import store_problem
 from bot.core.store.ingest import MAX_REPORT_BYTES, off_loop_if_large
 from bot.core.store.reports import IngestOutcome, IngestResult, ReportStore, StoreRejection
-from bot.logs import log
 from bot.web.metrics import Metrics
 
 logger = logging.getLogger("prdigest.web")

@@ -43,7 +43,7 @@ def test_a_query_is_accepted_beside_the_other_filters_and_anded_with_them(
     )
     [channel] = load_config(path).channels
     assert channel.query == "risk:fp8 OR impact>=high"
-    flt = DigestFilter.from_channel(channel)
+    flt = channel.digest_filter()
     assert flt.query == channel.query
     assert flt.query_ast is not None
     assert unparse(flt.query_ast) == "repo:verl-project/verl tag:rollout (risk:fp8 OR impact>=high)"

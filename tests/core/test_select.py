@@ -69,7 +69,7 @@ def test_filter_is_built_from_the_channel_config() -> None:
         max_items=12,
     )
 
-    flt = DigestFilter.from_channel(channel)
+    flt = channel.digest_filter()
 
     assert flt == DigestFilter(("verl-project/verl",), ("rollout", "sglang"), ("ci",), 12)
 

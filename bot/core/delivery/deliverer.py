@@ -40,9 +40,9 @@ from bot.core.delivery.outcomes import (
     Withheld,
 )
 from bot.core.delivery.pacing import make_pace
+from bot.core.logs import log, observe
 from bot.core.models import Platform
 from bot.core.store.errors import is_outage
-from bot.logs import log, observe
 
 logger = logging.getLogger("prdigest.delivery")
 

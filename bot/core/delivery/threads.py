@@ -25,9 +25,9 @@ from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.core.delivery.ledger import Claimed, RowStatus
+from bot.core.logs import log
 from bot.core.store.db import write_transaction
 from bot.core.store.tables import destinations, forum_topics, outbox
-from bot.logs import log
 
 logger = logging.getLogger("prdigest.delivery")
 

@@ -23,7 +23,6 @@ from bot.core.digest.synthesis import Synthesis, synthesize
 from bot.core.query import Query
 from bot.core.query.evaluate import Prepared
 from bot.core.reports.model import ImpactLevel, RecommendationLevel, Report
-from bot.settings import Channel
 
 OTHER_TAG = "other"
 TOP_FLAGS = 5
@@ -88,17 +87,6 @@ class DigestFilter:
         """Worked out once: a tick hashes a filter several times per destination (the picks,
         the audience, the edition are keyed by it)."""
         return self._hash
-
-    @classmethod
-    def from_channel(cls, channel: Channel, query: str | None = None) -> DigestFilter:
-        """The channel's filter; `query` in place of its `query:` (as read_bare_tags read it)."""
-        return cls(
-            repos=tuple(channel.repos),
-            tags=tuple(channel.tags),
-            exclude_tags=tuple(channel.exclude_tags),
-            max_items=channel.max_items,
-            query=channel.query or "" if query is None else query,
-        )
 
     @property
     def query_ast(self) -> Query | None:

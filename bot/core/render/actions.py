@@ -18,9 +18,9 @@ from enum import StrEnum
 from typing import Final
 
 from bot.core.digest.filter_query import fold
+from bot.core.logs import log
 from bot.core.store.bounds import max_chars, max_int
 from bot.core.store.tables import digest_runs, edition_entries, reading_marks, reports
-from bot.logs import log
 
 logger = logging.getLogger("prdigest.actions")
 

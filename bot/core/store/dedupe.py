@@ -16,11 +16,11 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.core.clock import Clock, utc_clock
+from bot.core.logs import log
 from bot.core.store.db import write_transaction
 from bot.core.store.errors import is_outage
 from bot.core.store.health import store_problem
 from bot.core.store.tables import processed_events
-from bot.logs import log
 
 logger = logging.getLogger("prdigest.store")
 

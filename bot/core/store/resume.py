@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import logging
 
+from bot.core.logs import log
 from bot.core.models import Platform
 from bot.core.store.destinations import Destination, DestinationStore
-from bot.logs import log
 
 logger = logging.getLogger("prdigest.destinations")
 

@@ -9,10 +9,10 @@ from "now", so it is not flooded with the whole history. Every change a chat mak
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Collection
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Collection, Sequence
+from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 from sqlalchemy import Text, and_, cast, delete, func, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
@@ -31,7 +31,6 @@ from bot.core.store.known import known_tag_words
 from bot.core.store.subscriptions.changes import Change, recent_changes, record_change
 from bot.core.store.subscriptions.limits import SubscriptionLimits, check_limits
 from bot.core.store.tables import counters, destinations, subscriptions
-from bot.settings import BotConfig, Channel
 
 CONFIG = "config"
 CHAT = "chat"
@@ -120,40 +119,69 @@ def _from_row(row: Any) -> Subscription:
     )  # fmt: skip
 
 
-def _channel_values(config: BotConfig, channel: Channel, query: str) -> dict[str, Any]:
+@dataclass(frozen=True, slots=True)
+class ChannelSpec:
+    """A config channel as its subscription stores it, in plain values (the settings build
+    these: `BotConfig.channel_specs`)."""
+
+    platform: Platform
+    target: str
+    name: str
+    filter: DigestFilter  # its `query:` as written; the sync reads its known tags
+    schedule: str
+    cadence: str
+    timezone: str
+    locale: Locale
+    layout: str
+    verbosity: str
+    post_empty: bool
+    locked: bool
+
+
+class ConfigChannels(Protocol):
+    """What `sync_config` reads of a config: its channels and the tags its tag rules give."""
+
+    def channel_specs(self) -> Sequence[ChannelSpec]: ...
+
+    def rule_tags(self) -> frozenset[str]: ...
+
+
+def _channel_values(spec: ChannelSpec, query: str) -> dict[str, Any]:
     return {
         "origin": CONFIG,
-        "filters": filter_to_json(DigestFilter.from_channel(channel, query)),
-        "schedule": channel.schedule,
-        "cadence": channel.cadence or channel.schedule,
-        "timezone": config.channel_timezone(channel),
-        "locale": config.channel_locale(channel).value,
-        "layout": channel.layout.value,
-        "verbosity": channel.verbosity.value,
-        "post_empty": channel.post_empty,
-        "locked": channel.locked,
+        "filters": filter_to_json(replace(spec.filter, query=query)),
+        "schedule": spec.schedule,
+        "cadence": spec.cadence,
+        "timezone": spec.timezone,
+        "locale": spec.locale.value,
+        "layout": spec.layout,
+        "verbosity": spec.verbosity,
+        "post_empty": spec.post_empty,
+        "locked": spec.locked,
     }
 
 
-def channel_query(channel: Channel, known: Collection[str]) -> str:
-    """The channel's `query:` as its subscription keeps it: the unquoted bare words that are
-    in `known` (tags a tag rule gives or a stored report carries) read as tags."""
-    if not channel.query:
+def channel_query(text: str, known: Collection[str]) -> str:
+    """A channel's `query:` as its subscription keeps it: the unquoted bare words that are in
+    `known` (tags a tag rule gives or a stored report carries) read as tags."""
+    if not text:
         return ""
-    query = parse(channel.query, max_terms=None)
+    query = parse(text, max_terms=None)
     read = read_known_tags(query, known)
-    return channel.query if read == query else unparse(read)
+    return text if read == query else unparse(read)
 
 
-async def _known_tags(engine: AsyncEngine, config: BotConfig) -> set[str]:
+async def _known_tags(
+    engine: AsyncEngine, specs: Sequence[ChannelSpec], rules: frozenset[str]
+) -> set[str]:
     """The bare words of the channels' queries that name a known tag."""
     words = {
         word
-        for channel in config.channels
-        if channel.query
-        for word in bare_words(parse(channel.query, max_terms=None))
+        for spec in specs
+        if spec.filter.query
+        for word in bare_words(parse(spec.filter.query, max_terms=None))
     }
-    return await known_tag_words(engine, words, config.rule_tags())
+    return await known_tag_words(engine, words, rules)
 
 
 async def _next_number(conn: AsyncConnection, destination_id: int) -> int:
@@ -183,21 +211,22 @@ class SubscriptionStore:
         self.engine = engine
         self.clock = clock
 
-    async def sync_config(self, config: BotConfig) -> list[Subscription]:
+    async def sync_config(self, config: ConfigChannels) -> list[Subscription]:
         """One subscription per config channel, in the destination of its target; a config
         subscription whose channel left the config is removed. Returns the config's."""
         now = self.clock()
         kept: dict[int, set[str]] = {}
-        known = await _known_tags(self.engine, config)
-        queries = [channel_query(channel, known) for channel in config.channels]
+        specs = config.channel_specs()
+        known = await _known_tags(self.engine, specs, config.rule_tags())
+        queries = [channel_query(spec.filter.query, known) for spec in specs]
         async with write_transaction(self.engine) as conn:
-            for channel, query in zip(config.channels, queries, strict=True):
-                dest_id = await ensure_destination(conn, channel.platform, channel.target, now)
-                kept.setdefault(dest_id, set()).add(channel.name)
-                values = _channel_values(config, channel, query)
+            for spec, query in zip(specs, queries, strict=True):
+                dest_id = await ensure_destination(conn, spec.platform, spec.target, now)
+                kept.setdefault(dest_id, set()).add(spec.name)
+                values = _channel_values(spec, query)
                 where = and_(
                     subscriptions.c.destination_id == dest_id,
-                    subscriptions.c.name == channel.name,
+                    subscriptions.c.name == spec.name,
                 )
                 done = await conn.execute(
                     update(subscriptions).where(where).values(updated_at=now, **values)
@@ -207,7 +236,7 @@ class SubscriptionStore:
                 fresh = {
                     "destination_id": dest_id,
                     "number": await _next_number(conn, dest_id),
-                    "name": channel.name,
+                    "name": spec.name,
                     "watermark": 0,
                     "owner": None,
                     "created_at": now,
