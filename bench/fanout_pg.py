@@ -35,7 +35,7 @@ from bench.fanout import (  # noqa: E402
 )
 from bench.fanout_setup import NEW_REPORTS, prepare  # noqa: E402
 from bench.pg import postgres_schema  # noqa: E402
-from bot.core.store.db import create_engine  # noqa: E402
+from bot.core.store.sql.db import create_engine  # noqa: E402
 
 REPLICAS = 3
 FULL_CHATS = 10_000

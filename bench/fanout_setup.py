@@ -22,11 +22,11 @@ from bot.core.delivery.outbox import Due, TickPlan, plan_runs
 from bot.core.digest.select import DigestFilter
 from bot.core.models import Locale, Platform
 from bot.core.render.renderer import Renderer
-from bot.core.store.db import create_engine, migrate, write_transaction
 from bot.core.store.editions import PAYLOAD
 from bot.core.store.reports import ReportStore, WindowCache
+from bot.core.store.sql.db import create_engine, migrate, write_transaction
+from bot.core.store.sql.tables import destinations, outbox, subscriptions
 from bot.core.store.subscriptions import SubscriptionStore, filter_to_json
-from bot.core.store.tables import destinations, outbox, subscriptions
 
 GROUP_SHARE = 0.3  # the rest are private chats
 NEW_REPORTS = 500

@@ -63,9 +63,9 @@ def _phase_markdown_it(folder: Path) -> None:
 
 
 def _phase_ingest(folder: Path) -> None:
-    from bot.core.store.db import create_engine, migrate
     from bot.core.store.ingest import ingest_paths
     from bot.core.store.reports import ReportStore
+    from bot.core.store.sql.db import create_engine, migrate
 
     async def go() -> None:
         engine = create_engine(f"sqlite:///{folder.parent / 'bench.db'}")

@@ -29,9 +29,9 @@ if str(ROOT) not in sys.path:
 from bench import ingest  # noqa: E402
 from bench.rss import peak_rss_mb  # noqa: E402
 from bot.core.reports.model import Report  # noqa: E402
-from bot.core.reports.parser import parse_file  # noqa: E402
-from bot.core.store.db import create_engine, migrate  # noqa: E402
+from bot.core.reports.parse.parser import parse_file  # noqa: E402
 from bot.core.store.reports import WINDOW_LIMIT, ReportStore  # noqa: E402
+from bot.core.store.sql.db import create_engine, migrate  # noqa: E402
 from tests.fakes.slack.api import FakeSlack  # noqa: E402
 from tests.kits.servers import Server, SignedSlack  # noqa: E402
 

@@ -11,7 +11,7 @@ from contextlib import asynccontextmanager
 from sqlalchemy import text
 from sqlalchemy.exc import OperationalError
 
-from bot.core.store.db import create_engine
+from bot.core.store.sql.db import create_engine
 
 PG_ENV = "BOT_BENCH_DATABASE_URL"
 PG_DEFAULT = "postgresql+psycopg://postgres@127.0.0.1:5432/test"

@@ -38,10 +38,10 @@ from bench.render import make_reports  # noqa: E402
 from bench.rss import peak_rss_mb  # noqa: E402
 from bot.core.models import Locale, Platform  # noqa: E402
 from bot.core.render.renderer import Renderer  # noqa: E402
-from bot.core.store.db import create_engine, migrate, write_transaction  # noqa: E402
 from bot.core.store.reports import ReportStore  # noqa: E402
+from bot.core.store.sql.db import create_engine, migrate, write_transaction  # noqa: E402
+from bot.core.store.sql.tables import destinations, outbox, subscriptions  # noqa: E402
 from bot.core.store.subscriptions import SubscriptionStore, filter_to_json  # noqa: E402
-from bot.core.store.tables import destinations, outbox, subscriptions  # noqa: E402
 from bot.scheduling.tick import DigestTicker  # noqa: E402
 
 FULL_SUBS = 100_000

@@ -29,8 +29,8 @@ if str(ROOT) not in sys.path:
 from sqlalchemy import select  # noqa: E402
 
 from bench.pg import postgres_schema  # noqa: E402
-from bot.core.store.db import create_engine  # noqa: E402
-from bot.core.store.tables import outbox  # noqa: E402
+from bot.core.store.sql.db import create_engine  # noqa: E402
+from bot.core.store.sql.tables import outbox  # noqa: E402
 from tests.fakes.slack.api import FakeSlack  # noqa: E402
 from tests.kits.proc import (  # noqa: E402
     BotProcess,

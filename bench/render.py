@@ -36,7 +36,7 @@ from bot.core.digest.select import (  # noqa: E402
 from bot.core.models import Format, Locale  # noqa: E402
 from bot.core.render.renderer import Renderer  # noqa: E402
 from bot.core.reports.model import ImpactLevel, RecommendationLevel, Report  # noqa: E402
-from bot.core.reports.parser import parse_file  # noqa: E402
+from bot.core.reports.parse.parser import parse_file  # noqa: E402
 
 TELEGRAM_MESSAGES_PER_SECOND = 30.0  # per bot, all chats together
 SLACK_MESSAGES_PER_SECOND_PER_CHANNEL = 1.0

@@ -46,10 +46,10 @@ from bench.pg import PG_DEFAULT, PG_ENV, postgres_schema  # noqa: E402
 from bot.chat.search import WINDOW, search  # noqa: E402
 from bot.core.query import matches, parse  # noqa: E402
 from bot.core.reports.model import KeyFile, Report  # noqa: E402
-from bot.core.reports.parser import parse_file  # noqa: E402
+from bot.core.reports.parse.parser import parse_file  # noqa: E402
 from bot.core.reports.tags import derive_tags  # noqa: E402
-from bot.core.store.db import create_engine, migrate  # noqa: E402
 from bot.core.store.reports import ReportStore  # noqa: E402
+from bot.core.store.sql.db import create_engine, migrate  # noqa: E402
 
 FULL_REPORTS = 100_000
 QUICK_REPORTS = 10_000

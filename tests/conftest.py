@@ -16,8 +16,8 @@ from sqlalchemy.exc import OperationalError
 sys.path.insert(0, str(Path(__file__).parent / "netguard"))
 import netguard
 
-from bot.core.store.db import create_engine, migrate
 from bot.core.store.reports import ReportStore
+from bot.core.store.sql.db import create_engine, migrate
 from tests.kits.paths import ROOT
 
 PG_ENV = "BOT_TEST_DATABASE_URL"

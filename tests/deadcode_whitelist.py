@@ -11,8 +11,8 @@ _._can_retry_async  # slack_sdk's AsyncRetryHandler (adapters/slack/client.py)
 _.prepare_for_next_attempt_async  # slack_sdk's AsyncRetryHandler
 _.next_attempt_requested  # slack_sdk's RetryState, read by the client after the handler
 _.do_process_update  # python-telegram-bot's BaseUpdateProcessor (adapters/telegram/updates.py)
-_.capture_signals  # uvicorn's Server (bot/web/server.py): the bot installs its own handlers
-_.isolation_level  # sqlite3's connection attribute, set on connect (core/store/db.py)
+_.capture_signals  # uvicorn's Server (bot/service/server.py): the bot installs its own handlers
+_.isolation_level  # sqlite3's connection attribute, set on connect (core/store/sql/db.py)
 against  # SQLAlchemy's ClauseElement.self_group signature (core/store/search/balanced.py)
 _._every_field  # a ClassVar set through cls (core/reports/model.py): vulture misses the read
 
@@ -26,7 +26,7 @@ raw_url  # EntryView.raw_url: templates/text/digest.j2
 flag_count  # EntryView.flag_count: templates/text/digest.j2
 impact_mark  # EntryView.impact_mark: templates/text/digest.j2
 
-# Tables the migrations make, described in the metadata (core/store/tables.py) that
+# Tables the migrations make, described in the metadata (core/store/sql/tables.py) that
 # store/bounds.py and the migrations' env read.
 pace_slots  # written by core/delivery/pacing.py in one raw upsert
 source_state  # made by migration 0001; the URL source keeps its state in memory today

@@ -19,7 +19,7 @@ from bot.cli import config_cmd, main
 from bot.cli.config_cmd import describe, problems
 from bot.core.calendar.ics import MAX_ICS_BYTES
 from bot.core.models import Platform
-from bot.core.store.db import async_url, create_engine
+from bot.core.store.sql.db import async_url, create_engine
 from bot.settings import ENV_VARS, BotConfig, Channel, ConfigError, Env, load_config
 from bot.settings.env_checks import is_placeholder
 from tests.kits.delivery import FakeClock

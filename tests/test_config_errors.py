@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from bot.cli import main
-from bot.core.store.db import DatabaseURLError, async_url, masked_url, url_password
-from bot.settings import MAX_CONFIG_DEPTH, ConfigError, load_config
+from bot.core.store.sql.db import DatabaseURLError, async_url, masked_url, url_password
+from bot.settings import ConfigError, load_config
+from bot.settings.yaml_file import MAX_CONFIG_DEPTH
 
 DEEP = 20_000
 SECRET = "s3cret-pw"

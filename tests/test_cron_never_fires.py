@@ -23,10 +23,10 @@ from bot.cli import main
 from bot.core.digest.select import DigestFilter
 from bot.core.models import Format, Locale, Platform
 from bot.core.render.renderer import Renderer
-from bot.core.store.destinations import DestinationStore
 from bot.core.store.reports import ReportStore
+from bot.core.store.sql.tables import destinations as destinations_table
 from bot.core.store.subscriptions import SubscriptionStore
-from bot.core.store.tables import destinations as destinations_table
+from bot.core.store.subscriptions.destination_store import DestinationStore
 from bot.core.timing.cron import CronError, next_fire, previous_fire
 from bot.scheduling.tick import DigestTicker
 from bot.settings import BotConfig, ConfigError, load_config

@@ -28,7 +28,7 @@ import yaml
 from pydantic import SecretStr
 from sqlalchemy.engine import make_url
 
-import bot.web.server
+import bot.service.server
 from bot.cli import COMMANDS, build_parser, run_cmd
 from bot.cli.config_cmd import problems
 from bot.core.store.reports import ReportStore
@@ -173,11 +173,11 @@ def k8s_environ(kind: str) -> dict[str, str]:
 
 
 def graceful_shutdown_seconds() -> int:
-    source = inspect.getsource(bot.web.server.server_config)
+    source = inspect.getsource(bot.service.server.server_config)
     assert "timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS" in source, (
-        "bot.web.server.server_config no longer sets timeout_graceful_shutdown"
+        "bot.service.server.server_config no longer sets timeout_graceful_shutdown"
     )
-    return bot.web.server.GRACEFUL_SHUTDOWN_SECONDS
+    return bot.service.server.GRACEFUL_SHUTDOWN_SECONDS
 
 
 def healthcheck_command(source: str) -> list[str]:

@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import func, select
 
 from bot.core.store.reports import ReportStore
-from bot.core.store.tables import digest_runs, outbox
+from bot.core.store.sql.tables import digest_runs, outbox
 from tests.kits.paths import ROOT, TESTS
 
 RUNS = 20

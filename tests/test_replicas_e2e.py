@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from bot.core.store.db import create_engine
-from bot.core.store.tables import destinations, digest_runs, run_members, subscriptions
+from bot.core.store.sql.db import create_engine
+from bot.core.store.sql.tables import destinations, digest_runs, run_members, subscriptions
 from tests.fakes.slack.api import FakeSlack
 from tests.kits.paths import TESTS
 from tests.kits.proc import BotProcess, dry_run_texts, write_json_reports

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.core.store.db import create_engine
 from bot.core.store.reports import ReportStore
+from bot.core.store.sql.db import create_engine
 from tests.kits.poison import POISONS, write_good, write_poison
 from tests.kits.proc import BotProcess
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from bot.core.models import Locale, Platform
-from bot.core.store.db import create_engine, migrate
+from bot.core.store.sql.db import create_engine, migrate
 from bot.core.store.subscriptions import SubscriptionStore
 from bot.settings import BotConfig, ConfigError, default_config, load_config
 

@@ -37,7 +37,7 @@ async def test_a_new_report_is_created_then_unchanged(client: httpx.AsyncClient)
 
 
 async def test_json_reports_are_accepted(client: httpx.AsyncClient) -> None:
-    from bot.core.reports.parser import parse_file
+    from bot.core.reports.parse.parser import parse_file
 
     body = parse_file(SEED).report.model_dump_json()
     headers = {**AUTH, "Content-Type": "application/json"}

@@ -22,13 +22,13 @@ import httpx
 import pytest
 import uvicorn
 
-import bot.core.store.db as db
+import bot.core.store.sql.db as db
 import bot.web.routes
-from bot.core.store.db import create_engine, migrate
 from bot.core.store.reports import ReportStore
+from bot.core.store.sql.db import create_engine, migrate
+from bot.service.server import MAX_CONCURRENCY, MAX_HEADER_BYTES, server_config
 from bot.web.metrics import Metrics
 from bot.web.routes import RETRY_AFTER_SECONDS, WebDeps, build_web
-from bot.web.server import MAX_CONCURRENCY, MAX_HEADER_BYTES, server_config
 from tests.kits.paths import SEED
 
 TOKEN = "ingest-secret-token"

@@ -1,7 +1,7 @@
 """What every chat adapter is and may use.
 
-`bot/app.py` builds one `AdapterDeps` and hands it, with the platform's own settings, to each
-adapter: the adapters never see the service, so they cannot reach past what is listed here.
+`bot/service/app.py` builds one `AdapterDeps` and hands it, with the platform's own settings, to
+each adapter: the adapters never see the service, so they cannot reach past what is listed here.
 Commands are answered by the one `Answerer`; a `Chat` is built only by `chat_at`.
 """
 
@@ -19,7 +19,7 @@ from bot.chat.answers import Answerer, Chat
 from bot.core.clock import Clock
 from bot.core.models import Locale, Platform
 from bot.core.render.renderer import Renderer
-from bot.core.store.destinations import DestinationStore
+from bot.core.store.subscriptions.destination_store import DestinationStore
 
 
 class Adapter(Protocol):

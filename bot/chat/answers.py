@@ -30,13 +30,13 @@ from bot.core.render.actions import EntryAction
 from bot.core.render.labels import chat_words, zh_command
 from bot.core.render.renderer import RenderedMessage, Renderer
 from bot.core.render.results import narrower, result_notice
-from bot.core.store.destinations import DestinationStore
-from bot.core.store.known import tags_known
 from bot.core.store.lookup import AmbiguousRefError, ReportNotFoundError, find_report
 from bot.core.store.reports import ReportStore
 from bot.core.store.search.budget import QueryTooComplex, QueryTooSlow
+from bot.core.store.search.known import tags_known
 from bot.core.store.status import collect
 from bot.core.store.subscriptions import SubscriptionStore
+from bot.core.store.subscriptions.destination_store import DestinationStore
 from bot.settings import BotConfig
 
 __all__ = ["Answer", "Answerer", "Chat", "DigestAnswer", "Notice", "Reply", "SectionAnswer"]

@@ -14,8 +14,8 @@ from datetime import datetime, timedelta
 from typing import Final
 
 from bot.core.query import And, Field, Or, Query, unparse
-from bot.core.store.known import repo_counts
 from bot.core.store.reports import ReportStore
+from bot.core.store.search.known import repo_counts
 
 # The cadences a picker offers, as `subscribe ... at CADENCE` takes them.
 CADENCES: Final = ("daily 09:00", "workdays 09:30", "weekly fri 17:00", "now")

@@ -23,7 +23,6 @@ from bot.core.render.actions import KEY_MAX, EntryAction, ascii_number
 from bot.core.render.labels import notice_text
 from bot.core.render.options import DigestOptions
 from bot.core.reports.refs import BadRefError, parse_ref
-from bot.core.store.destinations import Destination, DestinationStore
 from bot.core.store.lookup import AmbiguousRefError, ReportNotFoundError, find_report
 from bot.core.store.reading import (
     Mark,
@@ -39,6 +38,7 @@ from bot.core.store.reading import (
 )
 from bot.core.store.reports import ReportStore
 from bot.core.store.subscriptions import SubscriptionStore
+from bot.core.store.subscriptions.destination_store import Destination, DestinationStore
 from bot.settings import BotConfig
 
 DATE_FORMAT = "%Y-%m-%d"

@@ -38,8 +38,8 @@ from bot.core.reports.model import STORED, Report
 from bot.core.store.reports import ReportStore
 from bot.core.store.search import compile_query
 from bot.core.store.search.budget import DEFAULT_SECONDS, Deadline, budgeted
-from bot.core.store.tables import report_facets as facets
-from bot.core.store.tables import reports
+from bot.core.store.sql.tables import report_facets as facets
+from bot.core.store.sql.tables import reports
 from bot.core.timing.cadence import Cadence
 
 REPLAY_DAYS: Final = 30

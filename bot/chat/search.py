@@ -54,8 +54,8 @@ from bot.core.store.reports import ReportStore
 from bot.core.store.search import Compiled, RankTerms, compile_query, score
 from bot.core.store.search.budget import DEFAULT_SECONDS, Deadline, budgeted
 from bot.core.store.search.text_lookup import Seqs, searched
-from bot.core.store.tables import report_facets as facets
-from bot.core.store.tables import reports
+from bot.core.store.sql.tables import report_facets as facets
+from bot.core.store.sql.tables import reports
 
 __all__ = ["Hit", "SearchResult", "search"]
 

@@ -25,9 +25,9 @@ from bot.core.models import Locale
 from bot.core.query import And, Field, Query, parse, unparse
 from bot.core.query.known_tags import bare_words, read_known_tags, tag_terms
 from bot.core.render.labels import notice_text
-from bot.core.store.known import known_tag_words, read_bare_tags
 from bot.core.store.reports import ReportStore
 from bot.core.store.runs import last_scheduled_time
+from bot.core.store.search.known import known_tag_words, read_bare_tags
 from bot.core.store.subscriptions import (
     CONFIG,
     DEFAULT_CHAT_SCHEDULE,

@@ -26,10 +26,10 @@ from bot.cli import (
     tags_cmd,
 )
 from bot.cli.common import CliError, Command
-from bot.context import DatabaseUnavailableError, driver_reason
-from bot.core.store.db import DatabaseURLError
 from bot.core.store.errors import is_outage
 from bot.core.store.search.budget import QueryTooComplex, QueryTooSlow
+from bot.core.store.sql.db import DatabaseURLError
+from bot.service.context import DatabaseUnavailableError, driver_reason
 from bot.settings import DEFAULT_DATABASE_URL, ConfigError
 
 # What a shell reports for a program ended by SIGPIPE (128 + 13): `prdigest pr 1 | head -1`.

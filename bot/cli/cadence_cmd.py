@@ -15,12 +15,12 @@ from datetime import datetime
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from bot.cli.common import CliError, Command, print_json_lines
-from bot.context import load
 from bot.core.calendar import WorkingCalendar
 from bot.core.clock import Clock, utc_clock
 from bot.core.timing.cadence import CadenceError, parse_cadence
 from bot.core.timing.cron import CronError, next_fire
 from bot.core.timing.upcoming import MAX_COUNT, Fire, fires
+from bot.service.context import load
 
 CLOCK: Clock = utc_clock  # tests set the time here
 DEFAULT_COUNT = 10

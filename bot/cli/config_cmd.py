@@ -14,17 +14,17 @@ from datetime import datetime
 from pathlib import Path
 
 from bot.cli.common import CliError, Command
-from bot.context import database_line, load, open_context
 from bot.core.calendar import WorkingCalendar
 from bot.core.clock import Clock, utc_clock
 from bot.core.models import Platform
 from bot.core.query import unparse
 from bot.core.query.parser import MAX_TERMS
 from bot.core.reports.model import Report
-from bot.core.store.db import DatabaseURLError, async_url, current_revision, masked_url
 from bot.core.store.search import rebuild_index
-from bot.core.store.subscriptions import channel_query
+from bot.core.store.sql.db import DatabaseURLError, async_url, current_revision, masked_url
+from bot.core.store.subscriptions.config import channel_query
 from bot.core.timing.cron import CronError, next_fire, next_real_fire
+from bot.service.context import database_line, load, open_context
 from bot.settings import BotConfig, Env
 from bot.settings.env_checks import ingest_problems, slack_problems, telegram_problems
 from bot.settings.values import NOW_SCHEDULE

@@ -8,10 +8,8 @@ import sys
 import time
 from datetime import datetime
 
-from bot.app import build_senders, worker_id
 from bot.chat.reading import reading_policy
 from bot.cli.common import CliError, Command, print_json_lines
-from bot.context import Context, load, open_context
 from bot.core.clock import human_time, utc_clock
 from bot.core.delivery.deliverer import Deliverer
 from bot.core.delivery.ledger import unfinished_count
@@ -23,6 +21,8 @@ from bot.core.render.renderer import Renderer
 from bot.core.store.runs import last_scheduled_time
 from bot.core.store.subscriptions import CONFIG, NOW, Subscription, SubscriptionStore
 from bot.scheduling.tick import cadence_over_a_day, longer_than_a_day
+from bot.service.app import build_senders, worker_id
+from bot.service.context import Context, load, open_context
 from bot.settings import Channel
 
 DELIVERY_DEADLINE_SECONDS = 120.0

@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 
 from bot.cli.common import Command, ProgressBar
-from bot.context import open_context
 from bot.core.store.ingest import ingest_paths
+from bot.service.context import open_context
 
 
 def _configure(parser: argparse.ArgumentParser) -> None:

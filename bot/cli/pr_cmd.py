@@ -6,12 +6,12 @@ import argparse
 
 from bot.chat.commands import UsageError, section_of
 from bot.cli.common import CliError, Command, print_json_lines
-from bot.context import open_context
 from bot.core.models import Format, Locale, Section
 from bot.core.render.labels import notice_text
 from bot.core.render.renderer import Renderer
 from bot.core.reports.refs import BadRefError, parse_ref
 from bot.core.store.lookup import LookupError_, find_report
+from bot.service.context import open_context
 
 FORMATS = ("text", "json", "slack", "telegram")
 

@@ -18,13 +18,13 @@ from pathlib import Path
 from typing import Any
 
 from bot.cli.common import Command, print_json_lines, read_query
-from bot.context import load, open_context, tag_rules
 from bot.core.clock import Clock, utc_clock
 from bot.core.query import Query, explain, matches, unparse
 from bot.core.query.known_tags import bare_words, read_known_tags
 from bot.core.query.reading import tag_text
 from bot.core.reports.model import Report
 from bot.core.store.ingest import IngestFailure, expand_paths, parse_one
+from bot.service.context import load, open_context, tag_rules
 from bot.settings import BotConfig
 
 CLOCK: Clock = utc_clock  # tests set the time here

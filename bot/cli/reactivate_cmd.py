@@ -6,9 +6,9 @@ from __future__ import annotations
 import argparse
 
 from bot.cli.common import CliError, Command
-from bot.context import open_context
-from bot.core.store.destinations import DestinationStore
 from bot.core.store.subscriptions import SubscriptionStore
+from bot.core.store.subscriptions.destination_store import DestinationStore
+from bot.service.context import open_context
 
 
 def _configure(parser: argparse.ArgumentParser) -> None:

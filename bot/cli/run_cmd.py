@@ -5,13 +5,13 @@ from __future__ import annotations
 import argparse
 import os
 
-from bot.app import Service
 from bot.cli.common import CliError, Command
 from bot.cli.config_cmd import problems
-from bot.context import load, open_context
-from bot.core.store.db import url_password
+from bot.core.store.sql.db import url_password
 from bot.logs import setup_logging
-from bot.web.server import ListenError, listen_socket, serve
+from bot.service.app import Service
+from bot.service.context import load, open_context
+from bot.service.server import ListenError, listen_socket, serve
 
 
 def _configure(parser: argparse.ArgumentParser) -> None:

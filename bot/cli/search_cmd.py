@@ -16,11 +16,11 @@ from typing import Any
 
 from bot.chat.search import Hit, search
 from bot.cli.common import Command, print_json_lines, read_query
-from bot.context import open_context
 from bot.core.clock import Clock, utc_clock
 from bot.core.models import Locale
 from bot.core.render.labels import notice_text
 from bot.core.render.results import narrower, result_notice
+from bot.service.context import open_context
 
 CLOCK: Clock = utc_clock  # tests set the time here
 DEFAULT_LIMIT = 10

@@ -11,11 +11,11 @@ from dataclasses import asdict
 
 from bot.cli.common import Command
 from bot.cli.probe import platform_lines
-from bot.context import database_line, load, open_context
 from bot.core.clock import human_time
 from bot.core.digest.filter_query import EVERYTHING, listed_query
 from bot.core.store.status import DestinationStatus, collect
 from bot.core.store.subscriptions import SubscriptionStore
+from bot.service.context import database_line, load, open_context
 
 CHANGES_SHOWN = 10  # the newest subscription changes made from chats
 

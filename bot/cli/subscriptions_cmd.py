@@ -30,13 +30,13 @@ from bot.chat.commands import Invocation, Verb
 from bot.chat.messages import Chat, Notice
 from bot.chat.subscriptions import SubscriptionVerbs
 from bot.cli.common import CliError, Command
-from bot.context import load, open_context
 from bot.core.clock import Clock, utc_clock
 from bot.core.digest.select import DigestFilter
 from bot.core.models import Layout, Locale, Platform, Verbosity
 from bot.core.query import QueryError
 from bot.core.query import parse as parse_query
 from bot.core.store.bounds import max_chars, max_int
+from bot.core.store.sql.tables import destinations, subscriptions
 from bot.core.store.subscriptions import NOW, Subscription, SubscriptionStore
 from bot.core.store.subscriptions.sync import (
     EntryError,
@@ -44,9 +44,9 @@ from bot.core.store.subscriptions.sync import (
     SubscriptionSync,
     Wanted,
 )
-from bot.core.store.tables import destinations, subscriptions
 from bot.core.timing.cadence import CadenceError, parse_cadence
 from bot.core.timing.cron import next_fire
+from bot.service.context import load, open_context
 from bot.settings import BotConfig, Env
 from bot.settings.values import ChatId, Repo, Tag, Timezone
 

@@ -6,8 +6,8 @@ import argparse
 import sys
 
 from bot.cli.common import Command, print_json_lines
-from bot.context import load, tag_rules
 from bot.core.reports.tags import derive_tags
+from bot.service.context import load, tag_rules
 
 
 def _configure(parser: argparse.ArgumentParser) -> None:

@@ -12,7 +12,7 @@ from alembic import context
 from sqlalchemy import Connection, func, inspect, select
 
 from bot.core.store.search.text_index import fill_index
-from bot.core.store.tables import metadata, report_facets, reports
+from bot.core.store.sql.tables import metadata, report_facets, reports
 
 
 def _fill_index_if_empty(connection: Connection) -> None:

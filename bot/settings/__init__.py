@@ -13,7 +13,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Self, get_args
 
-import yaml
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -27,8 +26,9 @@ from bot.core.calendar import CalendarBook
 from bot.core.digest.select import DigestFilter
 from bot.core.models import Layout, Locale, Platform, Verbosity
 from bot.core.query.reading import tag_text
-from bot.core.store.subscriptions import ChannelSpec
+from bot.core.store.subscriptions.config import ChannelSpec
 from bot.settings.calendars import CalendarConfig, calendar_book, shared_calendar_problem
+from bot.settings.errors import ConfigError as ConfigError
 from bot.settings.errors import describe_config_error
 from bot.settings.search import SearchConfig
 from bot.settings.values import (
@@ -42,6 +42,7 @@ from bot.settings.values import (
     read_cadence,
 )
 from bot.settings.work import ChatWorkConfig
+from bot.settings.yaml_file import read_yaml
 
 DEFAULT_CONFIG_PATH = Path("config/bot.yaml")
 DEFAULT_DATABASE_URL = "sqlite:///data/bot.db"
@@ -49,7 +50,6 @@ DEFAULT_SLACK_API_URL = "https://slack.com/api/"
 DEFAULT_TELEGRAM_API_URL = "https://api.telegram.org"
 DEFAULT_HTTP_HOST = "127.0.0.1"
 DEFAULT_HTTP_PORT = 8080
-MAX_CONFIG_DEPTH = 32  # nesting levels a config may have (the real one needs 5)
 # Telegram's setWebhook rules (docs/telegram.md): HTTPS on one of these ports, and a secret
 # token of 1-256 characters from A-Z a-z 0-9 _ -.
 TELEGRAM_WEBHOOK_SECRET_RULE = re.compile(r"[A-Za-z0-9_-]{1,256}")
@@ -67,10 +67,6 @@ ENV_VARS: dict[str, str] = {
     "http_host": "BOT_HTTP_HOST",
     "http_port": "BOT_HTTP_PORT",
 }
-
-
-class ConfigError(Exception):
-    """The configuration or environment is invalid; the message names the key and the reason."""
 
 
 class _Frozen(BaseModel):
@@ -349,58 +345,11 @@ def default_config() -> BotConfig:
     )
 
 
-class _TooDeep(Exception):
-    def __init__(self, line: int) -> None:
-        super().__init__(line)
-        self.line = line
-
-
-class _ConfigLoader(yaml.SafeLoader):
-    """SafeLoader that stops at MAX_CONFIG_DEPTH: PyYAML composes nodes recursively, so YAML
-    nested 20,000 deep would end in a RecursionError (and scanning it takes minutes)."""
-
-    def __init__(self, stream: str) -> None:
-        super().__init__(stream)
-        self._depth = 0
-
-    def compose_node(self, parent: yaml.Node | None, index: object) -> yaml.Node | None:
-        self._depth += 1
-        try:
-            if self._depth > MAX_CONFIG_DEPTH:
-                raise _TooDeep(self.peek_event().start_mark.line + 1)  # type: ignore[no-untyped-call]
-            return super().compose_node(parent, index)  # type: ignore[arg-type]
-        finally:
-            self._depth -= 1
-
-
-def _read_yaml(path: Path) -> object:
-    try:
-        text = path.read_bytes().decode("utf-8")
-    except OSError as exc:
-        raise ConfigError(f"cannot read config {path}: {exc.strerror}") from exc
-    except UnicodeDecodeError as exc:
-        raise ConfigError(
-            f"{path}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start}); "
-            "save the file as UTF-8"
-        ) from None
-    loader = _ConfigLoader(text)
-    try:
-        return loader.get_single_data()
-    except _TooDeep as exc:
-        raise ConfigError(
-            f"{path}: nested more than {MAX_CONFIG_DEPTH} levels deep (line {exc.line})"
-        ) from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: not valid YAML: {exc}") from exc
-    finally:
-        loader.dispose()
-
-
 def load_config(path: Path | None) -> BotConfig:
     """Read and validate a config file; None means the built-in defaults."""
     if path is None:
         return default_config()
-    data = _read_yaml(path)
+    data = read_yaml(path)
     if data is None:
         data = {}
     if not isinstance(data, dict):

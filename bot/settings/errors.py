@@ -22,6 +22,10 @@ _PREFIXES = ("Value error, ", "Assertion failed, ")
 _ALIASES = {"slack.token": "slack_bot_token", "telegram.token": "telegram_bot_token"}
 
 
+class ConfigError(Exception):
+    """The configuration or environment is invalid; the message names the key and the reason."""
+
+
 def env_keys(env_vars: Mapping[str, str]) -> dict[str, str]:
     """YAML paths that mean an environment variable: `slack_bot_token`, `slack.bot_token` and
     `bot_ingest_token`-style spellings of each Env field → its variable."""

@@ -21,7 +21,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from bot.core.logs import log
-from bot.core.reports.parser import NotAReportError, ParseResult, parse_json, parse_markdown
+from bot.core.reports.parse.parser import NotAReportError, ParseResult, parse_json, parse_markdown
 from bot.core.reports.tags import TagRule
 from bot.core.store.errors import is_outage
 from bot.core.store.health import store_problem

@@ -8,8 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from bot.core.models import Locale, Platform
-from bot.core.store.destinations import DestinationStore
 from bot.core.store.subscriptions import DEFAULT_CHAT_SCHEDULE
+from bot.core.store.subscriptions.destination_store import DestinationStore
 from tests.fakes.telegram.api import FakeTelegram
 from tests.fakes.telegram.state import user_object
 from tests.fakes.telegram.updates import message_update

@@ -12,12 +12,12 @@ from bot.adapters.reach import api_host
 from bot.adapters.slack.client import BotIdentity, interactive_client
 from bot.adapters.slack.sender import SlackSender
 from bot.adapters.telegram.adapter import TelegramAdapter
-from bot.app import Service
-from bot.context import Context
 from bot.core.clock import utc_clock
 from bot.core.delivery.deliverer import Sent, Transient
-from bot.core.store.db import create_engine, migrate
 from bot.core.store.reports import ReportStore
+from bot.core.store.sql.db import create_engine, migrate
+from bot.service.app import Service
+from bot.service.context import Context
 from bot.settings import DEFAULT_SLACK_API_URL, DEFAULT_TELEGRAM_API_URL, BotConfig, Env
 from tests.fakes.slack.api import FakeSlack, Fault
 from tests.fakes.telegram.api import FakeTelegram

@@ -13,8 +13,8 @@ from bot.core.digest.select import DigestFilter
 from bot.core.models import Platform
 from bot.core.query import unparse
 from bot.core.reports.model import Report
-from bot.core.store.db import create_engine, migrate
 from bot.core.store.reports import ReportStore
+from bot.core.store.sql.db import create_engine, migrate
 from bot.core.store.subscriptions import SubscriptionStore, filter_to_json
 from bot.settings import ConfigError, load_config
 from tests.kits.paths import ROOT

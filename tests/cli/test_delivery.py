@@ -60,9 +60,9 @@ def test_a_deactivated_destination_is_explained_and_can_be_reactivated(
 ) -> None:
     import asyncio
 
-    from bot.context import open_context
-    from bot.core.store.destinations import DestinationStore
     from bot.core.store.subscriptions import SubscriptionStore
+    from bot.core.store.subscriptions.destination_store import DestinationStore
+    from bot.service.context import open_context
 
     async def deactivate() -> None:
         async with open_context() as ctx:

@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from bot.app import Service
 from bot.cli import main
-from bot.context import open_context
 from bot.core.digest.select import DigestFilter
 from bot.core.models import Locale, Platform
-from bot.core.reports.parser import parse_file
+from bot.core.reports.parse.parser import parse_file
 from bot.core.store.subscriptions import SubscriptionStore
+from bot.service.app import Service
+from bot.service.context import open_context
 from tests.kits.delivery import save_chat
 from tests.kits.paths import ROOT, SEED
 

@@ -14,9 +14,9 @@ from bot.chat.answers import Answerer, Chat, Notice
 from bot.chat.commands import parse
 from bot.cli import main, subscriptions_cmd
 from bot.core.models import Locale, Platform
-from bot.core.store.destinations import DestinationStore
 from bot.core.store.reports import ReportStore
 from bot.core.store.subscriptions import SubscriptionStore
+from bot.core.store.subscriptions.destination_store import DestinationStore
 from bot.settings import load_config
 from tests.kits.delivery import FakeClock
 

@@ -15,11 +15,11 @@ from bot.chat.commands import parse
 from bot.cli import main
 from bot.core.clock import utc_clock
 from bot.core.models import Locale, Platform
-from bot.core.store.db import create_engine, migrate
-from bot.core.store.destinations import DestinationStore
 from bot.core.store.reports import ReportStore
+from bot.core.store.sql.db import create_engine, migrate
 from bot.core.store.subscriptions import SubscriptionStore
 from bot.core.store.subscriptions.changes import Change
+from bot.core.store.subscriptions.destination_store import DestinationStore
 from bot.settings import BotConfig, load_config
 
 CONFIG = """\

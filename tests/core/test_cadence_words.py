@@ -13,9 +13,9 @@ from bot.chat.picker import CADENCES
 from bot.core.clock import utc_clock
 from bot.core.models import Locale, Platform
 from bot.core.render.picker_labels import picker_keys, picker_label
-from bot.core.store.destinations import DestinationStore
 from bot.core.store.reports import ReportStore
 from bot.core.store.subscriptions import SubscriptionStore
+from bot.core.store.subscriptions.destination_store import DestinationStore
 from bot.core.timing.cadence import Cadence, CadenceError, parse_cadence
 from bot.core.timing.cadence_words import canonical_cadence
 from bot.core.timing.cron import next_fire

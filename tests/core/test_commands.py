@@ -10,11 +10,11 @@ from bot.chat.answers import Answerer, Chat, DigestAnswer, Notice, SectionAnswer
 from bot.chat.commands import COMMAND_TABLE, UsageError, Verb, parse, parse_mention, parse_pr_text
 from bot.core.clock import utc_clock
 from bot.core.models import Locale, Platform, Section
-from bot.core.reports.parser import parse_file
+from bot.core.reports.parse.parser import parse_file
 from bot.core.reports.refs import PRRef
-from bot.core.store.destinations import DestinationStore
 from bot.core.store.reports import ReportStore
 from bot.core.store.subscriptions import SubscriptionStore
+from bot.core.store.subscriptions.destination_store import DestinationStore
 from bot.settings import BotConfig
 from tests.kits.delivery import FakeClock, add_reports
 from tests.kits.paths import SEED

@@ -23,10 +23,10 @@ from bot.core.digest.select import matches as keeps
 from bot.core.models import Locale, Platform
 from bot.core.query import matches, parse, unparse
 from bot.core.render.labels import notice_text
-from bot.core.reports.parser import parse_markdown
-from bot.core.store.destinations import DestinationStore
+from bot.core.reports.parse.parser import parse_markdown
 from bot.core.store.reports import ReportStore
 from bot.core.store.subscriptions import Subscription, SubscriptionStore
+from bot.core.store.subscriptions.destination_store import DestinationStore
 from bot.settings import load_config
 
 NOW = datetime(2026, 11, 20, 9, 0, tzinfo=UTC)

@@ -11,9 +11,9 @@ from bot.chat.commands import parse
 from bot.core.models import Locale, Platform
 from bot.core.render.labels import notice_text
 from bot.core.reports.model import Report
-from bot.core.store.destinations import DestinationStore
 from bot.core.store.reports import ReportStore
 from bot.core.store.subscriptions import SubscriptionStore
+from bot.core.store.subscriptions.destination_store import DestinationStore
 from bot.settings import BotConfig
 from bot.settings.search import SearchConfig
 from tests.kits.delivery import FakeClock

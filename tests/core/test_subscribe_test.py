@@ -11,8 +11,8 @@ from bot.chat.answers import Answerer, Chat, Notice
 from bot.chat.commands import UsageError, Verb, parse, parse_pr_text
 from bot.core.models import Locale, Platform
 from bot.core.reports.model import Report
-from bot.core.store.destinations import DestinationStore
 from bot.core.store.reports import ReportStore
+from bot.core.store.subscriptions.destination_store import DestinationStore
 from bot.settings import BotConfig
 from tests.kits.delivery import FakeClock
 

@@ -38,10 +38,10 @@ from bot.core.delivery.ledger import unfinished_count
 from bot.core.delivery.outbox import plan_digest
 from bot.core.models import Platform
 from bot.core.render.renderer import Renderer
-from bot.core.store.db import create_engine, migrate
 from bot.core.store.editions import PAYLOAD
 from bot.core.store.reports import ReportStore
-from bot.core.store.tables import destinations, outbox
+from bot.core.store.sql.db import create_engine, migrate
+from bot.core.store.sql.tables import destinations, outbox
 from tests.fakes.slack.api import FakeSlack
 from tests.fakes.telegram.api import FakeTelegram
 from tests.kits.delivery import add_reports, channel, setup_destinations

@@ -36,9 +36,9 @@ from typing import Any
 import httpx
 import pytest
 
-from bot.core.reports.parser import parse_file
-from bot.core.store.db import create_engine, migrate
+from bot.core.reports.parse.parser import parse_file
 from bot.core.store.reports import ReportStore
+from bot.core.store.sql.db import create_engine, migrate
 from tests.fakes.slack.api import FakeSlack
 from tests.fakes.telegram.api import FakeTelegram
 from tests.fakes.telegram.updates import message_update

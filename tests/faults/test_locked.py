@@ -20,9 +20,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from bot.core.reports.parser import parse_file
-from bot.core.store.db import create_engine, migrate
+from bot.core.reports.parse.parser import parse_file
 from bot.core.store.reports import ReportStore
+from bot.core.store.sql.db import create_engine, migrate
 from tests.fakes.slack.api import FakeSlack
 from tests.kits.faults import report_line
 from tests.kits.paths import SEED

@@ -24,9 +24,9 @@ import pytest
 
 from bot.core.digest.select import DigestFilter
 from bot.core.models import Locale, Platform
-from bot.core.reports.parser import parse_file
-from bot.core.store.db import create_engine, migrate
+from bot.core.reports.parse.parser import parse_file
 from bot.core.store.reports import ReportStore
+from bot.core.store.sql.db import create_engine, migrate
 from bot.core.store.subscriptions import NewSubscription, SubscriptionStore
 from tests.fakes.slack.api import FakeSlack
 from tests.fakes.telegram.api import FakeTelegram

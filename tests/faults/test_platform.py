@@ -37,8 +37,8 @@ from bot.core.models import Platform
 from bot.core.render.renderer import Renderer
 from bot.core.store.editions import PAYLOAD
 from bot.core.store.reports import ReportStore
+from bot.core.store.sql.tables import destinations, outbox
 from bot.core.store.subscriptions import Subscription
-from bot.core.store.tables import destinations, outbox
 from tests.fakes.slack import api as slack_api
 from tests.fakes.slack.api import FakeSlack
 from tests.fakes.slack.faults import FaultKind

@@ -31,8 +31,8 @@ import pytest
 
 from bot.adapters.slack.adapter import EVENTS_PATH, SlackAdapter
 from bot.adapters.slack.verify import SIGNATURE_MAX_AGE_SECONDS
-from bot.app import Service
 from bot.core.clock import utc_clock
+from bot.service.app import Service
 from tests.fakes.slack.api import FakeSlack
 from tests.kits.faults import counts, report_line
 from tests.kits.slack import (

@@ -20,7 +20,7 @@ import pytest
 
 from bot.core.models import Format, Locale, Section
 from bot.core.render.renderer import Renderer
-from bot.core.reports.parser import parse_markdown
+from bot.core.reports.parse.parser import parse_markdown
 from tests.kits.faults import FAULT_SCALE, report_line
 from tests.kits.sizes import (
     GENERATORS,

@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from bot.chat.answers import Chat
 from bot.core.models import Locale, Platform
 from bot.core.reports.model import Report
-from bot.core.reports.parser import parse_file
+from bot.core.reports.parse.parser import parse_file
 from tests.kits.paths import SEED
 
 HUGE_NUMBER = 9001

@@ -15,7 +15,7 @@ from datetime import UTC, datetime, timedelta
 
 from bot.core.delivery.outbox import plan_digest
 from bot.core.render.renderer import Renderer
-from bot.core.store.db import create_engine
+from bot.core.store.sql.db import create_engine
 from bot.core.store.subscriptions import SubscriptionStore
 from bot.settings import BotConfig
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from alembic import command
 from sqlalchemy import Connection
 
-from bot.core.store.db import alembic_config
+from bot.core.store.sql.db import alembic_config
 
 __all__ = ["alembic_config", "downgrade_to", "upgrade_to"]
 

@@ -15,7 +15,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from bot.core.reports.parser import parse_file
+from bot.core.reports.parse.parser import parse_file
 from tests.kits.paths import SEED
 
 GOOD_BASE = 10_000  # good reports are PRs 10001, 10002, …

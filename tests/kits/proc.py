@@ -13,7 +13,7 @@ from pathlib import Path
 
 import httpx
 
-from bot.core.reports.parser import parse_file
+from bot.core.reports.parse.parser import parse_file
 from tests.kits.paths import ROOT, SEED
 
 

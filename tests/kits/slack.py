@@ -22,12 +22,12 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.signature import SignatureVerifier
 
 from bot.adapters.slack.adapter import SlackAdapter
-from bot.app import Service
-from bot.context import Context
 from bot.core.clock import Clock, utc_clock
-from bot.core.reports.parser import parse_file
-from bot.core.store.db import create_engine, migrate
+from bot.core.reports.parse.parser import parse_file
 from bot.core.store.reports import ReportStore
+from bot.core.store.sql.db import create_engine, migrate
+from bot.service.app import Service
+from bot.service.context import Context
 from bot.settings import BotConfig, Env
 from tests.fakes.slack.api import FakeSlack, PostedMessage
 from tests.kits.paths import SEED

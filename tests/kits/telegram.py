@@ -20,13 +20,13 @@ from starlette.applications import Starlette
 from bot.adapters.telegram.adapter import TelegramAdapter
 from bot.adapters.telegram.pace import ChatPacer, TelegramLimits
 from bot.adapters.telegram.sender import TelegramSender
-from bot.app import Service
-from bot.context import Context
 from bot.core.models import Format, Locale, Platform
 from bot.core.render.renderer import Renderer
-from bot.core.reports.parser import parse_file
-from bot.core.store.db import create_engine, migrate
+from bot.core.reports.parse.parser import parse_file
 from bot.core.store.reports import ReportStore
+from bot.core.store.sql.db import create_engine, migrate
+from bot.service.app import Service
+from bot.service.context import Context
 from bot.settings import BotConfig, Env
 from tests.fakes.telegram.api import FakeTelegram, FloodLimits, SentMessage
 from tests.fakes.telegram.state import user_object

@@ -16,8 +16,8 @@ from telegram.constants import ChatMemberStatus, ChatType
 from telegram.error import TelegramError
 
 from bot.core.models import Locale, Platform
-from bot.core.store.destinations import Destination, DestinationStore
 from bot.core.store.resume import REMOVED_FROM_CHAT, resume_if_bot_back
+from bot.core.store.subscriptions.destination_store import Destination, DestinationStore
 from bot.logs import log
 
 logger = logging.getLogger("prdigest.telegram")

@@ -19,8 +19,8 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bot.core.delivery.runs import Part, Run
 from bot.core.digest.select import Digest, DigestFilter, StoredReport, build_digest, default_title
-from bot.core.store.bulk import among
-from bot.core.store.tables import instant_posts
+from bot.core.store.sql.bulk import among
+from bot.core.store.sql.tables import instant_posts
 
 POSTED_FORMAT = "%H:%M"  # "posted 14:02", in the subscription's zone
 

@@ -34,9 +34,9 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from bot.core.clock import Clock, utc_clock
 from bot.core.delivery.ledger import RowStatus
 from bot.core.logs import log
-from bot.core.store.db import write_transaction
 from bot.core.store.leases import release, take
-from bot.core.store.tables import leases, outbox
+from bot.core.store.sql.db import write_transaction
+from bot.core.store.sql.tables import leases, outbox
 
 logger = logging.getLogger("prdigest.delivery")
 

@@ -14,9 +14,9 @@ from sqlalchemy import exists, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from bot.core.models import Platform
-from bot.core.store.db import write_transaction
 from bot.core.store.editions import PAYLOAD
-from bot.core.store.tables import destinations, digest_runs, outbox, run_members, subscriptions
+from bot.core.store.sql.db import write_transaction
+from bot.core.store.sql.tables import destinations, digest_runs, outbox, run_members, subscriptions
 
 
 class RowStatus(StrEnum):

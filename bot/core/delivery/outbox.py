@@ -55,9 +55,9 @@ from bot.core.digest.select import (
 )
 from bot.core.logs import log
 from bot.core.render.renderer import Renderer
-from bot.core.store.db import redoable_write_transaction, writers_run_at_once
 from bot.core.store.reading import Marks, marks_in
 from bot.core.store.reports import WINDOW_LIMIT, WindowCache, count_after
+from bot.core.store.sql.db import redoable_write_transaction, writers_run_at_once
 from bot.core.store.subscriptions import Subscription
 
 __all__ = [

@@ -19,7 +19,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.core.models import Platform
-from bot.core.store.db import writers_run_at_once
+from bot.core.store.sql.db import writers_run_at_once
 
 
 class Pace(Protocol):

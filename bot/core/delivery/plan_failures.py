@@ -24,9 +24,9 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from bot.core.delivery.ledger import RowStatus
 from bot.core.delivery.runs import PLATFORM_FORMAT, Due, Run
 from bot.core.render.renderer import Renderer
-from bot.core.store.db import write_transaction
 from bot.core.store.errors import is_outage
-from bot.core.store.tables import destinations, outbox
+from bot.core.store.sql.db import write_transaction
+from bot.core.store.sql.tables import destinations, outbox
 
 logger = logging.getLogger("prdigest.delivery")
 

@@ -29,8 +29,8 @@ from bot.core.delivery.threads import flat_for_now
 from bot.core.models import Format, Layout, Locale
 from bot.core.render.options import DigestPart
 from bot.core.render.renderer import Renderer
-from bot.core.store.db import insert_ignore
-from bot.core.store.tables import destinations, forum_topics
+from bot.core.store.sql.db import insert_ignore
+from bot.core.store.sql.tables import destinations, forum_topics
 
 TOPIC_NAME_MAX = 128  # Telegram: createForumTopic's name, 1-128 characters
 TOPIC_KEY_MAX = 128  # forum_topics.key

@@ -23,16 +23,16 @@ from bot.core.delivery.ledger import RowStatus, RunStatus
 from bot.core.delivery.queue import Queued
 from bot.core.digest.select import Digest, StoredReport
 from bot.core.models import Format, Platform
-from bot.core.store.bulk import among, insert_columns, insert_ignore_many, lock_rows
 from bot.core.store.editions import queue_editions
-from bot.core.store.subscriptions import Subscription
-from bot.core.store.tables import (
+from bot.core.store.sql.bulk import among, insert_columns, insert_ignore_many, lock_rows
+from bot.core.store.sql.tables import (
     destinations,
     digest_runs,
     instant_posts,
     run_members,
     subscriptions,
 )
+from bot.core.store.subscriptions import Subscription
 
 PLATFORM_FORMAT = {
     Platform.SLACK: Format.SLACK,

@@ -26,8 +26,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.core.delivery.ledger import Claimed, RowStatus
 from bot.core.logs import log
-from bot.core.store.db import write_transaction
-from bot.core.store.tables import destinations, forum_topics, outbox
+from bot.core.store.sql.db import write_transaction
+from bot.core.store.sql.tables import destinations, forum_topics, outbox
 
 logger = logging.getLogger("prdigest.delivery")
 

@@ -20,7 +20,7 @@ from typing import Final
 from bot.core.digest.filter_query import fold
 from bot.core.logs import log
 from bot.core.store.bounds import max_chars, max_int
-from bot.core.store.tables import digest_runs, edition_entries, reading_marks, reports
+from bot.core.store.sql.tables import digest_runs, edition_entries, reading_marks, reports
 
 logger = logging.getLogger("prdigest.actions")
 

@@ -24,7 +24,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-# The store's bounds (core/store/tables.py): `number` is an INTEGER, `repo` a VARCHAR(200).
+# The store's bounds (core/store/sql/tables.py): `number` is an INTEGER, `repo` a VARCHAR(200).
 # A report outside them is no report: refused at parse time with the field named, instead of
 # failing (and taking a batch of good reports with it) when it is written.
 MAX_PR_NUMBER = 2**31 - 1

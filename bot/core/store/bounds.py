@@ -1,4 +1,4 @@
-"""What a store column can hold, read from its type in bot/core/store/tables.py, so a check
+"""What a store column can hold, read from its type in bot/core/store/sql/tables.py, so a check
 made before a write (an import file, a button's value) cannot drift from the schema.
 
 The bounds are PostgreSQL's, the stricter store: an INTEGER is 32-bit there (SQLite would take

@@ -17,10 +17,10 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.core.clock import Clock, utc_clock
 from bot.core.logs import log
-from bot.core.store.db import write_transaction
 from bot.core.store.errors import is_outage
 from bot.core.store.health import store_problem
-from bot.core.store.tables import processed_events
+from bot.core.store.sql.db import write_transaction
+from bot.core.store.sql.tables import processed_events
 
 logger = logging.getLogger("prdigest.store")
 

@@ -20,8 +20,14 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bot.core.digest.select import StoredReport
 from bot.core.reports.model import RecommendationLevel
-from bot.core.store.bulk import among, insert_columns
-from bot.core.store.tables import digest_runs, edition_entries, edition_messages, editions, outbox
+from bot.core.store.sql.bulk import among, insert_columns
+from bot.core.store.sql.tables import (
+    digest_runs,
+    edition_entries,
+    edition_messages,
+    editions,
+    outbox,
+)
 
 
 class EntryKind(StrEnum):

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
-from bot.core.reports.parser import NotAReportError, ParseResult, parse_bytes
+from bot.core.reports.parse.parser import NotAReportError, ParseResult, parse_bytes
 from bot.core.reports.tags import TagRule
 from bot.core.store.reports import IngestOutcome, IngestResult, ReportStore, StoreRejection
 

@@ -15,8 +15,8 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bot.core.store.db import write_transaction
-from bot.core.store.tables import leases
+from bot.core.store.sql.db import write_transaction
+from bot.core.store.sql.tables import leases
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,9 +29,9 @@ from typing import Any
 from sqlalchemy import Select, and_, delete, exists, or_, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bot.core.store.db import write_transaction
 from bot.core.store.dedupe import forget_older_than
-from bot.core.store.tables import digest_runs, editions, outbox, reading_marks, run_members
+from bot.core.store.sql.db import write_transaction
+from bot.core.store.sql.tables import digest_runs, editions, outbox, reading_marks, run_members
 
 RUN_RETENTION = timedelta(days=30)
 PRUNE_BATCH = 500  # rows per delete statement (and per transaction)

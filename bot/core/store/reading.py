@@ -21,12 +21,11 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from bot.core.digest.filter_query import fold
 from bot.core.digest.select import StoredReport
 from bot.core.models import Platform
-from bot.core.store.bulk import among
-from bot.core.store.db import write_transaction
 from bot.core.store.editions import EntryKind
 from bot.core.store.reports import _stored
-from bot.core.store.subscriptions import NOW
-from bot.core.store.tables import (
+from bot.core.store.sql.bulk import among
+from bot.core.store.sql.db import write_transaction
+from bot.core.store.sql.tables import (
     destinations,
     digest_runs,
     edition_entries,
@@ -36,6 +35,7 @@ from bot.core.store.tables import (
     run_members,
     subscriptions,
 )
+from bot.core.store.subscriptions import NOW
 
 
 class MarkKind(StrEnum):

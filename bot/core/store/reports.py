@@ -20,11 +20,11 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from bot.core.clock import Clock, utc_clock
 from bot.core.digest.select import StoredReport
 from bot.core.reports.model import STORED, Report
-from bot.core.reports.parser import content_hash
-from bot.core.store.db import write_transaction
+from bot.core.reports.parse.parser import content_hash
 from bot.core.store.errors import REFUSALS, is_outage, refusal_reason
 from bot.core.store.search import index_reports
-from bot.core.store.tables import counters, reports
+from bot.core.store.sql.db import write_transaction
+from bot.core.store.sql.tables import counters, reports
 
 SEQ_COUNTER = "report_seq"
 LOOKUP_CHUNK = 400

@@ -11,7 +11,7 @@ import logging
 
 from bot.core.logs import log
 from bot.core.models import Platform
-from bot.core.store.destinations import Destination, DestinationStore
+from bot.core.store.subscriptions.destination_store import Destination, DestinationStore
 
 logger = logging.getLogger("prdigest.destinations")
 

@@ -9,8 +9,8 @@ from datetime import datetime
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bot.core.store.bulk import among
-from bot.core.store.tables import digest_runs, run_members, subscriptions
+from bot.core.store.sql.bulk import among
+from bot.core.store.sql.tables import digest_runs, run_members, subscriptions
 
 
 @dataclass(frozen=True, slots=True)

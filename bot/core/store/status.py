@@ -9,8 +9,8 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.core.store.runs import last_run
+from bot.core.store.sql.tables import outbox
 from bot.core.store.subscriptions import Subscription, SubscriptionStore
-from bot.core.store.tables import outbox
 
 
 @dataclass

@@ -1,7 +1,7 @@
 """report_facets: what the query language's field terms read, one row per report; SQLite's
 full-text tables become contentless (keyed by seq)
 
-The index is derived data: `bot.core.store.db.migrate` fills it with the current code after the
+The index is derived data: `bot.core.store.sql.db.migrate` fills it with the current code after the
 migrations ran, when reports are stored and the index is empty, so this revision stays a frozen
 snapshot that imports nothing from bot.
 

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from bot.core.models import Platform
-from bot.core.store.destinations import DestinationStore
 from bot.core.store.subscriptions import Subscription, SubscriptionStore
+from bot.core.store.subscriptions.destination_store import DestinationStore
 from tests.fakes.slack.api import Fault, PostedMessage
 from tests.kits.slack import (
     ADMIN,

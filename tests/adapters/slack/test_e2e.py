@@ -18,7 +18,7 @@ from typing import Any
 import httpx
 import pytest
 
-from bot.core.reports.parser import parse_file
+from bot.core.reports.parse.parser import parse_file
 from tests.fakes.slack.api import FakeSlack, Fault, PostedMessage
 from tests.kits.paths import SEED
 from tests.kits.proc import BotProcess

@@ -24,8 +24,8 @@ from bot.core.digest.select import StoredReport
 from bot.core.models import Locale, Platform
 from bot.core.render.actions import ENTRY_ACTION_PREFIX, EntryAction, action_data
 from bot.core.render.flow import RenderedMessage
-from bot.core.reports.parser import parse_file
-from bot.core.store.tables import digest_runs, reading_marks
+from bot.core.reports.parse.parser import parse_file
+from bot.core.store.sql.tables import digest_runs, reading_marks
 from tests.fakes.slack.api import PostedMessage
 from tests.fakes.slack.views import FakeView
 from tests.kits.paths import SEED

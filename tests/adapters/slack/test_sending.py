@@ -14,9 +14,9 @@ from bot.core.delivery.deliverer import Deliverer, RetryAfter, Sent
 from bot.core.delivery.outbox import plan_digest
 from bot.core.models import Platform
 from bot.core.render.renderer import Renderer
-from bot.core.store.destinations import DestinationStore
 from bot.core.store.reports import ReportStore
 from bot.core.store.status import collect
+from bot.core.store.subscriptions.destination_store import DestinationStore
 from tests.fakes.slack.api import FakeSlack, Fault
 from tests.kits.delivery import add_reports, channel, right_away, setup_destinations
 

@@ -18,9 +18,9 @@ import pytest
 
 from bot.adapters.telegram.sender import TelegramSender
 from bot.core.models import Locale, Platform
-from bot.core.reports.parser import parse_file
-from bot.core.store.destinations import Destination
+from bot.core.reports.parse.parser import parse_file
 from bot.core.store.subscriptions import DEFAULT_CHAT_SCHEDULE, Subscription
+from bot.core.store.subscriptions.destination_store import Destination
 from tests.fakes.telegram.api import FakeTelegram
 from tests.fakes.telegram.state import user_object
 from tests.fakes.telegram.updates import message_update

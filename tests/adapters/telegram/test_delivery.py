@@ -24,10 +24,10 @@ from bot.core.delivery.outbox import plan_digest
 from bot.core.digest.select import DigestFilter
 from bot.core.models import Locale, Platform
 from bot.core.render.renderer import Renderer
-from bot.core.store.destinations import DestinationStore
 from bot.core.store.reports import ReportStore
 from bot.core.store.status import collect
 from bot.core.store.subscriptions import Subscription, SubscriptionStore
+from bot.core.store.subscriptions.destination_store import DestinationStore
 from tests.fakes.telegram.api import FakeTelegram, Fault
 from tests.kits.delivery import (
     FakeClock,

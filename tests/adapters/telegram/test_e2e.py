@@ -17,7 +17,7 @@ import pytest
 
 from bot.core.models import Format, Locale
 from bot.core.render.renderer import Renderer
-from bot.core.reports.parser import parse_file
+from bot.core.reports.parse.parser import parse_file
 from tests.fakes.telegram.api import FakeTelegram
 from tests.kits.paths import SEED
 from tests.kits.proc import BotProcess

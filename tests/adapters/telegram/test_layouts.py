@@ -16,8 +16,8 @@ from bot.core.delivery.outbox import plan_digest
 from bot.core.models import Platform
 from bot.core.render.renderer import Renderer
 from bot.core.store.reports import ReportStore
+from bot.core.store.sql.tables import forum_topics
 from bot.core.store.subscriptions import Subscription
-from bot.core.store.tables import forum_topics
 from tests.fakes.telegram.api import FakeTelegram
 from tests.fakes.telegram.state import SentMessage
 from tests.kits.delivery import FakeClock, add_reports, channel, run_until_idle, setup_destinations

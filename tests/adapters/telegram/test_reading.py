@@ -18,8 +18,8 @@ from sqlalchemy import select
 from bot.core.delivery.outbox import plan_digest
 from bot.core.models import Format, Locale, Platform
 from bot.core.render.actions import EntryAction, action_data
-from bot.core.reports.parser import parse_file
-from bot.core.store.tables import digest_runs, reading_marks
+from bot.core.reports.parse.parser import parse_file
+from bot.core.store.sql.tables import digest_runs, reading_marks
 from tests.fakes.telegram.api import FakeTelegram
 from tests.fakes.telegram.state import SentMessage
 from tests.kits.paths import SEED

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from bot.adapters.telegram.adapter import TelegramAdapter
-from bot.app import Service
-from bot.context import Context
-from bot.core.store.db import create_engine, migrate
 from bot.core.store.reports import ReportStore
+from bot.core.store.sql.db import create_engine, migrate
+from bot.service.app import Service
+from bot.service.context import Context
 from bot.settings import BotConfig, ConfigError, Env
 from tests.fakes.telegram.api import FakeTelegram
 from tests.kits.telegram import WEBHOOK_URL

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from bot.core.models import Platform
 from bot.core.query import matches, parse
 from bot.core.reports.model import Report
-from bot.core.reports.parser import parse_file
+from bot.core.reports.parse.parser import parse_file
 from tests.fakes.telegram.api import FakeTelegram
 from tests.kits.paths import SEED
 from tests.kits.telegram import USER, TelegramBot, texts, until

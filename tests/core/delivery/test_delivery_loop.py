@@ -15,7 +15,7 @@ from bot.core.delivery.ledger import RowStatus, unfinished_count
 from bot.core.delivery.outbox import plan_digest
 from bot.core.render.renderer import Renderer
 from bot.core.store.reports import ReportStore
-from bot.core.store.tables import outbox
+from bot.core.store.sql.tables import outbox
 from tests.kits.delivery import (
     FakeClock,
     ScriptedSender,

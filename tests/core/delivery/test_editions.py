@@ -17,11 +17,11 @@ from bot.core.delivery.deliverer import Deliverer
 from bot.core.delivery.editions import Edition
 from bot.core.delivery.outbox import Due, TickPlan, plan_runs
 from bot.core.render.renderer import Renderer
-from bot.core.store.db import create_engine
 from bot.core.store.editions import PAYLOAD, new_editions
 from bot.core.store.reports import ReportStore
+from bot.core.store.sql.db import create_engine
+from bot.core.store.sql.tables import digest_runs, edition_messages, editions, outbox, run_members
 from bot.core.store.subscriptions import Subscription
-from bot.core.store.tables import digest_runs, edition_messages, editions, outbox, run_members
 from tests.kits.delivery import (
     FakeClock,
     ScriptedSender,

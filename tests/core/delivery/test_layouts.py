@@ -12,7 +12,7 @@ from bot.core.models import Layout, Verbosity
 from bot.core.render.options import DigestOptions
 from bot.core.render.renderer import Renderer
 from bot.core.store.reports import ReportStore
-from bot.core.store.tables import destinations, forum_topics, outbox
+from bot.core.store.sql.tables import destinations, forum_topics, outbox
 from tests.kits.delivery import FakeClock, add_reports, channel, setup_destinations
 from tests.kits.render import RecordingRenderer
 

@@ -12,8 +12,8 @@ from sqlalchemy import func, select
 from bot.core.delivery.deliverer import Deliverer
 from bot.core.render.renderer import Renderer
 from bot.core.store.reports import ReportStore
+from bot.core.store.sql.tables import digest_runs, run_members
 from bot.core.store.subscriptions import SubscriptionStore
-from bot.core.store.tables import digest_runs, run_members
 from bot.scheduling.tick import DigestTicker
 from tests.kits.delivery import (
     FakeClock,

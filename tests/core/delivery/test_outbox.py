@@ -22,11 +22,11 @@ from bot.core.delivery.deliverer import (
 from bot.core.delivery.ledger import RunStatus, unfinished_count
 from bot.core.delivery.outbox import plan_digest
 from bot.core.render.renderer import Renderer
-from bot.core.store.destinations import DestinationStore
 from bot.core.store.editions import PAYLOAD
 from bot.core.store.reports import ReportStore, WindowCache
+from bot.core.store.sql.tables import digest_runs, outbox
 from bot.core.store.subscriptions import SubscriptionStore
-from bot.core.store.tables import digest_runs, outbox
+from bot.core.store.subscriptions.destination_store import DestinationStore
 from tests.kits.delivery import (
     FakeClock,
     ScriptedSender,

@@ -12,7 +12,7 @@ import pytest
 
 from bot.core.delivery.pacing import ArrivalWindow, LocalPace, Pace, SharedPace, make_pace
 from bot.core.models import Platform
-from bot.core.store.db import HEAD_REVISION, create_engine, migrate
+from bot.core.store.sql.db import HEAD_REVISION, create_engine, migrate
 from tests.kits.paths import ROOT
 
 RATE = 40.0

@@ -17,7 +17,7 @@ from bot.core.delivery.reading import ReadingPolicy
 from bot.core.models import Platform
 from bot.core.store.reading import Page, take_page
 from bot.core.store.reports import ReportStore
-from bot.core.store.tables import digest_runs
+from bot.core.store.sql.tables import digest_runs
 from tests.kits.delivery import (
     FakeClock,
     ScriptedSender,

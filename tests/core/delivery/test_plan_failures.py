@@ -19,9 +19,9 @@ from bot.core.digest.select import Digest
 from bot.core.render.options import DigestPart
 from bot.core.render.renderer import Renderer
 from bot.core.store.reports import ReportStore
+from bot.core.store.sql.tables import destinations, outbox
 from bot.core.store.status import collect
 from bot.core.store.subscriptions import SubscriptionStore
-from bot.core.store.tables import destinations, outbox
 from bot.scheduling.tick import DigestTicker
 from tests.kits.delivery import FakeClock, add_reports, channel, setup_destinations
 

@@ -28,7 +28,7 @@ from bot.core.delivery.outbox import plan_digest
 from bot.core.models import Platform
 from bot.core.render.renderer import Renderer
 from bot.core.store.reports import ReportStore
-from bot.core.store.tables import destinations, outbox
+from bot.core.store.sql.tables import destinations, outbox
 from tests.kits.delivery import (
     FakeClock,
     ScriptedSender,

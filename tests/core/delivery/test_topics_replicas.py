@@ -18,9 +18,9 @@ from bot.core.delivery.ledger import unfinished_count
 from bot.core.delivery.outbox import plan_digest
 from bot.core.models import Platform
 from bot.core.render.renderer import Renderer
-from bot.core.store.db import create_engine, migrate
 from bot.core.store.reports import ReportStore
-from bot.core.store.tables import forum_topics
+from bot.core.store.sql.db import create_engine, migrate
+from bot.core.store.sql.tables import forum_topics
 from tests.fakes.telegram.api import FakeTelegram
 from tests.kits.delivery import add_reports, channel, setup_destinations
 

@@ -21,7 +21,7 @@ from bot.core.models import Format, Layout, Locale, Verbosity
 from bot.core.render.options import ALL_PART, SUMMARY_PART, DigestOptions, DigestPart
 from bot.core.render.renderer import Renderer
 from bot.core.reports.model import ImpactLevel, KeyFile, RecommendationLevel, RelatedPR, Report
-from bot.core.reports.parser import parse_file
+from bot.core.reports.parse.parser import parse_file
 from tests.kits.paths import GOLDEN, SEED, TESTS
 from tests.kits.render import SAMPLES, UPDATE, check_platform
 

@@ -25,7 +25,7 @@ from bot.core.render.split import ELLIPSIS, Piece, cut_to_fit, pack, split_to_fi
 from bot.core.render.telegram import callback_data, parse_callback_data
 from bot.core.render.views import entry_view, lead_sentence, link_url
 from bot.core.reports.model import ImpactLevel, KeyFile, RecommendationLevel, RelatedPR, Report
-from bot.core.reports.parser import parse_file
+from bot.core.reports.parse.parser import parse_file
 from tests.fakes.telegram.html import utf16_len
 from tests.fakes.telegram.messages import parse_text
 from tests.kits.paths import GOLDEN, ROOT, SEED, TESTS

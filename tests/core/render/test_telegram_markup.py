@@ -8,7 +8,7 @@ import re
 from bot.core.digest.select import DigestFilter, StoredReport, build_digest
 from bot.core.models import Format, Locale, Section
 from bot.core.render.renderer import Renderer
-from bot.core.reports.parser import parse_file
+from bot.core.reports.parse.parser import parse_file
 from tests.fakes.telegram.messages import parse_text
 from tests.kits.paths import SEED
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from bot.core.reports.model import MAX_PR_NUMBER, MAX_REPO_LENGTH, STORED, Report
-from bot.core.reports.parser import NotAReportError, parse_json, parse_markdown
+from bot.core.reports.parse.parser import NotAReportError, parse_json, parse_markdown
 
 BASE: dict[str, Any] = {"repo": "verl-project/verl", "number": 7422, "title": "fix: x"}
 

@@ -16,7 +16,7 @@ from bot.core.reports.parse.caps import (
     TAGS_MAX,
     TITLE_MAX,
 )
-from bot.core.reports.parser import parse_json, parse_markdown
+from bot.core.reports.parse.parser import parse_json, parse_markdown
 
 HEADER = (
     "# PR #12 完整报告\n\n- 仓库：`o/r`\n- 标题：{title}\n"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.core.reports.parser import parse_markdown
+from bot.core.reports.parse.parser import parse_markdown
 
 HEADER = (
     "# PR #12 完整报告\n\n- 仓库：`o/r`\n- 标题：fix: small thing\n"

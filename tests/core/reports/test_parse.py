@@ -20,7 +20,7 @@ from bot.core.reports.parse.caps import (
     TITLE_MAX,
     cut,
 )
-from bot.core.reports.parser import (
+from bot.core.reports.parse.parser import (
     NotAReportError,
     ParseResult,
     content_hash,

@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 import pytest
 
-from bot.core.reports.parser import parse_markdown
+from bot.core.reports.parse.parser import parse_markdown
 from tests.kits.sizes import WORST, continued_report, growth, markdown_of_size
 
 SMALL = 64 * 1024

@@ -6,7 +6,7 @@ import pytest
 from sqlalchemy import BigInteger, Column, Integer, SmallInteger, String, Text
 
 from bot.core.store.bounds import int_range, max_chars, max_int
-from bot.core.store.tables import subscriptions
+from bot.core.store.sql.tables import subscriptions
 
 
 def test_integer_columns_hold_what_postgresql_holds() -> None:

@@ -12,9 +12,9 @@ import pytest
 from sqlalchemy import Boolean, Column, Integer, MetaData, String, Table, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bot.core.store.bulk import among, insert_columns
-from bot.core.store.db import create_engine
-from bot.core.store.tables import UtcDateTime
+from bot.core.store.sql.bulk import among, insert_columns
+from bot.core.store.sql.db import create_engine
+from bot.core.store.sql.tables import UtcDateTime
 
 NOW = datetime(2026, 12, 4, 9, 0, tzinfo=UTC)
 TEXTS = ["plain", 'with "quote"', "back\\slash", "comma,brace{}", "", "NULL", " spaced ", "中文"]

@@ -12,17 +12,17 @@ from pathlib import Path
 from alembic.script import ScriptDirectory
 from sqlalchemy import Connection, inspect, select, text
 
-from bot.core.store.db import (
+from bot.core.store.editions import PAYLOAD
+from bot.core.store.reading import take_page
+from bot.core.store.reports import ReportStore
+from bot.core.store.sql.db import (
     HEAD_REVISION,
     create_engine,
     current_revision,
     migrate,
     write_transaction,
 )
-from bot.core.store.editions import PAYLOAD
-from bot.core.store.reading import take_page
-from bot.core.store.reports import ReportStore
-from bot.core.store.tables import digest_runs, outbox
+from bot.core.store.sql.tables import digest_runs, outbox
 from tests.kits.delivery import report
 from tests.kits.migrations import alembic_config, downgrade_to, upgrade_to
 
@@ -113,7 +113,7 @@ async def test_a_0012_run_keeps_its_place_its_button_and_its_payload(database_ur
 
 OPEN_AND_LIST = """
 import asyncio, sys
-from bot.core.store.db import create_engine, migrate
+from bot.core.store.sql.db import create_engine, migrate
 
 async def main(url):
     engine = create_engine(url)

@@ -9,7 +9,7 @@ from sqlalchemy import Connection, inspect, text
 
 from bot.core.delivery.deliverer import Deliverer
 from bot.core.delivery.ledger import unfinished_count
-from bot.core.store.db import create_engine, migrate, write_transaction
+from bot.core.store.sql.db import create_engine, migrate, write_transaction
 from bot.core.store.subscriptions import SubscriptionStore
 from tests.kits.delivery import FakeClock, ScriptedSender, run_until_idle
 from tests.kits.migrations import downgrade_to, upgrade_to

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 
 from sqlalchemy import Connection, inspect, text
 
-from bot.core.store.db import create_engine, migrate, write_transaction
+from bot.core.store.sql.db import create_engine, migrate, write_transaction
 from tests.kits.migrations import downgrade_to, upgrade_to
 
 NOW = datetime(2026, 12, 4, 9, 0, tzinfo=UTC)

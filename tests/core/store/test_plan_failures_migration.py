@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 from sqlalchemy import Connection, inspect, text
 
-from bot.core.store.db import create_engine, migrate, write_transaction
+from bot.core.store.sql.db import create_engine, migrate, write_transaction
 from tests.kits.migrations import downgrade_to, upgrade_to
 
 NOW = datetime(2026, 12, 5, 9, tzinfo=UTC)

@@ -14,8 +14,7 @@ from bot.core.store.editions import EditionMessage, fill_editions, new_editions
 from bot.core.store.prune import RUN_RETENTION, Pruned, prune, prune_runs
 from bot.core.store.reports import ReportStore
 from bot.core.store.runs import last_run
-from bot.core.store.subscriptions import Subscription, SubscriptionStore
-from bot.core.store.tables import (
+from bot.core.store.sql.tables import (
     digest_runs,
     edition_messages,
     editions,
@@ -23,6 +22,7 @@ from bot.core.store.tables import (
     processed_events,
     run_members,
 )
+from bot.core.store.subscriptions import Subscription, SubscriptionStore
 from bot.scheduling.tick import PRUNE_EVERY, DigestTicker
 from tests.kits.delivery import FakeClock, channel, setup_destinations
 

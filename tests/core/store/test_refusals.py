@@ -12,9 +12,9 @@ import pytest
 from sqlalchemy.exc import OperationalError
 
 from bot.core.reports.model import Report
-from bot.core.reports.parser import parse_file
-from bot.core.store.db import create_engine
+from bot.core.reports.parse.parser import parse_file
 from bot.core.store.reports import IngestOutcome, IngestResult, ReportStore, StoreRejection
+from bot.core.store.sql.db import create_engine
 from tests.kits.paths import SEED
 
 

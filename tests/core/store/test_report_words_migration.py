@@ -11,8 +11,8 @@ from sqlalchemy import Connection, inspect, text
 from bot.chat.search import search
 from bot.core.query import parse
 from bot.core.reports.model import Report
-from bot.core.store.db import create_engine, migrate, write_transaction
 from bot.core.store.reports import ReportStore
+from bot.core.store.sql.db import create_engine, migrate, write_transaction
 from tests.kits.migrations import downgrade_to
 
 NOW = datetime(2026, 12, 5, 9, tzinfo=UTC)

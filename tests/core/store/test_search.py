@@ -19,18 +19,18 @@ from bot.chat.search import search
 from bot.core.query import And, Text
 from bot.core.query.text import contains, normalize_text
 from bot.core.reports.model import Report
-from bot.core.reports.parser import parse_file
-from bot.core.store.db import (
+from bot.core.reports.parse.parser import parse_file
+from bot.core.store.reports import IngestResult, ReportStore, StoreRejection
+from bot.core.store.search import field_texts, rebuild_index
+from bot.core.store.search.text_index import SQLITE_EMPTY
+from bot.core.store.sql.db import (
     HEAD_REVISION,
     create_engine,
     current_revision,
     migrate,
     write_transaction,
 )
-from bot.core.store.reports import IngestResult, ReportStore, StoreRejection
-from bot.core.store.search import field_texts, rebuild_index
-from bot.core.store.search.text_index import SQLITE_EMPTY
-from bot.core.store.tables import reports
+from bot.core.store.sql.tables import reports
 from tests.kits.migrations import upgrade_to
 from tests.kits.paths import SEED
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from bot.core.store.db import HEAD_REVISION
+from bot.core.store.sql.db import HEAD_REVISION
 from tests.kits.paths import ROOT, SEED
 
 

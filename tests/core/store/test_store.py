@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from bot.core.reports.model import Report
-from bot.core.reports.parser import parse_file
+from bot.core.reports.parse.parser import parse_file
 from bot.core.store.reports import WINDOW_CHUNK, IngestOutcome, ReportStore
 from tests.kits.delivery import newest_seq_of
 from tests.kits.paths import SEED
@@ -145,14 +145,14 @@ async def test_concurrent_ingest_of_one_report_from_two_processes_keeps_one_row(
 
 @pytest.mark.parametrize("bad", ["mysql://x/y", "not a url"])
 def test_unsupported_database_url_is_a_clear_error(bad: str) -> None:
-    from bot.core.store.db import DatabaseURLError, async_url
+    from bot.core.store.sql.db import DatabaseURLError, async_url
 
     with pytest.raises(DatabaseURLError, match="BOT_DATABASE_URL"):
         async_url(bad)
 
 
 def test_sqlite_file_and_directory_are_created_on_first_use(tmp_path: Path) -> None:
-    from bot.core.store.db import create_engine, migrate
+    from bot.core.store.sql.db import create_engine, migrate
 
     async def go() -> None:
         engine = create_engine(f"sqlite:///{tmp_path / 'nested' / 'bot.db'}")

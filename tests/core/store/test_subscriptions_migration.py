@@ -12,10 +12,10 @@ from sqlalchemy import Connection, inspect, select, text
 from bot.core.delivery.deliverer import Deliverer
 from bot.core.delivery.ledger import unfinished_count
 from bot.core.models import Locale, Platform
-from bot.core.store.db import create_engine, migrate, write_transaction
-from bot.core.store.destinations import DestinationStore
+from bot.core.store.sql.db import create_engine, migrate, write_transaction
+from bot.core.store.sql.tables import digest_runs, run_members
 from bot.core.store.subscriptions import SubscriptionStore
-from bot.core.store.tables import digest_runs, run_members
+from bot.core.store.subscriptions.destination_store import DestinationStore
 from tests.kits.delivery import FakeClock, ScriptedSender, run_until_idle
 from tests.kits.migrations import upgrade_to
 

@@ -42,7 +42,7 @@ from bot.core.query.values import (
 from bot.core.store.search.balanced import all_of, any_of, total
 from bot.core.store.search.facets import UNSTORABLE
 from bot.core.store.search.text_lookup import Needles, Seqs, holding
-from bot.core.store.tables import report_facets as facets
+from bot.core.store.sql.tables import report_facets as facets
 
 EXACT_SCORE: Final = 100  # one exact hit (number, tag, title) outranks any relevance
 TITLE_WEIGHT: Final = 3  # a word in the title

@@ -22,7 +22,7 @@ from bot.core.query.reading import file_paths, risk_texts, symbol_names, symbol_
 from bot.core.query.text import SEP, normalize_text
 from bot.core.query.values import IMPACT_ORDER, REC_ORDER, as_utc
 from bot.core.reports.model import Report
-from bot.core.store.tables import report_facets
+from bot.core.store.sql.tables import report_facets
 
 # Stored in place of NUL (PostgreSQL text refuses it) and of SEP inside a value (a raw path or
 # symbol is not whitespace-normalized). One character for one, so a substring test of a value

@@ -48,9 +48,9 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from bot.core.query.text import SEP, TEXT_FIELDS, normalize_text, word_tokens
 from bot.core.reports.model import STORED, Report
-from bot.core.store.db import MIGRATION_LOCK_KEY, write_transaction
 from bot.core.store.search.facets import write_facets
-from bot.core.store.tables import report_facets, reports
+from bot.core.store.sql.db import MIGRATION_LOCK_KEY, write_transaction
+from bot.core.store.sql.tables import report_facets, reports
 
 BATCH = 500  # reports per statement when filling or looking up
 GRAM_LIMIT = 2  # words this short are looked up by their characters, not by trigrams

@@ -34,7 +34,7 @@ from bot.core.store.search.text_index import (
     fts_phrase,
     gram_token,
 )
-from bot.core.store.tables import report_facets
+from bot.core.store.sql.tables import report_facets
 
 # PostgreSQL's trigram index (migration 0008) reads the text with each space as PHRASE_JOIN:
 # pg_trgm splits its trigrams at anything but letters and digits, so on the text itself a

@@ -9,10 +9,10 @@ from "now", so it is not flooded with the whole history. Every change a chat mak
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Collection, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any
 
 from sqlalchemy import Text, and_, cast, delete, func, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
@@ -20,17 +20,20 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from bot.core.clock import Clock, utc_clock
 from bot.core.digest.select import DigestFilter
 from bot.core.models import Locale, Platform
-from bot.core.query import parse, unparse
-from bot.core.query.known_tags import bare_words, read_known_tags
-from bot.core.store.db import insert_ignore, write_transaction
-from bot.core.store.destinations import ensure_destination
-from bot.core.store.filters import filter_from_json as filter_from_json
-from bot.core.store.filters import filter_to_json as filter_to_json
-from bot.core.store.filters import stored_filter
-from bot.core.store.known import known_tag_words
+from bot.core.store.sql.db import insert_ignore, write_transaction
+from bot.core.store.sql.tables import counters, destinations, subscriptions
 from bot.core.store.subscriptions.changes import Change, recent_changes, record_change
+from bot.core.store.subscriptions.config import (
+    ConfigChannels,
+    channel_query,
+    channel_values,
+    known_channel_tags,
+)
+from bot.core.store.subscriptions.destination_store import ensure_destination
+from bot.core.store.subscriptions.filters import filter_from_json as filter_from_json
+from bot.core.store.subscriptions.filters import filter_to_json as filter_to_json
+from bot.core.store.subscriptions.filters import stored_filter
 from bot.core.store.subscriptions.limits import SubscriptionLimits, check_limits
-from bot.core.store.tables import counters, destinations, subscriptions
 
 CONFIG = "config"
 CHAT = "chat"
@@ -119,71 +122,6 @@ def _from_row(row: Any) -> Subscription:
     )  # fmt: skip
 
 
-@dataclass(frozen=True, slots=True)
-class ChannelSpec:
-    """A config channel as its subscription stores it, in plain values (the settings build
-    these: `BotConfig.channel_specs`)."""
-
-    platform: Platform
-    target: str
-    name: str
-    filter: DigestFilter  # its `query:` as written; the sync reads its known tags
-    schedule: str
-    cadence: str
-    timezone: str
-    locale: Locale
-    layout: str
-    verbosity: str
-    post_empty: bool
-    locked: bool
-
-
-class ConfigChannels(Protocol):
-    """What `sync_config` reads of a config: its channels and the tags its tag rules give."""
-
-    def channel_specs(self) -> Sequence[ChannelSpec]: ...
-
-    def rule_tags(self) -> frozenset[str]: ...
-
-
-def _channel_values(spec: ChannelSpec, query: str) -> dict[str, Any]:
-    return {
-        "origin": CONFIG,
-        "filters": filter_to_json(replace(spec.filter, query=query)),
-        "schedule": spec.schedule,
-        "cadence": spec.cadence,
-        "timezone": spec.timezone,
-        "locale": spec.locale.value,
-        "layout": spec.layout,
-        "verbosity": spec.verbosity,
-        "post_empty": spec.post_empty,
-        "locked": spec.locked,
-    }
-
-
-def channel_query(text: str, known: Collection[str]) -> str:
-    """A channel's `query:` as its subscription keeps it: the unquoted bare words that are in
-    `known` (tags a tag rule gives or a stored report carries) read as tags."""
-    if not text:
-        return ""
-    query = parse(text, max_terms=None)
-    read = read_known_tags(query, known)
-    return text if read == query else unparse(read)
-
-
-async def _known_tags(
-    engine: AsyncEngine, specs: Sequence[ChannelSpec], rules: frozenset[str]
-) -> set[str]:
-    """The bare words of the channels' queries that name a known tag."""
-    words = {
-        word
-        for spec in specs
-        if spec.filter.query
-        for word in bare_words(parse(spec.filter.query, max_terms=None))
-    }
-    return await known_tag_words(engine, words, rules)
-
-
 async def _next_number(conn: AsyncConnection, destination_id: int) -> int:
     found = await conn.execute(
         select(func.max(subscriptions.c.number)).where(
@@ -217,13 +155,13 @@ class SubscriptionStore:
         now = self.clock()
         kept: dict[int, set[str]] = {}
         specs = config.channel_specs()
-        known = await _known_tags(self.engine, specs, config.rule_tags())
+        known = await known_channel_tags(self.engine, specs, config.rule_tags())
         queries = [channel_query(spec.filter.query, known) for spec in specs]
         async with write_transaction(self.engine) as conn:
             for spec, query in zip(specs, queries, strict=True):
                 dest_id = await ensure_destination(conn, spec.platform, spec.target, now)
                 kept.setdefault(dest_id, set()).add(spec.name)
-                values = _channel_values(spec, query)
+                values = {"origin": CONFIG, **channel_values(spec, query)}
                 where = and_(
                     subscriptions.c.destination_id == dest_id,
                     subscriptions.c.name == spec.name,

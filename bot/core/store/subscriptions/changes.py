@@ -8,7 +8,7 @@ from datetime import datetime
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from bot.core.store.tables import destinations, subscription_changes
+from bot.core.store.sql.tables import destinations, subscription_changes
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,7 +15,7 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bot.core.models import Platform
-from bot.core.store.tables import destinations, subscriptions
+from bot.core.store.sql.tables import destinations, subscriptions
 
 
 @dataclass(frozen=True, slots=True)

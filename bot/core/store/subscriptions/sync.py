@@ -23,8 +23,8 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bot.core.digest.select import DigestFilter
 from bot.core.models import Locale, Platform
-from bot.core.store.db import write_transaction
-from bot.core.store.destinations import ensure_destination
+from bot.core.store.sql.db import write_transaction
+from bot.core.store.sql.tables import destinations, subscriptions
 from bot.core.store.subscriptions import (
     CHAT,
     CONFIG,
@@ -36,7 +36,7 @@ from bot.core.store.subscriptions import (
     filter_to_json,
 )
 from bot.core.store.subscriptions.changes import record_change
-from bot.core.store.tables import destinations, subscriptions
+from bot.core.store.subscriptions.destination_store import ensure_destination
 
 IMPORT = "import"  # the audit table's action
 # The columns an import compares and writes; the rest (watermark, created_at) stay.

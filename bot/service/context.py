@@ -19,8 +19,8 @@ from sqlalchemy.exc import SQLAlchemyError, StatementError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.core.reports.tags import TagRule
-from bot.core.store.db import MASK, async_url, create_engine, masked_url, migrate, url_password
 from bot.core.store.reports import ReportStore
+from bot.core.store.sql.db import MASK, async_url, create_engine, masked_url, migrate, url_password
 from bot.settings import BotConfig, Env, load_config
 
 DATABASE_VARIABLE = "BOT_DATABASE_URL"

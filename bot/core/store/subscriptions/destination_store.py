@@ -19,8 +19,8 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from bot.core.clock import Clock, utc_clock
 from bot.core.models import Locale, Platform
-from bot.core.store.db import write_transaction
-from bot.core.store.tables import destinations, subscriptions
+from bot.core.store.sql.db import write_transaction
+from bot.core.store.sql.tables import destinations, subscriptions
 
 
 @dataclass(frozen=True, slots=True)

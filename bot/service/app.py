@@ -29,19 +29,19 @@ from bot.adapters.base import Adapter, AdapterDeps
 from bot.adapters.console import ConsoleSender
 from bot.chat.answers import Answerer
 from bot.chat.reading import reading_policy
-from bot.context import Context
 from bot.core.clock import Clock, utc_clock
 from bot.core.delivery.deliverer import Deliverer, Outcome, Sender
 from bot.core.delivery.ledger import Claimed, unfinished_count
 from bot.core.logs import log, observe
 from bot.core.models import Platform
 from bot.core.render.renderer import Renderer
-from bot.core.store.destinations import DestinationStore
 from bot.core.store.errors import is_outage
 from bot.core.store.runs import last_scheduled_time
 from bot.core.store.subscriptions import SubscriptionStore
+from bot.core.store.subscriptions.destination_store import DestinationStore
 from bot.scheduling.sources import SourcePoller, make_pollers
 from bot.scheduling.tick import DigestTicker, build_scheduler, next_digest, quiet_note
+from bot.service.context import Context
 from bot.settings import ConfigError
 from bot.web.metrics import Metrics
 from bot.web.routes import WebDeps, build_web

@@ -39,7 +39,7 @@ from sqlalchemy.sql.sqltypes import NullType
 from sqlalchemy.sql.visitors import InternalTraversal
 from sqlalchemy.types import TypeEngine
 
-from bot.core.store.db import dialect_insert
+from bot.core.store.sql.db import dialect_insert
 
 
 class Listed(TypeDecorator[Sequence[Any]]):

@@ -31,7 +31,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_en
 
 from bot.core.query.reading import GLOB_FUNCTION, glob_holds
 
-MIGRATIONS_DIR = Path(__file__).resolve().parents[2] / "migrations"
+MIGRATIONS_DIR = Path(__file__).resolve().parents[3] / "migrations"
 SQLITE_BUSY_TIMEOUT_MS = 15_000
 MIGRATION_LOCK_KEY = 0x70726467  # "prdg": the advisory lock id for migrations
 IMMEDIATE = "prdigest_immediate"

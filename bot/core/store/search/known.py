@@ -17,7 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from bot.core.query.ast import Query
 from bot.core.query.known_tags import bare_words, read_known_tags
 from bot.core.query.text import SEP
-from bot.core.store.tables import report_facets, reports
+from bot.core.store.sql.tables import report_facets, reports
 
 
 async def repo_counts(engine: AsyncEngine, since: datetime | None = None) -> list[tuple[str, int]]:

@@ -16,7 +16,7 @@ from typing import Literal
 import uvicorn
 from starlette.applications import Starlette
 
-from bot.app import Service
+from bot.service.app import Service
 from bot.web.lingering import LingeringH11Protocol
 
 # uvicorn's limits, so slow or idle clients cannot pin the server (a slow *body* is cut by
