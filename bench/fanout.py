@@ -36,17 +36,17 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench.fanout_setup import NEW_REPORTS, Message, prepare  # noqa: E402
-from bot.adapters.telegram.pace import (  # noqa: E402
-    TELEGRAM_GROUP_MAX_IN_WINDOW,
-    TELEGRAM_MAX_PER_SECOND,
-    TELEGRAM_OVERALL_LIMIT,
-    TELEGRAM_OVERALL_SECONDS,
-    ChatPacer,
-)
+from bot.adapters.telegram.pace import ChatPacer  # noqa: E402
 from bot.adapters.telegram.sender import TelegramSender  # noqa: E402
 from bot.core.delivery.deliverer import Deliverer  # noqa: E402
 from bot.core.delivery.ledger import unfinished_count  # noqa: E402
 from bot.core.models import Platform  # noqa: E402
+from bot.core.render.limits.telegram import (  # noqa: E402
+    TELEGRAM_GROUP_MAX_IN_WINDOW,
+    TELEGRAM_MAX_PER_SECOND,
+    TELEGRAM_OVERALL_LIMIT,
+    TELEGRAM_OVERALL_SECONDS,
+)
 from tests.fakes.telegram.remote import RemoteFake, text_digest  # noqa: E402
 from tests.kits.telegram import scaled_limits  # noqa: E402
 

@@ -20,7 +20,7 @@ from sqlalchemy import select
 from bench.render import REPOS, TAGS, make_reports
 from bot.core.delivery.outbox import Due, TickPlan, plan_runs
 from bot.core.digest.select import DigestFilter
-from bot.core.models import Locale, Platform
+from bot.core.models import Layout, Locale, Origin, Platform
 from bot.core.render.renderer import Renderer
 from bot.core.store.editions import PAYLOAD
 from bot.core.store.reports import ReportStore, WindowCache
@@ -75,13 +75,13 @@ async def subscribe(engine: Any, chats: Sequence[int], rng: random.Random) -> No
                 "destination_id": int(dest_id),
                 "number": 1,
                 "name": "chat",
-                "origin": "chat",
+                "origin": Origin.CHAT.value,
                 "filters": filter_to_json(random_filter(rng)),
                 "schedule": "0 9 * * *",
                 "cadence": "daily 09:00",
                 "timezone": "UTC",
                 "locale": rng.choice(list(Locale)).value,
-                "layout": "flat",
+                "layout": Layout.FLAT.value,
                 "owner": None,
                 "post_empty": False,
                 "locked": False,

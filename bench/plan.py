@@ -36,7 +36,7 @@ from bench.fanout_setup import chat_ids, random_filter  # noqa: E402
 from bench.pg import postgres_schema  # noqa: E402
 from bench.render import make_reports  # noqa: E402
 from bench.rss import peak_rss_mb  # noqa: E402
-from bot.core.models import Locale, Platform  # noqa: E402
+from bot.core.models import Layout, Locale, Origin, Platform  # noqa: E402
 from bot.core.render.renderer import Renderer  # noqa: E402
 from bot.core.store.reports import ReportStore  # noqa: E402
 from bot.core.store.sql.db import create_engine, migrate, write_transaction  # noqa: E402
@@ -86,10 +86,10 @@ async def subscribe(engine: Any, count: int, rng: random.Random) -> None:
                 stored, locale = rng.choice(pool)
                 rows.append(
                     {"destination_id": first + 1 + offset, "number": 1, "name": "chat",
-                     "origin": "chat", "filters": stored, "schedule": "0 9 * * *",
+                     "origin": Origin.CHAT.value, "filters": stored, "schedule": "0 9 * * *",
                      "cadence": "daily 09:00", "timezone": "UTC", "locale": locale,
-                     "layout": "flat", "owner": None, "post_empty": False, "locked": False,
-                     "watermark": 0, "created_at": now, "updated_at": now}
+                     "layout": Layout.FLAT.value, "owner": None, "post_empty": False,
+                     "locked": False, "watermark": 0, "created_at": now, "updated_at": now}
                 )  # fmt: skip
             await conn.execute(subscriptions.insert(), rows)
 

@@ -31,6 +31,7 @@ from sqlalchemy import select  # noqa: E402
 from bench.pg import postgres_schema  # noqa: E402
 from bot.core.store.sql.db import create_engine  # noqa: E402
 from bot.core.store.sql.tables import outbox  # noqa: E402
+from bot.core.store.statuses import RowStatus  # noqa: E402
 from tests.fakes.slack.api import FakeSlack  # noqa: E402
 from tests.kits.proc import (  # noqa: E402
     BotProcess,
@@ -65,7 +66,8 @@ async def held_by(url: str, worker_pid: int) -> set[int]:
         async with engine.connect() as conn:
             rows = await conn.execute(
                 select(outbox.c.id).where(
-                    outbox.c.status == "sending", outbox.c.claimed_by.like(f"%:{worker_pid}")
+                    outbox.c.status == RowStatus.SENDING.value,
+                    outbox.c.claimed_by.like(f"%:{worker_pid}"),
                 )
             )
             return {int(r) for r in rows.scalars()}
@@ -78,7 +80,9 @@ async def unsent(url: str, ids: set[int]) -> int:
     try:
         async with engine.connect() as conn:
             rows = await conn.execute(
-                select(outbox.c.id).where(outbox.c.id.in_(ids), outbox.c.status != "sent")
+                select(outbox.c.id).where(
+                    outbox.c.id.in_(ids), outbox.c.status != RowStatus.SENT.value
+                )
             )
             return len(rows.all())
     finally:

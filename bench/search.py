@@ -7,7 +7,7 @@ field a few clauses cut from the example reports, drawn with Zipf weights: a fre
 is in a third of the reports, a rare one in a handful. Key files, risk flags, levels, repos
 and merge times (the last two years) are drawn the same way.
 
-Each query runs WARMUP + RUNS times through `bot.chat.search.search` (limit 10, as the chats
+Each query runs WARMUP + RUNS times through `finder.search.search` (limit 10, as the chats
 ask); p50 and p99 are over every timed run of every query. As `timeit` does, Python's cycle
 collector runs before a query's timed runs and not during them: a full collection walks every
 object of the process (about 100,000 here) and took up to 50 ms on this machine, whatever the
@@ -43,11 +43,11 @@ if str(ROOT) not in sys.path:
 
 from bench.ingest import REPOS  # noqa: E402
 from bench.pg import PG_DEFAULT, PG_ENV, postgres_schema  # noqa: E402
-from bot.chat.search import WINDOW, search  # noqa: E402
 from bot.core.query import matches, parse  # noqa: E402
 from bot.core.reports.model import KeyFile, Report  # noqa: E402
 from bot.core.reports.parse.parser import parse_file  # noqa: E402
 from bot.core.reports.tags import derive_tags  # noqa: E402
+from bot.core.store.finder.search import WINDOW, search  # noqa: E402
 from bot.core.store.reports import ReportStore  # noqa: E402
 from bot.core.store.sql.db import create_engine, migrate  # noqa: E402
 
@@ -271,7 +271,7 @@ def section(figures: dict[str, Any]) -> list[str]:
         "searches' total median time). Aims met: "
         + ("yes." if _met(figures) else "**no**.")
         + f" Each query runs {RUNS} times after {WARMUP} warm-up runs, limit {LIMIT}, through "
-        "`bot.chat.search.search`, with Python's cycle collector paused while timed (as "
+        "`finder.search.search`, with Python's cycle collector paused while timed (as "
         "`timeit` does); the scan reads every row, validates it and runs `matches`, "
         "and must find the same number of reports (search counts up to "
         f"{WINDOW:,}, then says {WINDOW:,}+). The store is generated with varied text "

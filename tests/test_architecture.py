@@ -18,45 +18,17 @@ from tests.kits.imports import (
     long_functions,
     modules,
 )
+from tests.kits.layers import (
+    adapter_violations,
+    chat_violations,
+    core_violations,
+    dialect_violations,
+    folder_cycles,
+)
 from tests.kits.paths import ROOT
 
-PLATFORM_LIBRARIES = frozenset({
-    "slack_sdk", "slack_bolt", "telegram", "apscheduler", "starlette", "uvicorn", "aiohttp",
-    "httpx", "prometheus_client",
-})  # fmt: skip
-# The core may lean on these modules outside it (logging helpers, frozen config); nothing that
-# runs a scheduler, a web server or an adapter.
-CORE_MAY_IMPORT = ("bot.core", "bot.logs", "bot.settings")
-ADAPTER_FAMILIES = ("bot.adapters.slack", "bot.adapters.telegram")
 MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 70
-
-
-def core_violations(found: dict[str, Module]) -> list[str]:
-    """What a `bot.core` module imports that the core must not: a platform, scheduler or web
-    library, or a part of the bot outside the core (adapters, app, web, scheduler)."""
-    offenders = []
-    edges = internal_edges(found)  # once: it parses every module of the tree
-    for name, module in found.items():
-        if not name.startswith("bot.core"):
-            continue
-        offenders += [f"{name} imports {lib}" for lib in external_imports(module, "bot")
-                      if lib in PLATFORM_LIBRARIES]  # fmt: skip
-        offenders += [f"{name} imports {target}" for target in edges[name]
-                      if not target.startswith(CORE_MAY_IMPORT)]  # fmt: skip
-    return sorted(offenders)
-
-
-def cross_adapter_imports(found: dict[str, Module]) -> list[str]:
-    edges = internal_edges(found)
-    offenders = []
-    for family in ADAPTER_FAMILIES:
-        others = [f for f in ADAPTER_FAMILIES if f != family]
-        for name, targets in edges.items():
-            if name == family or name.startswith(family + "."):
-                offenders += [f"{name} imports {t}" for t in sorted(targets)
-                              if t.startswith(tuple(others))]  # fmt: skip
-    return offenders
 
 
 def _write(root: Path, files: dict[str, str]) -> dict[str, Module]:
@@ -91,21 +63,67 @@ def test_a_platform_import_in_a_core_subpackage_is_found(tmp_path: Path) -> None
     })  # fmt: skip
     assert core_violations(found) == [
         "bot.core.render.slack imports slack_sdk",
-        "bot.core.render.text imports bot.adapters.console",
+        "bot.core.render.text imports bot.adapters.console (core)",
     ]
 
 
-def test_a_cross_adapter_import_is_found(tmp_path: Path) -> None:
+def test_an_adapter_reaching_past_the_chat_layer_is_found(tmp_path: Path) -> None:
     found = _write(tmp_path, {
         "bot/__init__.py": "", "bot/adapters/__init__.py": "",
         "bot/adapters/slack/__init__.py": "", "bot/adapters/telegram/__init__.py": "",
         "bot/adapters/slack/sender.py": "from ..telegram import pace\n",
         "bot/adapters/telegram/pace.py": "x = 1\n",
         "bot/adapters/telegram/reply.py": "from bot.adapters.telegram.pace import x\n",
+        "bot/adapters/slack/home.py": (
+            "from bot.chat.home import HomeData\nfrom bot.core.store.reports import ReportStore\n"
+        ),
+        "bot/chat/__init__.py": "", "bot/chat/home.py": "HomeData = 1\n",
+        "bot/core/__init__.py": "", "bot/core/store/__init__.py": "",
+        "bot/core/store/reports.py": "ReportStore = 1\n",
     })  # fmt: skip
-    assert cross_adapter_imports(found) == [
-        "bot.adapters.slack.sender imports bot.adapters.telegram.pace"
+    assert adapter_violations(found) == [
+        "bot.adapters.slack.home imports bot.core.store.reports (adapter)",
+        "bot.adapters.slack.sender imports bot.adapters.telegram.pace (other platform)",
     ]
+
+
+def test_a_chat_layer_importing_an_adapter_or_a_platform_is_found(tmp_path: Path) -> None:
+    found = _write(tmp_path, {
+        "bot/__init__.py": "", "bot/chat/__init__.py": "", "bot/adapters/__init__.py": "",
+        "bot/chat/answers.py": "import slack_sdk\nfrom bot.adapters import base\n",
+        "bot/adapters/base.py": "x = 1\n",
+    })  # fmt: skip
+    assert chat_violations(found) == [
+        "bot.chat.answers imports slack_sdk",
+        "bot.chat.answers imports bot.adapters.base (chat)",
+    ]
+
+
+def test_a_circle_between_packages_is_found_through_their_loose_modules(tmp_path: Path) -> None:
+    """No module imports itself back, yet the store's loose modules and its search package
+    need each other: a circle between packages."""
+    found = _write(tmp_path, {
+        "bot/__init__.py": "", "bot/core/__init__.py": "", "bot/core/store/__init__.py": "",
+        "bot/core/store/search/__init__.py": "",
+        "bot/core/store/reports.py": "from bot.core.store.search import index\n",
+        "bot/core/store/search/index.py": "from bot.core.store.tables import t\n",
+        "bot/core/store/tables.py": "t = 1\n",
+    })  # fmt: skip
+    assert cycles(internal_edges(found)) == []
+    assert folder_cycles(found) == [["bot.core.store", "bot.core.store.search"]]
+
+
+def test_a_dialect_check_outside_the_store_is_found(tmp_path: Path) -> None:
+    found = _write(tmp_path, {
+        "bot/__init__.py": "", "bot/chat/__init__.py": "", "bot/core/__init__.py": "",
+        "bot/core/store/__init__.py": "",
+        "bot/chat/search.py": "def f(conn):\n    return conn.dialect.name == 'sqlite'\n",
+        "bot/core/store/db.py": (
+            "from sqlalchemy.dialects.postgresql import insert\n"
+            "def g(conn):\n    return conn.dialect.name\n"
+        ),
+    })  # fmt: skip
+    assert dialect_violations(found) == ["bot.chat.search checks the SQL dialect"]
 
 
 # --- the rules on the real tree --------------------------------------------------------------
@@ -118,16 +136,30 @@ def bot_modules() -> dict[str, Module]:
     return {name: m for name, m in found.items() if not name.startswith("bot.migrations")}
 
 
-def test_the_core_imports_no_platform_scheduler_or_web_library(
+def test_the_core_imports_nothing_of_the_bot_outside_it_nor_a_platform_library(
     bot_modules: dict[str, Module],
 ) -> None:
     assert core_violations(bot_modules) == []
 
 
-def test_slack_and_telegram_adapters_never_import_each_other(
+def test_adapters_talk_only_to_the_chat_layer_and_never_to_each_other(
     bot_modules: dict[str, Module],
 ) -> None:
-    assert cross_adapter_imports(bot_modules) == []
+    assert adapter_violations(bot_modules) == []
+
+
+def test_the_chat_layer_imports_no_adapter_nor_platform_library(
+    bot_modules: dict[str, Module],
+) -> None:
+    assert chat_violations(bot_modules) == []
+
+
+def test_there_is_no_circle_between_packages(bot_modules: dict[str, Module]) -> None:
+    assert folder_cycles(bot_modules) == []
+
+
+def test_only_the_store_looks_at_the_sql_dialect(bot_modules: dict[str, Module]) -> None:
+    assert dialect_violations(bot_modules) == []
 
 
 @pytest.mark.parametrize("top", ["bot", "tests", "bench"])

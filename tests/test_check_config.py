@@ -15,16 +15,16 @@ from pydantic import SecretStr
 from sqlalchemy import text
 
 from bot.chat.commands import parse
-from bot.cli import config_cmd, main
+from bot.cli import main
 from bot.cli.config_cmd import describe, problems
 from bot.core.calendar.ics import MAX_ICS_BYTES
 from bot.core.models import Platform
 from bot.core.store.sql.db import async_url, create_engine
 from bot.settings import ENV_VARS, BotConfig, Channel, ConfigError, Env, load_config
 from bot.settings.env_checks import is_placeholder
-from tests.kits.delivery import FakeClock
 from tests.kits.slack import SIGNING_SECRET
 from tests.kits.telegram import WEBHOOK_SECRET, WEBHOOK_URL
+from tests.kits.wall_clock import set_wall_clock
 
 NEVER = "0 9 31 2 *"
 NEVER_REASON = (
@@ -510,9 +510,7 @@ def test_check_config_shows_the_next_real_fire_after_golden_week(
         "  - {name: alerts, platform: console, target: alerts, cadence: now}\n",
     )
     monkeypatch.setenv("BOT_CONFIG", str(path))
-    monkeypatch.setattr(
-        config_cmd, "CLOCK", FakeClock(datetime(2026, 9, 30, 10, tzinfo=ZoneInfo("Asia/Shanghai")))
-    )
+    set_wall_clock(monkeypatch, datetime(2026, 9, 30, 10, tzinfo=ZoneInfo("Asia/Shanghai")))
     assert main(["check-config"]) == 0
     lines = capsys.readouterr().out.splitlines()
     calendar = "  calendar: mon-fri, quiet 22:00-08:00, holidays CN, Asia/Shanghai"
@@ -556,7 +554,7 @@ def test_a_calendar_with_no_working_day_warns_for_now_channels_too(
         "  - {name: alerts, platform: console, target: alerts, cadence: now}\n",
     )
     monkeypatch.setenv("BOT_CONFIG", str(path))
-    monkeypatch.setattr(config_cmd, "CLOCK", FakeClock(datetime(2026, 9, 30, 10, tzinfo=UTC)))
+    set_wall_clock(monkeypatch, datetime(2026, 9, 30, 10, tzinfo=UTC))
     assert main(["check-config"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert (
@@ -579,7 +577,7 @@ def test_an_ics_file_too_large_is_one_config_error_line(tmp_path: Path) -> None:
 
 
 def test_without_a_calendar_check_config_reads_as_before(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(config_cmd, "CLOCK", FakeClock(datetime(2026, 9, 30, 1, tzinfo=UTC)))
+    set_wall_clock(monkeypatch, datetime(2026, 9, 30, 1, tzinfo=UTC))
     config = BotConfig.model_validate(
         {"timezone": "UTC", "channels": [{"name": "a", "platform": "console", "target": "stdout"}]}
     )

@@ -8,7 +8,7 @@ from zoneinfo import ZoneInfo
 
 from bot.core.calendar import CountryHolidays, WorkingCalendar, parse_workdays
 from bot.core.timing.cron import next_real_fire
-from bot.scheduling.tick import due_time
+from bot.scheduling.due import due_time
 
 SHANGHAI = ZoneInfo("Asia/Shanghai")
 CN = WorkingCalendar("Asia/Shanghai", holidays=CountryHolidays("CN"))

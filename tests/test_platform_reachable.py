@@ -3,8 +3,8 @@ about the store and the scheduler."""
 
 from __future__ import annotations
 
-from bot.core.delivery.deliverer import Gone, RetryAfter, Sent, Transient
 from bot.core.delivery.ledger import Claimed
+from bot.core.delivery.port import Gone, RetryAfter, Sent, Transient
 from bot.core.models import Platform
 from bot.web.metrics import Metrics
 

@@ -21,7 +21,8 @@ from bot.core.render.renderer import Renderer
 from bot.core.store.reports import ReportStore
 from bot.core.store.subscriptions import SubscriptionStore
 from bot.core.timing.cron import CronError, next_fire, normalize, previous_fire
-from bot.scheduling.tick import DigestTicker, due_time, longer_than_a_day
+from bot.scheduling.due import due_time, longer_than_a_day
+from bot.scheduling.tick import DigestTicker
 from bot.settings import BotConfig
 from tests.fakes.telegram.api import FakeTelegram
 from tests.kits.delivery import (

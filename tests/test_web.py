@@ -7,9 +7,10 @@ from collections.abc import AsyncIterator
 import httpx
 import pytest
 
+from bot.adapters.http_body import DRAIN_MAX_BYTES
 from bot.core.store.reports import ReportStore
 from bot.web.metrics import Metrics
-from bot.web.routes import DRAIN_MAX_BYTES, WebDeps, build_web
+from bot.web.routes import WebDeps, build_web
 from tests.kits.paths import SEED
 
 TOKEN = "ingest-secret-token"

@@ -22,8 +22,8 @@ import httpx
 import pytest
 import uvicorn
 
+import bot.adapters.http_body
 import bot.core.store.sql.db as db
-import bot.web.routes
 from bot.core.store.reports import ReportStore
 from bot.core.store.sql.db import create_engine, migrate
 from bot.service.server import MAX_CONCURRENCY, MAX_HEADER_BYTES, server_config
@@ -157,7 +157,7 @@ async def _trickle(port: int, pause: float) -> tuple[bytes, asyncio.Task[None]]:
 async def test_a_trickled_body_is_cut_at_the_deadline_with_408(
     served: int, monkeypatch: pytest.MonkeyPatch, pause: float
 ) -> None:
-    monkeypatch.setattr(bot.web.routes, "BODY_DEADLINE_SECONDS", 0.5)
+    monkeypatch.setattr(bot.adapters.http_body, "BODY_DEADLINE_SECONDS", 0.5)
     for _ in range(3):
         answer, sender = await _trickle(served, pause)
         assert answer.startswith(b"HTTP/1.1 408"), answer[:200]

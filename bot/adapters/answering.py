@@ -12,14 +12,16 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Final
 
 from bot.chat.answers import DigestAnswer, Notice, Reply, SectionAnswer, render_notice, render_reply
 from bot.core.models import Format, Locale
+from bot.core.render.limits.slack import SLACK_RESPONSE_URL_USES
 from bot.core.render.renderer import RenderedMessage, Renderer
 
-# One rule for every interactive answer on every platform. Slack's response_url takes five
-# posts (slash commands and buttons), so this may not grow past it: see slack/replies.py.
-MAX_ANSWER_MESSAGES = 5
+# One rule for every interactive answer on every platform: as many messages as Slack's
+# response_url takes (slash commands and buttons answer through it), and no more.
+MAX_ANSWER_MESSAGES: Final = SLACK_RESPONSE_URL_USES
 
 UNAVAILABLE = Notice("unavailable")
 

@@ -1,25 +1,22 @@
 """What every chat adapter is and may use.
 
 `bot/service/app.py` builds one `AdapterDeps` and hands it, with the platform's own settings, to
-each adapter: the adapters never see the service, so they cannot reach past what is listed here.
-Commands are answered by the one `Answerer`; a `Chat` is built only by `chat_at`.
+each adapter. Its `chat` (a `ChatService`) is the adapter's only way into the bot: answers,
+subscriptions, reading, the home, the bot's membership of a chat, inbound dedupe and leases.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-from sqlalchemy.ext.asyncio import AsyncEngine
 from starlette.routing import BaseRoute
 
 from bot.adapters.work import WorkLimits
-from bot.chat.answers import Answerer, Chat
+from bot.chat.service import ChatService
 from bot.core.clock import Clock
 from bot.core.models import Locale, Platform
 from bot.core.render.renderer import Renderer
-from bot.core.store.subscriptions.destination_store import DestinationStore
 
 
 class Adapter(Protocol):
@@ -45,16 +42,14 @@ class Adapter(Protocol):
 class AdapterDeps:
     """Everything an adapter may use, shared by all of them."""
 
-    answerer: Answerer
+    chat: ChatService
     renderer: Renderer
-    destinations: DestinationStore
-    engine: AsyncEngine  # inbound dedupe and leases
     clock: Clock
 
     @property
     def work_limits(self) -> WorkLimits:
         """The config's `chat_work`: how much chat work each platform takes on at once."""
-        work = self.answerer.config.chat_work
+        work = self.chat.chat_work
         return WorkLimits(
             queue_length=work.queue_length,
             workers=work.workers,
@@ -66,37 +61,7 @@ class AdapterDeps:
     def default_locale(self) -> Locale:
         """The config's `locale`: what a chat with no destination (nor a language of its own
         that we speak) is answered in."""
-        return self.answerer.config.locale
-
-
-async def nobody_is_admin() -> bool:
-    """For a chat where nothing that needs an admin can be asked (a digest's button)."""
-    return False
-
-
-async def chat_at(
-    destinations: DestinationStore,
-    platform: Platform,
-    chat_id: str,
-    user_id: str,
-    *,
-    default_locale: Locale,
-    is_admin: Callable[[], Awaitable[bool]] = nobody_is_admin,
-    user_name: str = "",
-    user_locale: Locale | None = None,
-) -> Chat:
-    """Who asks, where. The language: the chat's digests' (its destination's), else the user's
-    own when the platform tells it and we speak it (Telegram), else the config's `locale`."""
-    locale = await destinations.locale_of(platform, chat_id) or user_locale or default_locale
-    return Chat(
-        platform,
-        chat_id,
-        user_id,
-        is_admin,
-        locale,
-        user_name,
-        is_private(platform, chat_id, user_id),
-    )
+        return self.chat.default_locale
 
 
 def is_private(platform: Platform, chat_id: str, user_id: str) -> bool:

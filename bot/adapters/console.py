@@ -9,7 +9,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from bot.core.delivery.deliverer import Outcome, Rejected, Sent, Transient, Turn, Withheld
+from bot.core.delivery.port import Outcome, Rejected, Sent, Transient, Turn, Withheld
 from bot.core.models import Platform
 
 SEPARATOR = "\n" + "─" * 72 + "\n"

@@ -14,7 +14,6 @@ from bot.chat.commands import SPECS, Invocation, UsageError, Verb, command_prefi
 from bot.chat.messages import Answer, Chat, DigestAnswer, Notice, Reply, SectionAnswer
 from bot.chat.reading import ReadingVerbs
 from bot.chat.replay import REPLAY_DAYS, replay
-from bot.chat.search import search
 from bot.chat.search_gate import SearchBusy, SearchGate
 from bot.chat.subscriptions import SubscriptionVerbs
 from bot.core.clock import Clock
@@ -30,6 +29,7 @@ from bot.core.render.actions import EntryAction
 from bot.core.render.labels import chat_words, zh_command
 from bot.core.render.renderer import RenderedMessage, Renderer
 from bot.core.render.results import narrower, result_notice
+from bot.core.store.finder.search import search
 from bot.core.store.lookup import AmbiguousRefError, ReportNotFoundError, find_report
 from bot.core.store.reports import ReportStore
 from bot.core.store.search.budget import QueryTooComplex, QueryTooSlow

@@ -355,3 +355,15 @@ def parse_mention(text: str) -> Invocation | None:
             section = found
             break
     return Invocation(Verb.PR, ref=ref, section=section, public=True)
+
+
+MAX_REF_SHOWN = 80  # of a button value that names no PR, quoted back
+
+
+def button_invocation(value: str, section: Section) -> Invocation:
+    """A digest's section button: the PR its value names, at that section."""
+    try:
+        ref = parse_ref(value)
+    except BadRefError:
+        raise UsageError("bad_ref", ref=value[:MAX_REF_SHOWN]) from None
+    return Invocation(Verb.PR, ref=ref, section=section)

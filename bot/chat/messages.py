@@ -6,7 +6,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import date
 
-from bot.core.digest.select import Digest, StoredReport
+from bot.core.digest.select import Digest
+from bot.core.digest.select import StoredReport as StoredReport  # what an answer shows
 from bot.core.models import Locale, Platform, Section
 from bot.core.render.options import DigestOptions
 
@@ -49,6 +50,6 @@ class Chat:
     chat_id: str
     user_id: str
     is_admin: Callable[[], Awaitable[bool]]
-    locale: Locale  # adapters/base.py chat_at: the destination's, the user's, or config.locale
+    locale: Locale  # ChatService.chat_at: the destination's, the user's, or config.locale
     user_name: str = ""
     private: bool = False  # a Slack DM or a Telegram private chat: the person owns it

@@ -18,28 +18,20 @@ except for reports ingested long after they merged, which the replay files under
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Final
+from typing import Final
 from zoneinfo import ZoneInfo
-
-from sqlalchemy import Select, and_, select
 
 from bot.core.delivery.outbox import PLATFORM_FORMAT
 from bot.core.digest.select import DigestFilter, StoredReport, build_digest
 from bot.core.models import Locale, Platform
-from bot.core.query import Query, matches, unparse
-from bot.core.query.evaluate import Prepared
-from bot.core.query.values import as_utc
+from bot.core.query import Query, unparse
 from bot.core.render.renderer import Renderer
-from bot.core.reports.model import STORED, Report
+from bot.core.store.finder.window import WindowMatch, window_matches
 from bot.core.store.reports import ReportStore
-from bot.core.store.search import compile_query
-from bot.core.store.search.budget import DEFAULT_SECONDS, Deadline, budgeted
-from bot.core.store.sql.tables import report_facets as facets
-from bot.core.store.sql.tables import reports
+from bot.core.store.search.budget import DEFAULT_SECONDS
 from bot.core.timing.cadence import Cadence
 
 REPLAY_DAYS: Final = 30
@@ -75,12 +67,6 @@ class Replay:
     newest: tuple[ReplayMatch, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class _Match:
-    item: StoredReport
-    at: datetime
-
-
 async def replay(
     store: ReportStore,
     query: Query,
@@ -97,7 +83,9 @@ async def replay(
 ) -> Replay:
     """Replay `query` at `cadence` (fire times in zone `tz`) over the `days` days up to `now`;
     QueryTooSlow past `seconds`."""
-    found = await _matches(store, query, now=now, start=now - timedelta(days=days), seconds=seconds)
+    found = await window_matches(
+        store, query, now=now, start=now - timedelta(days=days), seconds=seconds
+    )
     if cadence.cron is None:
         digests = messages = len(found)
     else:
@@ -121,7 +109,7 @@ async def replay(
 
 
 def _by_fire(
-    found: Sequence[_Match], cadence: Cadence, tz: str, now: datetime
+    found: Sequence[WindowMatch], cadence: Cadence, tz: str, now: datetime
 ) -> list[tuple[datetime, list[StoredReport]]]:
     """The non-empty digests that fired by `now`: each fire with the matches after the
     previous fire and up to it. Asks for one fire time per digest, not one per fire (a cron
@@ -147,44 +135,6 @@ def _next_fire(cadence: Cadence, after: datetime, tz: str) -> datetime | None:
         return None
 
 
-def _listed(match: _Match) -> ReplayMatch:
+def _listed(match: WindowMatch) -> ReplayMatch:
     report = match.item.report
     return ReplayMatch(report.repo, report.number, report.title, match.at)
-
-
-async def _matches(
-    store: ReportStore, query: Query, *, now: datetime, start: datetime, seconds: float
-) -> list[_Match]:
-    """The reports whose time is in (start, now] and that match `query`, read once."""
-    async with store.engine.connect() as conn, budgeted(conn, seconds) as deadline:
-        statement = _window(query, conn.dialect.name, now=now, start=start)
-        rows = (await conn.execute(statement)).all()
-        return await asyncio.to_thread(_checked, rows, query, now, deadline)
-
-
-def _checked(rows: Sequence[Any], query: Query, now: datetime, deadline: Deadline) -> list[_Match]:
-    """The rows that match `query` (run in a worker thread; stops at the deadline)."""
-    found = []
-    for row in rows:
-        deadline.check()
-        report = Report.model_validate(row.data, context=STORED)
-        # seen_at: when the store first saw it, what `since:` reads of an unmerged report
-        if matches(query, Prepared(report, as_utc(row.ingested_at)), now=now):
-            item = StoredReport(report=report, seq=int(row.seq), revision=int(row.revision))
-            found.append(_Match(item, as_utc(row.at)))
-    return found
-
-
-def _window(query: Query, dialect: str, *, now: datetime, start: datetime) -> Select[Any]:
-    """The window's candidate rows: the query's SQL form (exact, or a superset that `matches`
-    then checks) over the reports whose facets time is in (start, now]."""
-    compiled = compile_query(query, dialect=dialect, now=now)
-    in_window = and_(facets.c.at > start, facets.c.at <= now)
-    where = in_window if compiled.where is None else and_(in_window, compiled.where)
-    return (
-        select(
-            reports.c.data, reports.c.seq, reports.c.revision, reports.c.ingested_at, facets.c.at
-        )
-        .select_from(reports.join(facets, facets.c.report_id == reports.c.id))
-        .where(where)
-    )

@@ -16,20 +16,19 @@ from datetime import datetime
 from bot.chat.commands import Invocation, command_prefix
 from bot.chat.messages import Answer, Chat, Notice
 from bot.chat.replay import REPLAY_DAYS
-from bot.chat.search import search
 from bot.chat.search_gate import SearchGate
 from bot.core.calendar import WorkingCalendar
 from bot.core.clock import Clock, human_time
 from bot.core.digest.select import DigestFilter
-from bot.core.models import Locale
+from bot.core.models import Locale, Origin
 from bot.core.query import And, Field, Query, parse, unparse
 from bot.core.query.known_tags import bare_words, read_known_tags, tag_terms
 from bot.core.render.labels import notice_text
+from bot.core.store.finder.search import search
 from bot.core.store.reports import ReportStore
 from bot.core.store.runs import last_scheduled_time
 from bot.core.store.search.known import known_tag_words, read_bare_tags
 from bot.core.store.subscriptions import (
-    CONFIG,
     DEFAULT_CHAT_SCHEDULE,
     NOW,
     NewSubscription,
@@ -207,7 +206,7 @@ class SubscriptionVerbs:
             missing = [str(n) for n in numbers if n not in known]
             if missing:
                 return Answer(Notice("unknown_subscription", {"numbers": ", ".join(missing)}))
-            config = [known[n] for n in numbers if known[n].origin == CONFIG]
+            config = [known[n] for n in numbers if known[n].origin is Origin.CONFIG]
             if config:
                 return Answer(Notice("config_managed", {"name": config[0].name}))
         gone = await self.store.remove(subs[0].destination_id, numbers, actor(chat))
@@ -244,7 +243,7 @@ class SubscriptionVerbs:
         stored = {
             sub.id: parse(sub.filter.query, max_terms=None)
             for sub in subs
-            if sub.origin != CONFIG and sub.filter.query
+            if sub.origin is not Origin.CONFIG and sub.filter.query
         }
         words = {word for query in stored.values() for word in bare_words(query)}
         engine = None if self.reports is None else self.reports.engine
@@ -262,7 +261,7 @@ class SubscriptionVerbs:
         subs = await self.mine(chat)
         if (refused := self._locked(subs)) is not None:
             return refused
-        own = [s for s in subs if s.origin != CONFIG and not s.instant]
+        own = [s for s in subs if s.origin is not Origin.CONFIG and not s.instant]
         if not own:
             return Answer(Notice("no_subscriptions"))
         tz = inv.timezone or own[0].timezone
@@ -313,7 +312,7 @@ def _config_filter(sub: Subscription) -> str:
 
 
 def _owner(sub: Subscription, locale: Locale) -> str:
-    if sub.origin == CONFIG:
+    if sub.origin is Origin.CONFIG:
         return notice_text("owner_config", locale, {"name": sub.name})
     if sub.owner:
         return notice_text("owner_person", locale, {"user": sub.owner})

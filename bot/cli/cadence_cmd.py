@@ -15,14 +15,13 @@ from datetime import datetime
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from bot.cli.common import CliError, Command, print_json_lines
+from bot.core import clock
 from bot.core.calendar import WorkingCalendar
-from bot.core.clock import Clock, utc_clock
 from bot.core.timing.cadence import CadenceError, parse_cadence
 from bot.core.timing.cron import CronError, next_fire
 from bot.core.timing.upcoming import MAX_COUNT, Fire, fires
 from bot.service.context import load
 
-CLOCK: Clock = utc_clock  # tests set the time here
 DEFAULT_COUNT = 10
 DEFAULT_ZONE = "UTC"
 
@@ -52,7 +51,7 @@ def _zone(name: str) -> str:
 def _start(text: str | None, zone: str) -> datetime:
     """`--from`: an ISO time; one without an offset is read in `zone`."""
     if text is None:
-        return CLOCK()
+        return clock.utc_clock()
     try:
         moment = datetime.fromisoformat(text)
     except ValueError:

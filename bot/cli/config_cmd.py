@@ -14,8 +14,8 @@ from datetime import datetime
 from pathlib import Path
 
 from bot.cli.common import CliError, Command
+from bot.core import clock
 from bot.core.calendar import WorkingCalendar
-from bot.core.clock import Clock, utc_clock
 from bot.core.models import Platform
 from bot.core.query import unparse
 from bot.core.query.parser import MAX_TERMS
@@ -29,8 +29,6 @@ from bot.settings import BotConfig, Env
 from bot.settings.env_checks import ingest_problems, slack_problems, telegram_problems
 from bot.settings.values import NOW_SCHEDULE
 
-CLOCK: Clock = utc_clock  # tests set the time here
-
 
 def _no_args(parser: argparse.ArgumentParser) -> None:
     del parser
@@ -43,7 +41,7 @@ def _channel_problems(env: Env, config: BotConfig) -> list[str]:
         tz = config.channel_timezone(channel)
         try:
             if channel.schedule != NOW_SCHEDULE:
-                next_fire(channel.schedule, tz, CLOCK())
+                next_fire(channel.schedule, tz, clock.utc_clock())
         except CronError as exc:
             found.append(f"{where}.schedule: {exc}")
         if channel.platform is Platform.SLACK and not env.slack_enabled:
@@ -86,7 +84,7 @@ def _database(env: Env) -> str:
 
 
 def describe(env: Env, config: BotConfig) -> list[str]:
-    now = CLOCK()
+    now = clock.utc_clock()
     slack_mode = "Socket Mode" if env.slack_app_token else "HTTP mode, POST /slack/events"
     telegram_mode = "webhook" if config.telegram.webhook_url else "long polling"
     lines = [

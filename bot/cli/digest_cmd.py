@@ -10,17 +10,19 @@ from datetime import datetime
 
 from bot.chat.reading import reading_policy
 from bot.cli.common import CliError, Command, print_json_lines
-from bot.core.clock import human_time, utc_clock
+from bot.core import clock
+from bot.core.clock import human_time
 from bot.core.delivery.deliverer import Deliverer
 from bot.core.delivery.ledger import unfinished_count
 from bot.core.delivery.outbox import plan_digest
 from bot.core.digest.select import build_digest, default_title, select_new
-from bot.core.models import Format
+from bot.core.models import Format, Origin
 from bot.core.render.options import DigestOptions
 from bot.core.render.renderer import Renderer
 from bot.core.store.runs import last_scheduled_time
-from bot.core.store.subscriptions import CONFIG, NOW, Subscription, SubscriptionStore
-from bot.scheduling.tick import cadence_over_a_day, longer_than_a_day
+from bot.core.store.subscriptions import NOW, Subscription, SubscriptionStore
+from bot.core.timing.cron import cadence_over_a_day
+from bot.scheduling.due import longer_than_a_day
 from bot.service.app import build_senders, worker_id
 from bot.service.context import Context, load, open_context
 from bot.settings import Channel
@@ -60,7 +62,8 @@ async def _dry_run(ctx: Context, channel: Channel, fmt: Format) -> int:
     flt = existing.filter if existing else channel.digest_filter()
     window = await ctx.reports.since(watermark)
     tz = channel.timezone or ctx.config.timezone
-    weekly = channel.schedule != NOW and cadence_over_a_day(channel.schedule, tz, utc_clock())
+    now = clock.utc_clock()
+    weekly = channel.schedule != NOW and cadence_over_a_day(channel.schedule, tz, now)
     title = default_title(flt, channel.name)
     digest = build_digest(select_new(window, flt, watermark), flt, title, synthesis=weekly)
     if digest.is_empty and not channel.post_empty:
@@ -69,7 +72,7 @@ async def _dry_run(ctx: Context, channel: Channel, fmt: Format) -> int:
         return 0
     locale = ctx.config.channel_locale(channel)
     options = DigestOptions(layout=channel.layout, verbosity=channel.verbosity, synthesis=weekly)
-    parts = Renderer().digest_parts(digest, fmt, locale, date=utc_clock().date(), options=options)
+    parts = Renderer().digest_parts(digest, fmt, locale, date=now.date(), options=options)
     messages = [message for part in parts for message in part.messages]
     if fmt is Format.TEXT:
         print("\n\n".join(m.text for m in messages))
@@ -100,7 +103,7 @@ async def _deliver(ctx: Context, dest: Subscription, deadline: float) -> int:
         print(f"{resumed} message(s) of an earlier digest still queued", file=sys.stderr)
         return 1
     last = await last_scheduled_time(ctx.engine, dest.id)
-    now = utc_clock()  # a manual run is its own scheduled time
+    now = clock.utc_clock()  # a manual run is its own scheduled time
     weekly = longer_than_a_day(dest, now)
     reading = reading_policy(ctx.config)
     run = await plan_digest(
@@ -134,7 +137,7 @@ async def _handle(args: argparse.Namespace) -> int:
             return await _dry_run(ctx, channel, Format(args.fmt or Format.TEXT.value))
         store = SubscriptionStore(ctx.engine)
         await store.sync_config(ctx.config)
-        [dest] = [s for s in await store.named(channel.name) if s.origin == CONFIG]
+        [dest] = [s for s in await store.named(channel.name) if s.origin is Origin.CONFIG]
         if not dest.active:
             raise CliError(f"{dest.label} is deactivated: {dest.deactivated_reason}")
         return await _deliver(ctx, dest, args.wait)

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.cli.common import Command, print_json_lines, read_query
-from bot.core.clock import Clock, utc_clock
+from bot.core import clock
 from bot.core.query import Query, explain, matches, unparse
 from bot.core.query.known_tags import bare_words, read_known_tags
 from bot.core.query.reading import tag_text
@@ -26,8 +26,6 @@ from bot.core.reports.model import Report
 from bot.core.store.ingest import IngestFailure, expand_paths, parse_one
 from bot.service.context import load, open_context, tag_rules
 from bot.settings import BotConfig
-
-CLOCK: Clock = utc_clock  # tests set the time here
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,7 +47,7 @@ def _configure(parser: argparse.ArgumentParser) -> None:
 async def _handle(args: argparse.Namespace) -> int:
     if (query := read_query(args.query)) is None:
         return 2
-    now = CLOCK()
+    now = clock.utc_clock()
     failures: list[IngestFailure] = []
     total = matched = 0
     _, config = load()

@@ -14,15 +14,14 @@ import argparse
 import shlex
 from typing import Any
 
-from bot.chat.search import Hit, search
 from bot.cli.common import Command, print_json_lines, read_query
-from bot.core.clock import Clock, utc_clock
+from bot.core import clock
 from bot.core.models import Locale
 from bot.core.render.labels import notice_text
 from bot.core.render.results import narrower, result_notice
+from bot.core.store.finder.search import Hit, search
 from bot.service.context import open_context
 
-CLOCK: Clock = utc_clock  # tests set the time here
 DEFAULT_LIMIT = 10
 
 
@@ -73,7 +72,8 @@ async def _handle(args: argparse.Namespace) -> int:
         return 2
     async with open_context(create=False) as ctx:
         budget = ctx.config.search.timeout_seconds
-        result = await search(ctx.reports, query, limit=args.limit, now=CLOCK(), seconds=budget)
+        now = clock.utc_clock()
+        result = await search(ctx.reports, query, limit=args.limit, now=now, seconds=budget)
         locale = Locale(args.locale) if args.locale else ctx.config.locale
     if args.fmt == "json":
         print_json_lines(_json(hit) for hit in result.hits)

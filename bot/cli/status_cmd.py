@@ -13,6 +13,7 @@ from bot.cli.common import Command
 from bot.cli.probe import platform_lines
 from bot.core.clock import human_time
 from bot.core.digest.filter_query import EVERYTHING, listed_query
+from bot.core.models import Origin
 from bot.core.store.status import DestinationStatus, collect
 from bot.core.store.subscriptions import SubscriptionStore
 from bot.service.context import database_line, load, open_context
@@ -43,7 +44,7 @@ def _what(item: DestinationStatus) -> str:
     """`config channel, query '(tag:rollout OR tag:fix) -tag:ci'; schedule '0 9 * * mon-fri'
     Asia/Shanghai`, `chat subscription 2 (personal: U123), query 'tag:breaking'; schedule 'now'
     UTC`: the one query its digest evaluates (filter_query.listed_query)."""
-    kind = f"chat subscription {item.number}" if item.origin == "chat" else "config channel"
+    kind = f"chat subscription {item.number}" if item.origin is Origin.CHAT else "config channel"
     if item.owner:
         kind += f" (personal: {item.owner})"
     what = listed_query(item.repos, item.tags, item.exclude_tags, item.query)

@@ -30,7 +30,7 @@ from bot.chat.commands import Invocation, Verb
 from bot.chat.messages import Chat, Notice
 from bot.chat.subscriptions import SubscriptionVerbs
 from bot.cli.common import CliError, Command
-from bot.core.clock import Clock, utc_clock
+from bot.core import clock
 from bot.core.digest.select import DigestFilter
 from bot.core.models import Layout, Locale, Platform, Verbosity
 from bot.core.query import QueryError
@@ -50,7 +50,6 @@ from bot.service.context import load, open_context
 from bot.settings import BotConfig, Env
 from bot.settings.values import ChatId, Repo, Tag, Timezone
 
-CLOCK: Clock = utc_clock  # tests set the time here
 ACTOR: Final = "prdigest subscriptions import"
 KEY: Final = "subscriptions"
 MAX_ITEMS: Final = 500  # as a config channel's max_items
@@ -88,7 +87,7 @@ def _cadence(text: str) -> str:
 def _read_cadence(text: str) -> tuple[str, str]:
     """(schedule: a cron or "now", cadence as written back)."""
     try:
-        cadence = parse_cadence(text, next_fire=next_fire, now=CLOCK())
+        cadence = parse_cadence(text, next_fire=next_fire, now=clock.utc_clock())
     except CadenceError as exc:
         raise ValueError(str(exc).removeprefix("cadence: ")) from None
     schedule = cadence.cron or NOW
@@ -155,8 +154,8 @@ class Entry(BaseModel):
             cadence=cadence,
             timezone=self.timezone or config.timezone,
             locale=self.locale or config.locale,
-            layout=self.layout.value,
-            verbosity=self.verbosity.value,
+            layout=self.layout,
+            verbosity=self.verbosity,
             owner=self.owner,
         )
 
@@ -183,8 +182,8 @@ def entry_of(sub: Subscription) -> dict[str, Any]:
         "cadence": sub.cadence,
         "timezone": sub.timezone,
         "locale": sub.locale.value,
-        "layout": sub.layout,
-        "verbosity": sub.verbosity,
+        "layout": sub.layout.value,
+        "verbosity": sub.verbosity.value,
         "owner": sub.owner,
     }
     return entry
@@ -279,7 +278,7 @@ async def _import(args: argparse.Namespace) -> int:
     env, config = load()
     wanted = read_entries(_read_file(args.file), config)  # before the database is opened
     async with open_context(env) as ctx:
-        store = SubscriptionStore(ctx.engine, clock=CLOCK)
+        store = SubscriptionStore(ctx.engine, clock=clock.utc_clock)
         await store.sync_config(ctx.config)  # the config's own numbers, names and locks
         try:
             result = await SubscriptionSync(store).apply(
@@ -307,9 +306,9 @@ async def _nobody_is_admin() -> bool:
 
 async def _list(_args: argparse.Namespace) -> int:
     async with open_context(create=False) as ctx:
-        store = SubscriptionStore(ctx.engine, clock=CLOCK)
+        store = SubscriptionStore(ctx.engine, clock=clock.utc_clock)
         await store.sync_config(ctx.config)
-        verbs = SubscriptionVerbs(store, ctx.config, CLOCK, notes=True)
+        verbs = SubscriptionVerbs(store, ctx.config, clock.utc_clock, notes=True)
         firsts: dict[tuple[str, str], Subscription] = {}
         for sub in await store.all():
             firsts.setdefault((sub.platform.value, sub.target), sub)

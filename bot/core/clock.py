@@ -1,7 +1,10 @@
 """The wall clock, as a value the composition root hands out.
 
 Everything that asks "what time is it" takes a `Clock`, so tests and benchmarks can set the
-time instead of waiting for it; `utc_clock` is the one place the real time is read.
+time instead of waiting for it; `utc_clock` is the one place the real time is read. The CLI
+commands have no composition root of their own: they call `clock.utc_clock()` through this
+module when they run, so whatever stands in for it then (a fixed or faster time) is what
+they read.
 """
 
 from __future__ import annotations

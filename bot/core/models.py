@@ -48,3 +48,10 @@ class Verbosity(StrEnum):
     ONELINE = "oneline"  # one line per PR
     STANDARD = "standard"  # title, summary, the recommendation's lead, impact and flags
     FULL = "full"  # standard, with the recommendation's numbered points
+
+
+class Origin(StrEnum):
+    """Where a subscription comes from."""
+
+    CONFIG = "config"  # a `channels[]` entry of the config file, synced in
+    CHAT = "chat"  # made from a chat (`subscribe`) or a `prdigest subscriptions import`

@@ -1,4 +1,4 @@
-"""The one AsyncIOScheduler of the process: source polls and the digest tick.
+"""The digest tick: what is due, planned in pages (jobs.py runs it on APScheduler).
 
 Digest schedules live in the database (config channels and chat subscriptions alike), so
 instead of one APScheduler job per subscription there is one tick job: every
@@ -34,141 +34,33 @@ the retention of `core/store/prune.py` (old digest runs, old inbound-event keys)
 
 from __future__ import annotations
 
-import functools
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Hashable, Mapping, Sequence
-from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
-from typing import cast
+from collections.abc import AsyncIterator, Mapping, Sequence
+from datetime import datetime, timedelta
 
-from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bot.core.calendar import Block, CalendarBook, HolidaySource, WorkingCalendar
-from bot.core.clock import Clock, human_time, utc_clock
+from bot.core.calendar import Block, CalendarBook, WorkingCalendar
+from bot.core.clock import Clock, utc_clock
 from bot.core.delivery.ahead import read_ahead
 from bot.core.delivery.collect import fewer_collections
-from bot.core.delivery.outbox import Due, PlannedRun, TickPlan, covered_seq, plan_pages
+from bot.core.delivery.outbox import Due, PlannedRun, TickPlan, plan_pages
 from bot.core.delivery.reading import DEFAULT_READING, ReadingPolicy
-from bot.core.digest.select import select_new
 from bot.core.logs import log
 from bot.core.render.renderer import Renderer
 from bot.core.store.prune import prune
-from bot.core.store.reports import ReportStore, WindowCache
+from bot.core.store.reports import WindowCache
 from bot.core.store.runs import last_scheduled_times
 from bot.core.store.subscriptions import Subscription, SubscriptionStore
-from bot.core.timing.cron import CronError, next_fire, next_real_fire, previous_real_fire
-from bot.core.timing.cron import (
-    cadence_over_a_day as cadence_over_a_day,  # `prdigest digest` asks it too
-)
-from bot.core.timing.working import WorkingFire
+from bot.scheduling.due import ScheduleGate, due_time, longer_than_a_day
 
 logger = logging.getLogger("prdigest.scheduler")
 
-CATCH_UP_HORIZON_DAYS = 8  # a weekly schedule missed once still catches up
-SCHEDULE_RECHECK = timedelta(days=1)  # how long a schedule's "fires / never fires" verdict holds
 PRUNE_EVERY = timedelta(hours=1)  # how often the tick applies the retention (service clock)
 TICK_PAGE = 2000  # destinations a tick reads and plans at a time
 TICK_SUMMARY_FROM = 100  # a tick that planned this many runs logs one summary line too
-_GATE_SLACK = 256  # verdicts kept beyond twice the destinations before unused ones are dropped
-
-
-def due_time(
-    dest: Subscription,
-    now: datetime,
-    last: datetime | None,
-    calendar: WorkingCalendar | None = None,
-) -> datetime | None:
-    """The fire time to run now for `dest`, or None if its latest one already ran or the
-    calendar holds it (the fire, or now, is not working time); for a `now` subscription, the
-    tick's time when it is working time."""
-    if calendar is not None and not calendar.is_working(now):
-        return None
-    if dest.instant:
-        return now
-    try:
-        holidays = cast(Hashable, calendar.holidays if calendar is not None else None)
-        fire = latest_fire(dest.schedule, dest.timezone, now, holidays)  # frozen: hashable
-    except CronError:
-        return None
-    if fire is None or (last is not None and fire <= last):
-        return None
-    if calendar is not None and not calendar.is_working(fire):
-        return None
-    return fire
-
-
-@functools.lru_cache(maxsize=1024)
-def latest_fire(
-    schedule: str, timezone: str, now: datetime, holidays: HolidaySource | None = None
-) -> datetime | None:
-    """The schedule's latest fire up to `now` within the catch-up horizon (a work-week cron's
-    on make-up working days too), once per (schedule, zone, tick, holidays)."""
-    return previous_real_fire(schedule, timezone, now, CATCH_UP_HORIZON_DAYS, holidays)
-
-
-@dataclass(frozen=True, slots=True)
-class _Verdict:
-    checked_at: datetime
-    problem: str | None  # why the schedule never fires; None when it fires
-
-
-class ScheduleGate:
-    """Lets through the destinations whose schedule fires within a year. The verdict for a
-    (schedule, zone) is kept SCHEDULE_RECHECK long; a refused one is logged once per
-    destination."""
-
-    def __init__(self) -> None:
-        self._verdicts: dict[tuple[str, str], _Verdict] = {}
-        self._logged: set[tuple[int, str, str]] = set()
-
-    def _verdict(self, key: tuple[str, str], now: datetime) -> _Verdict:
-        known = self._verdicts.get(key)
-        if known is not None and now - known.checked_at < SCHEDULE_RECHECK:
-            return known
-        try:
-            next_fire(key[0], key[1], now)
-            verdict = _Verdict(now, None)
-        except CronError as exc:
-            verdict = _Verdict(now, str(exc))
-        self._verdicts[key] = verdict
-        return verdict
-
-    def allows(self, dest: Subscription, now: datetime) -> bool:
-        if dest.instant:
-            return True
-        key = (dest.schedule, dest.timezone)
-        problem = self._verdict(key, now).problem
-        if problem is None:
-            return True
-        if (dest.id, *key) not in self._logged:
-            self._logged.add((dest.id, *key))
-            log(
-                logger,
-                "digest.schedule_skipped",
-                logging.WARNING,
-                destination=dest.label,
-                schedule=dest.schedule,
-                reason=problem,
-            )
-        return False
-
-    def keep_only(self, keys: set[tuple[str, str]], destinations: int) -> None:
-        """Forget the (schedule, zone) pairs no destination uses any more, once the maps hold
-        twice what is in use (they stay as small as the table; a paused destination resumed
-        keeps its verdict)."""
-        if len(self._verdicts) + len(self._logged) <= 2 * destinations + _GATE_SLACK:
-            return
-        self._verdicts = {k: v for k, v in self._verdicts.items() if k in keys}
-        self._logged = {k for k in self._logged if k[1:] in keys}
-
-
-def longer_than_a_day(sub: Subscription, fire: datetime) -> bool:
-    """Whether the subscription's cadence is longer than a day (weekly: a digest with the weekly
-    synthesis); `workdays 09:30` is daily, though Friday's next fire is on Monday."""
-    return not sub.instant and cadence_over_a_day(sub.schedule, sub.timezone, fire)
 
 
 class DigestTicker:
@@ -317,75 +209,3 @@ class DigestTicker:
             return
         if pruned.runs or pruned.events:
             log(logger, "store.pruned", digest_runs=pruned.runs, event_keys=pruned.events)
-
-
-def next_digest(
-    dest: Subscription, now: datetime, calendar: WorkingCalendar | None = None
-) -> WorkingFire | None:
-    """When `dest` next gets a digest: its next fire on working time. None for a `now`
-    subscription, a schedule that never fires, or one never on working time."""
-    if dest.instant:
-        return None
-    try:
-        return next_real_fire(dest.schedule, dest.timezone, now, calendar)
-    except CronError:
-        return None
-
-
-async def quiet_note(
-    reports: ReportStore,
-    dest: Subscription,
-    now: datetime,
-    last: datetime | None,
-    calendar: WorkingCalendar | None = None,
-) -> str | None:
-    """What a restart says on a destination with no digest to catch up on, so that it is not
-    silence: "nothing new since <last digest>; next digest <time>" (its next fire on working
-    time). None when a digest is due now (the first tick sends it), the schedule never fires,
-    or never on working time."""
-    if due_time(dest, now, last, calendar) is not None:
-        return None
-    found = next_digest(dest, now, calendar)
-    if found is None:
-        return None
-    upcoming = found.at
-    async with reports.engine.connect() as conn:
-        covered = await covered_seq(conn, dest.id)
-    new = len(select_new(await reports.since(covered), dest.filter, covered, now))
-    waiting = f"{new} new report(s) waiting" if new else "nothing new"
-    since = f" since {human_time(last)}" if last is not None else "; no digest sent yet"
-    return f"{waiting}{since}; next digest {human_time(upcoming)}"
-
-
-Job = Callable[[], Awaitable[object]]
-
-
-def build_scheduler(
-    timezone: str, tick: Job, polls: Sequence[tuple[Job, int]], tick_seconds: float = 15.0
-) -> AsyncIOScheduler:
-    """Jobs: each source's poll (every `interval` seconds) and the digest tick (first run at
-    once). The caller polls the sources once before starting, so the first digest sees them."""
-    scheduler = AsyncIOScheduler(timezone=timezone)
-    for index, (poll, interval) in enumerate(polls):
-        scheduler.add_job(
-            poll,
-            "interval",
-            seconds=interval,
-            id=f"source-{index}",
-            coalesce=True,
-            max_instances=1,
-            misfire_grace_time=60,
-        )
-    scheduler.add_job(
-        tick,
-        "interval",
-        seconds=tick_seconds,
-        id="digest-tick",
-        # "At once" on APScheduler's own clock, which reads the real time whatever clock the
-        # ticker is given (a test's fast clock would otherwise put the first tick off).
-        next_run_time=datetime.now(UTC),
-        coalesce=True,
-        max_instances=1,
-        misfire_grace_time=max(60, int(tick_seconds * 4)),
-    )
-    return scheduler

@@ -29,9 +29,11 @@ from bot.adapters.base import Adapter, AdapterDeps
 from bot.adapters.console import ConsoleSender
 from bot.chat.answers import Answerer
 from bot.chat.reading import reading_policy
+from bot.chat.service import ChatApp
 from bot.core.clock import Clock, utc_clock
-from bot.core.delivery.deliverer import Deliverer, Outcome, Sender
+from bot.core.delivery.deliverer import Deliverer
 from bot.core.delivery.ledger import Claimed, unfinished_count
+from bot.core.delivery.port import Outcome, Sender
 from bot.core.logs import log, observe
 from bot.core.models import Platform
 from bot.core.render.renderer import Renderer
@@ -39,8 +41,11 @@ from bot.core.store.errors import is_outage
 from bot.core.store.runs import last_scheduled_time
 from bot.core.store.subscriptions import SubscriptionStore
 from bot.core.store.subscriptions.destination_store import DestinationStore
+from bot.scheduling.due import next_digest
+from bot.scheduling.jobs import build_scheduler
+from bot.scheduling.notes import quiet_note
 from bot.scheduling.sources import SourcePoller, make_pollers
-from bot.scheduling.tick import DigestTicker, build_scheduler, next_digest, quiet_note
+from bot.scheduling.tick import DigestTicker
 from bot.service.context import Context
 from bot.settings import ConfigError
 from bot.web.metrics import Metrics
@@ -186,13 +191,8 @@ class Service:
             renderer=self.renderer,
         )
         # One Answerer for every platform: `/pr 7422 risks` and `/risks 7422` agree.
-        self.adapter_deps = AdapterDeps(
-            answerer=self.answerer,
-            renderer=self.renderer,
-            destinations=self.destinations,
-            engine=self.ctx.engine,
-            clock=self.clock,
-        )
+        self.chat = ChatApp(self.answerer, self.clock)
+        self.adapter_deps = AdapterDeps(chat=self.chat, renderer=self.renderer, clock=self.clock)
         self.adapters = build_adapters(self.ctx, self.adapter_deps, senders)
         self.scheduler: AsyncIOScheduler | None = None
         self._delivery_task: asyncio.Task[None] | None = None

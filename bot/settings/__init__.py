@@ -240,8 +240,8 @@ class BotConfig(_Frozen):
                 cadence=channel.cadence or channel.schedule,
                 timezone=self.channel_timezone(channel),
                 locale=self.channel_locale(channel),
-                layout=channel.layout.value,
-                verbosity=channel.verbosity.value,
+                layout=channel.layout,
+                verbosity=channel.verbosity,
                 post_empty=channel.post_empty,
                 locked=channel.locked,
             )

@@ -17,7 +17,7 @@ from typing import Any
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from bot.web import routes as web
+from bot.adapters import http_body as web
 
 
 class LingeringH11Protocol(H11Protocol):

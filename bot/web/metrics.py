@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, generate_latest
 
-from bot.core.delivery.deliverer import (
+from bot.core.delivery.ledger import Claimed
+from bot.core.delivery.port import (
     Blocked,
     Gone,
     Moved,
@@ -14,7 +15,6 @@ from bot.core.delivery.deliverer import (
     Sent,
     Transient,
 )
-from bot.core.delivery.ledger import Claimed
 
 
 class Metrics:

@@ -15,11 +15,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from starlette.applications import Starlette
-from starlette.exceptions import HTTPException
-from starlette.requests import ClientDisconnect, Request
+from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import BaseRoute, Route
 
+from bot.adapters.http_body import BodyTooLargeError, read_capped
 from bot.core.logs import log
 from bot.core.reports.parse.parser import NotAReportError, ParseResult, parse_json, parse_markdown
 from bot.core.reports.tags import TagRule
@@ -34,13 +34,6 @@ logger = logging.getLogger("prdigest.web")
 Lifespan = Callable[[Starlette], AbstractAsyncContextManager[None]]
 
 MAX_BODY_BYTES = MAX_REPORT_BYTES
-# A body must have arrived whole this long after the handler starts reading it: a client
-# trickling a byte a second holds a connection for 10 s, not forever (408).
-BODY_DEADLINE_SECONDS = 10.0
-# A body over the limit is still read, and thrown away, up to this much more and within the
-# body deadline, before the 413 goes out: clients that write the whole body before they read
-# (urllib, requests) would otherwise see the connection reset instead of the answer.
-DRAIN_MAX_BYTES = 64 * 1024 * 1024
 # What a client is told to wait when the store is unavailable (outage, SQLite lock past the
 # busy timeout): 503 with this Retry-After.
 RETRY_AFTER_SECONDS = 30
@@ -54,39 +47,10 @@ MARKDOWN_TYPES = frozenset({"text/markdown", "text/x-markdown", "text/plain"})
 JSON_TYPES = frozenset({"application/json"})
 
 
-class BodyTooLargeError(Exception):
-    pass
-
-
 def _too_large() -> JSONResponse:
     response = _error(413, f"report larger than {MAX_BODY_BYTES // (1024 * 1024)} MB")
     response.headers["Connection"] = "close"  # the rest of an undrained body is not waited for
     return response
-
-
-async def _drain(request: Request, already: int) -> None:
-    """Read the rest of an oversized body and drop it, up to DRAIN_MAX_BYTES and the body
-    deadline: a client that reads only after it has written all of it then gets its 413."""
-    size = already
-    try:
-        async with asyncio.timeout(BODY_DEADLINE_SECONDS):
-            async for chunk in request.stream():
-                size += len(chunk)
-                if size > DRAIN_MAX_BYTES:
-                    return
-    except (TimeoutError, ClientDisconnect):
-        return
-
-
-class BodyTimeoutError(HTTPException):
-    """The body did not arrive within BODY_DEADLINE_SECONDS. An HTTPException, so every route
-    that reads with `read_capped` answers 408 without catching it; `Connection: close` makes
-    the server close the connection instead of waiting for the rest of the body (lingering,
-    bot.web.lingering: a client still sending reads the 408, not a reset)."""
-
-    def __init__(self) -> None:
-        detail = f"request body not received within {BODY_DEADLINE_SECONDS:g} s"
-        super().__init__(408, detail, headers={"Connection": "close"})
 
 
 @dataclass
@@ -100,31 +64,6 @@ class WebDeps:
 
 def _error(status: int, message: str) -> JSONResponse:
     return JSONResponse({"error": message}, status_code=status)
-
-
-async def read_capped(request: Request, limit: int = MAX_BODY_BYTES) -> bytes:
-    """The body, refusing as soon as it passes `limit` (never read whole first), or when it
-    has not arrived whole within BODY_DEADLINE_SECONDS (BodyTimeoutError: 408)."""
-    declared = request.headers.get("content-length", "")
-    if declared.isascii() and declared.isdigit() and len(declared) < 20 and int(declared) > limit:
-        if int(declared) <= DRAIN_MAX_BYTES:
-            await _drain(request, 0)
-        raise BodyTooLargeError
-    chunks: list[bytes] = []
-    size = 0
-    try:
-        async with asyncio.timeout(BODY_DEADLINE_SECONDS):
-            async for chunk in request.stream():
-                size += len(chunk)
-                if size > limit:
-                    break
-                chunks.append(chunk)
-    except TimeoutError:
-        raise BodyTimeoutError from None
-    if size > limit:
-        await _drain(request, size)
-        raise BodyTooLargeError
-    return b"".join(chunks)
 
 
 def _unavailable(error: BaseException | str) -> JSONResponse:
@@ -153,7 +92,7 @@ def ingest_endpoint(deps: WebDeps) -> Callable[[Request], Any]:
         if media not in MARKDOWN_TYPES | JSON_TYPES:
             return _error(415, "send text/markdown or application/json")
         try:
-            body = await read_capped(request)
+            body = await read_capped(request, MAX_BODY_BYTES)
         except BodyTooLargeError:
             return _too_large()
         problem = await store_problem(deps.store.engine)

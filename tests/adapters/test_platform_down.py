@@ -13,7 +13,7 @@ from bot.adapters.slack.client import BotIdentity, interactive_client
 from bot.adapters.slack.sender import SlackSender
 from bot.adapters.telegram.adapter import TelegramAdapter
 from bot.core.clock import utc_clock
-from bot.core.delivery.deliverer import Sent, Transient
+from bot.core.delivery.port import Sent, Transient
 from bot.core.store.reports import ReportStore
 from bot.core.store.sql.db import create_engine, migrate
 from bot.service.app import Service

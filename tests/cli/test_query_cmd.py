@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 import bot.core.store.reports as report_store
-from bot.cli import main, query_cmd
+from bot.cli import main
 from tests.kits.paths import ROOT
+from tests.kits.wall_clock import set_wall_clock
 
 EXAMPLES = ROOT / "examples" / "reports"
 pytestmark = pytest.mark.usefixtures("private_store")
@@ -67,7 +68,7 @@ def test_time_terms_read_the_clock(
 ) -> None:
     """examples/reports/verl-7422.md was merged 2026-08-17 12:51."""
     one_week_later = datetime(2026, 8, 24, 12, 0, tzinfo=UTC)
-    monkeypatch.setattr(query_cmd, "CLOCK", lambda: one_week_later)
+    set_wall_clock(monkeypatch, one_week_later)
     path = str(EXAMPLES / "verl-7422.md")
     assert main(["query", "test", "since:7d", path]) == 0
     assert capsys.readouterr().out.startswith("MATCH     verl-project/verl#7422")

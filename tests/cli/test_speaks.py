@@ -21,6 +21,7 @@ from bot.service.app import Service
 from bot.service.context import open_context
 from tests.kits.delivery import save_chat
 from tests.kits.paths import ROOT, SEED
+from tests.kits.wall_clock import set_wall_clock
 
 REPORTS = ROOT / "examples" / "reports"
 AT_NINE = datetime(2026, 12, 3, 9, 0, tzinfo=UTC)
@@ -82,13 +83,13 @@ def test_nothing_new_is_said_with_the_time_of_the_last_digest(
 ) -> None:
     _config(tmp_path, monkeypatch, _console(tmp_path))
     assert main(["ingest", "-q", str(REPORTS)]) == 0
-    monkeypatch.setattr("bot.cli.digest_cmd.utc_clock", lambda: AT_NINE)
+    wall_clock = set_wall_clock(monkeypatch, AT_NINE)
     assert main(["digest", "team"]) == 0
     capsys.readouterr()
     assert main(["digest", "team", "--dry-run"]) == 0
     said = "nothing new for team since the last digest at 2026-12-03 09:00 UTC"
     assert capsys.readouterr().err == said + "\n"
-    monkeypatch.setattr("bot.cli.digest_cmd.utc_clock", lambda: AT_NINE.replace(hour=10))
+    wall_clock.advance(3600)
     assert main(["digest", "team"]) == 0
     assert capsys.readouterr().out == said + "; nothing sent\n"
 

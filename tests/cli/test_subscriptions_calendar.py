@@ -12,13 +12,14 @@ import pytest
 
 from bot.chat.answers import Answerer, Chat, Notice
 from bot.chat.commands import parse
-from bot.cli import main, subscriptions_cmd
+from bot.cli import main
 from bot.core.models import Locale, Platform
 from bot.core.store.reports import ReportStore
 from bot.core.store.subscriptions import SubscriptionStore
 from bot.core.store.subscriptions.destination_store import DestinationStore
 from bot.settings import load_config
 from tests.kits.delivery import FakeClock
+from tests.kits.wall_clock import set_wall_clock
 
 SEPT_30 = datetime(2026, 9, 30, 10, tzinfo=ZoneInfo("Asia/Shanghai"))
 CONFIG = """\
@@ -41,7 +42,7 @@ async def test_subscriptions_list_shows_the_first_digest_after_golden_week(
     path.write_text(CONFIG, encoding="utf-8")
     monkeypatch.setenv("BOT_CONFIG", str(path))
     monkeypatch.setenv("BOT_DATABASE_URL", database_url)
-    monkeypatch.setattr(subscriptions_cmd, "CLOCK", FakeClock(SEPT_30))
+    set_wall_clock(monkeypatch, SEPT_30)
     assert await asyncio.to_thread(main, ["subscriptions", "list"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines == [

@@ -12,17 +12,21 @@ from bot.core.delivery.ahead import read_ahead
 
 async def test_items_come_in_order_and_the_next_is_fetched_while_this_one_is_handled() -> None:
     events: list[str] = []
+    asked = [asyncio.Event() for _ in range(4)]  # the source was asked for item n (3: the end)
 
     async def source() -> AsyncIterator[int]:
         for number in range(3):
+            asked[number].set()
             events.append(f"fetch {number}")
             await asyncio.sleep(0)
             yield number
+        asked[3].set()
 
     seen = []
     async for number in read_ahead(source()):
         events.append(f"handle {number}")
-        await asyncio.sleep(0.01)  # the caller's work: the next fetch runs meanwhile
+        # the caller's work, which ends only once the next fetch has begun meanwhile
+        await asyncio.wait_for(asked[number + 1].wait(), 5)
         events.append(f"handled {number}")
         seen.append(number)
     assert seen == [0, 1, 2]
@@ -47,12 +51,13 @@ async def test_an_error_of_the_source_arrives_where_its_item_would_have() -> Non
 
 
 async def test_leaving_early_cancels_the_fetch_in_flight() -> None:
-    cancelled = asyncio.Event()
+    fetching, cancelled = asyncio.Event(), asyncio.Event()
 
     async def source() -> AsyncIterator[int]:
         yield 1
+        fetching.set()
         try:
-            await asyncio.sleep(60)
+            await asyncio.sleep(60)  # a fetch that never ends
         except asyncio.CancelledError:
             cancelled.set()
             raise
@@ -60,7 +65,7 @@ async def test_leaving_early_cancels_the_fetch_in_flight() -> None:
 
     ahead = read_ahead(source())
     async for _ in ahead:
-        await asyncio.sleep(0.01)  # the next fetch has started (and waits)
+        await asyncio.wait_for(fetching.wait(), 5)  # the next fetch has started (and waits)
         break
     await ahead.aclose()
     assert cancelled.is_set()

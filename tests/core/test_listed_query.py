@@ -13,14 +13,15 @@ from pathlib import Path
 
 import pytest
 
-from bot.adapters.slack.home import HomeData, _matching, home_view
+from bot.adapters.slack.home import home_view
 from bot.chat.answers import Answerer, Chat, Notice
 from bot.chat.commands import parse as parse_command
+from bot.chat.home import HomeData, HomeSubscription, must_read_query
 from bot.core.clock import utc_clock
 from bot.core.digest.filter_query import EVERYTHING
 from bot.core.digest.select import DigestFilter, StoredReport
 from bot.core.digest.select import matches as keeps
-from bot.core.models import Locale, Platform
+from bot.core.models import Layout, Locale, Origin, Platform, Verbosity
 from bot.core.query import matches, parse, unparse
 from bot.core.render.labels import notice_text
 from bot.core.reports.parse.parser import parse_markdown
@@ -131,14 +132,14 @@ def _subscription(flt: DigestFilter) -> Subscription:
         target="D0ADA",
         number=1,
         name="verl",
-        origin="config",
+        origin=Origin.CONFIG,
         filter=flt,
         schedule="0 9 * * *",
         cadence="0 9 * * *",
         timezone="UTC",
         locale=Locale.EN,
-        layout="flat",
-        verbosity="standard",
+        layout=Layout.FLAT,
+        verbosity=Verbosity.STANDARD,
         owner=None,
         post_empty=False,
         locked=False,
@@ -150,9 +151,10 @@ def _subscription(flt: DigestFilter) -> Subscription:
 
 def test_the_home_tab_lists_the_query_and_finds_must_reads_with_the_whole_filter() -> None:
     sub = _subscription(VERL)
-    view = home_view(HomeData([sub], [], []), Locale.EN, "D0ADA", NOW)
+    listed = HomeSubscription(sub.number, sub.target, sub.filter.listed_query(), sub.cadence, "-")
+    view = home_view(HomeData([listed], []), [], Locale.EN, "D0ADA")
     assert any(LISTED in json.dumps(block, ensure_ascii=False) for block in view["blocks"])
-    wanted = _matching([sub])
+    wanted = must_read_query([sub])
     assert wanted is not None
     assert unparse(wanted) == f"rec:must_read {LISTED}"
-    assert _matching([_subscription(DigestFilter())]) == parse("rec:must_read")
+    assert must_read_query([_subscription(DigestFilter())]) == parse("rec:must_read")

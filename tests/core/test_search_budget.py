@@ -10,11 +10,11 @@ from datetime import UTC, datetime
 import pytest
 from sqlalchemy import text
 
-import bot.chat.search as search_module
-from bot.chat.search import search
+import bot.core.store.finder.search as search_module
 from bot.core.query import And, Query, Text, matches
 from bot.core.reports.model import Report
 from bot.core.store.errors import is_outage
+from bot.core.store.finder.search import search
 from bot.core.store.reports import ReportStore
 from bot.core.store.search.budget import QueryTooComplex, QueryTooSlow, budgeted
 

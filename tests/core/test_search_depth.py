@@ -7,11 +7,11 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from bot.chat.replay import replay
-from bot.chat.search import search
 from bot.core.models import Locale, Platform
 from bot.core.query import And, Field, Or, Query, Text
 from bot.core.render.renderer import Renderer
 from bot.core.reports.model import Report
+from bot.core.store.finder.search import search
 from bot.core.store.reports import ReportStore
 from bot.core.timing.cadence import parse_cadence
 from bot.core.timing.cron import next_fire

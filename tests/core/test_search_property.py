@@ -18,11 +18,11 @@ from datetime import datetime, timedelta
 
 import pytest
 
-import bot.chat.search as search_module
-from bot.chat.search import Hit, search
+import bot.core.store.finder.search as search_module
 from bot.core.clock import Clock
 from bot.core.query import matches, parse, unparse
 from bot.core.reports.model import Report
+from bot.core.store.finder.search import Hit, search
 from bot.core.store.reports import ReportStore
 from tests.kits.queries import NOW, NUMBERS, REPOS, Pool, random_query, random_report
 

@@ -1,5 +1,5 @@
-"""Issue 16, the search service (bot/chat/search.py): the index narrows, the query language
-decides, and hits rank exact first, then by relevance, then newest. Both backends."""
+"""The search service (bot/core/store/finder/search.py): the index narrows, the query
+language decides, and hits rank exact first, then by relevance, then newest. Both backends."""
 
 from __future__ import annotations
 
@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 
-import bot.chat.search as search_module
-from bot.chat.search import search
+import bot.core.store.finder.search as search_module
 from bot.core.models import Locale
 from bot.core.query import parse
 from bot.core.render.results import result_notice
 from bot.core.reports.model import Report
+from bot.core.store.finder.search import search
 from bot.core.store.reports import ReportStore
 
 NOW = datetime(2026, 12, 1, tzinfo=UTC)
@@ -104,7 +104,7 @@ async def test_the_index_follows_an_update(store: ReportStore) -> None:
 
 
 async def test_the_rows_are_read_in_chunks(store: ReportStore, monkeypatch: Any) -> None:
-    from bot.chat import search as service
+    from bot.core.store.finder import search as service
 
     monkeypatch.setattr(service, "CHUNK", 3)
     await store.upsert_many(

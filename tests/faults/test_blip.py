@@ -33,9 +33,10 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.adapters.slack.sender import SlackSender
 from bot.adapters.telegram.sender import TelegramSender
-from bot.core.delivery.deliverer import Deliverer, Sender
+from bot.core.delivery.deliverer import Deliverer
 from bot.core.delivery.ledger import unfinished_count
 from bot.core.delivery.outbox import plan_digest
+from bot.core.delivery.port import Sender
 from bot.core.models import Platform
 from bot.core.render.renderer import Renderer
 from bot.core.store.editions import PAYLOAD

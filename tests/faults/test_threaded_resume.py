@@ -15,9 +15,10 @@ import pytest
 from sqlalchemy import select
 
 from bot.adapters.slack.sender import SlackSender
-from bot.core.delivery.deliverer import LEASE, Deliverer, Outcome, Turn
+from bot.core.delivery.deliverer import LEASE, Deliverer
 from bot.core.delivery.ledger import unfinished_count
 from bot.core.delivery.outbox import plan_digest
+from bot.core.delivery.port import Outcome, Turn
 from bot.core.models import Platform
 from bot.core.render.renderer import Renderer
 from bot.core.store.editions import PAYLOAD

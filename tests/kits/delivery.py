@@ -9,7 +9,8 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.core.clock import Clock, utc_clock
-from bot.core.delivery.deliverer import Deliverer, Outcome, Sent, Turn, Withheld
+from bot.core.delivery.deliverer import Deliverer
+from bot.core.delivery.port import Outcome, Sent, Turn, Withheld
 from bot.core.digest.select import DigestFilter
 from bot.core.models import Locale, Platform
 from bot.core.reports.model import Report

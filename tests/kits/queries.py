@@ -5,13 +5,15 @@ case, runs of whitespace and the characters SQL LIKE and FTS5 treat specially), 
 risk flags, key files, symbols, levels and merge times. Queries are ASTs of every term and
 operator of the language, their words drawn from the reports' own text (1-4 character
 substrings, Latin words, words' starts, phrases), so most of them match something; Latin
-words that hold others ("specific" holds "ci") check that words are matched whole.
+words that hold others ("specific" holds "ci") check that words are matched whole. Field
+terms are drawn for every field of the language's table (query/fields.py), each valued as its
+kind of value says, so a field added to the table is in the generated queries at once.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Final
@@ -27,6 +29,8 @@ from bot.core.query import (
     normalize_text,
     unparse,
 )
+from bot.core.query.ast import COMPARISONS
+from bot.core.query.fields import FIELD_TABLE, FieldTableError, Kind, field_spec
 from bot.core.reports.model import ImpactLevel, KeyFile, RecommendationLevel, Report
 
 NOW: Final = datetime(2026, 11, 20, 9, 0, tzinfo=UTC)
@@ -92,21 +96,8 @@ SYMBOLS: Final = (
 )
 RISKS: Final = ("FP8 例外", "显存上涨", "race condition", "兼容性", "  ", "NCCL hang")
 NUMBERS: Final = (7, 42, 1000, 7400, 7422, 7450, 7500, 9999)
-# Query leaves and how often each is drawn: words most, as they go through the index.
-LEAVES: Final = (
-    "word",
-    "start",
-    "phrase",
-    "tag",
-    "repo",
-    "risk",
-    "impact",
-    "rec",
-    "file",
-    "symbol",
-)
-LEAVES_TOO: Final = ("number", "time")
-LEAF_WEIGHTS: Final = (30, 8, 8, 8, 6, 6, 5, 5, 6, 5, 8, 8)
+# Text leaves and how often each is drawn: words most, as they go through the index.
+TEXT_LEAVES: Final = {"word": 30, "start": 8, "phrase": 8}
 
 
 def _text(rng: random.Random, words: int) -> str:
@@ -183,23 +174,46 @@ class Pool:
 _QUOTED: Final = frozenset(' ()":<>*')
 
 
-def _level_field(rng: random.Random, name: str, levels: Sequence[str]) -> Field:
-    return Field(name, rng.choice([":", ">=", "<=", ">", "<"]), rng.choice(levels))
+# A field term's operator and canonical value, made for the kind of value the field takes.
+ValueMaker = Callable[[random.Random, Pool], tuple[str, str]]
 
 
-def _number_field(rng: random.Random, pool: Pool) -> Field:
+def _tag_value(rng: random.Random, _: Pool) -> tuple[str, str]:
+    return ":", " ".join(rng.choice([*TAGS, "nope"]).lower().split())
+
+
+def _repo_value(rng: random.Random, _: Pool) -> tuple[str, str]:
+    repo = rng.choice(REPOS).lower()
+    return ":", rng.choice([repo, repo.rsplit("/", 1)[-1], "nope/verl"])
+
+
+def _risk_value(rng: random.Random, _: Pool) -> tuple[str, str]:
+    flag = normalize_text(rng.choice([r for r in RISKS if r.strip()]))
+    start = rng.randrange(len(flag))
+    piece = flag[start : start + rng.randint(1, 5)].strip() or "*"
+    return ":", rng.choice(["*", piece, flag])
+
+
+def _level_value(levels: Sequence[str]) -> ValueMaker:
+    def value(rng: random.Random, _: Pool) -> tuple[str, str]:
+        return rng.choice([":", *COMPARISONS]), rng.choice(levels)
+
+    return value
+
+
+def _number_value(rng: random.Random, pool: Pool) -> tuple[str, str]:
     number = rng.choice([*pool.numbers, *NUMBERS])
     shape = rng.randrange(4)
     if shape == 0:
-        return Field("number", ":", str(number))
+        return ":", str(number)
     if shape == 1:
-        return Field("number", rng.choice([">=", "<=", ">", "<"]), str(number))
+        return rng.choice(COMPARISONS), str(number)
     low = rng.choice(["", str(max(1, number - rng.randint(0, 60)))])
     high = rng.choice(["", str(number + rng.randint(0, 60))])
-    return Field("number", ":", f"{low}..{high if low else high or number}")
+    return ":", f"{low}..{high if low else high or number}"
 
 
-def _file_field(rng: random.Random) -> Field:
+def _file_value(rng: random.Random, _: Pool) -> tuple[str, str]:
     path = rng.choice(PATHS)
     parts = path.split("/")
     glob = rng.choice(
@@ -214,10 +228,16 @@ def _file_field(rng: random.Random) -> Field:
             "nothing/*.rs",
         ]
     )
-    return Field("file", ":", glob)
+    return ":", glob
 
 
-def _time_field(rng: random.Random) -> Field:
+def _symbol_value(rng: random.Random, _: Pool) -> tuple[str, str]:
+    symbol = rng.choice(SYMBOLS)
+    parts = symbol.replace("::", ".").split(".")
+    return ":", rng.choice([symbol, rng.choice(parts), symbol.lower()])
+
+
+def _time_value(rng: random.Random, _: Pool) -> tuple[str, str]:
     value = rng.choice(
         [
             f"{rng.randint(0, 70)}d",
@@ -226,7 +246,30 @@ def _time_field(rng: random.Random) -> Field:
             (NOW - timedelta(days=rng.randint(-2, 70))).date().isoformat(),
         ]
     )
-    return Field(rng.choice(["since", "before"]), ":", value)
+    return ":", value
+
+
+# How often a term of each field (FIELD_TABLE) is drawn, and its value, by the field's kind:
+# every field of the table is drawn, and a new one is drawn as soon as it is in the table.
+BY_KIND: Final[dict[Kind, tuple[int, ValueMaker]]] = {
+    Kind.TEXT: (8, _tag_value),
+    Kind.REPO: (6, _repo_value),
+    Kind.TEXT_OR_ANY: (6, _risk_value),
+    Kind.IMPACT: (5, _level_value([level.value for level in ImpactLevel])),
+    Kind.REC: (5, _level_value([level.value for level in RecommendationLevel])),
+    Kind.GLOB: (6, _file_value),
+    Kind.SYMBOL: (5, _symbol_value),
+    Kind.TIME: (4, _time_value),
+    Kind.NUMBER: (8, _number_value),
+}
+_UNDRAWN: Final = [kind.name for kind in Kind if kind not in BY_KIND]
+if _UNDRAWN:  # a kind without values would leave its fields out of every query
+    raise FieldTableError(f"the query kit makes no value of kind {', '.join(_UNDRAWN)}")
+LEAVES: Final = (*TEXT_LEAVES, *(spec.name for spec in FIELD_TABLE))
+LEAF_WEIGHTS: Final = (
+    *TEXT_LEAVES.values(),
+    *(BY_KIND[spec.kind][0] for spec in FIELD_TABLE),
+)
 
 
 def _start(rng: random.Random, pool: Pool) -> Text:
@@ -238,36 +281,15 @@ def _start(rng: random.Random, pool: Pool) -> Text:
 
 
 def _leaf(rng: random.Random, pool: Pool) -> Query:
-    kind = rng.choices([*LEAVES, *LEAVES_TOO], weights=LEAF_WEIGHTS)[0]
+    kind = rng.choices(LEAVES, weights=LEAF_WEIGHTS)[0]
     if kind == "word":
         return Text(rng.choice(pool.words))
     if kind == "start":
         return _start(rng, pool)
     if kind == "phrase":
         return Text(rng.choice(pool.phrases), phrase=True)
-    if kind == "tag":
-        return Field("tag", ":", " ".join(rng.choice([*TAGS, "nope"]).lower().split()))
-    if kind == "repo":
-        repo = rng.choice(REPOS).lower()
-        return Field("repo", ":", rng.choice([repo, repo.rsplit("/", 1)[-1], "nope/verl"]))
-    if kind == "risk":
-        flag = normalize_text(rng.choice([r for r in RISKS if r.strip()]))
-        start = rng.randrange(len(flag))
-        piece = flag[start : start + rng.randint(1, 5)].strip() or "*"
-        return Field("risk", ":", rng.choice(["*", piece, flag]))
-    if kind == "impact":
-        return _level_field(rng, "impact", [level.value for level in ImpactLevel])
-    if kind == "rec":
-        return _level_field(rng, "rec", [level.value for level in RecommendationLevel])
-    if kind == "file":
-        return _file_field(rng)
-    if kind == "symbol":
-        symbol = rng.choice(SYMBOLS)
-        parts = symbol.replace("::", ".").split(".")
-        return Field("symbol", ":", rng.choice([symbol, rng.choice(parts), symbol.lower()]))
-    if kind == "number":
-        return _number_field(rng, pool)
-    return _time_field(rng)
+    op, value = BY_KIND[field_spec(kind).kind][1](rng, pool)
+    return Field(kind, op, value)
 
 
 def random_query(rng: random.Random, pool: Pool, depth: int = 0) -> Query:

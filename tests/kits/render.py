@@ -8,10 +8,10 @@ from datetime import date
 
 from bot.core.digest.select import Digest
 from bot.core.models import Format, Locale
+from bot.core.render.limits.slack import SLACK_MAX_BLOCKS
+from bot.core.render.limits.telegram import TELEGRAM_MAX_UTF16
 from bot.core.render.options import DigestOptions, DigestPart
 from bot.core.render.renderer import RenderedMessage, Renderer
-from bot.core.render.slack import SLACK_MAX_BLOCKS
-from bot.core.render.telegram import TELEGRAM_MAX_UTF16
 from tests.fakes.slack.messages import check_message
 from tests.fakes.telegram.html import utf16_len
 from tests.fakes.telegram.messages import check_reply_markup, parse_text

@@ -11,14 +11,15 @@ from typing import Any
 
 from bot.core.models import Format, Locale, Section
 from bot.core.render.actions import parse_action
-from bot.core.render.renderer import Renderer
-from bot.core.render.slack import (
+from bot.core.render.limits.slack import (
     SLACK_HEADER_MAX,
     SLACK_MAX_BLOCKS,
     SLACK_MAX_MESSAGE_CHARS,
     SLACK_SECTION_TEXT_MAX,
 )
-from bot.core.render.telegram import TELEGRAM_MAX_UTF16, parse_callback_data
+from bot.core.render.limits.telegram import TELEGRAM_MAX_UTF16
+from bot.core.render.renderer import Renderer
+from bot.core.render.telegram import parse_callback_data
 from bot.core.reports.model import (
     ImpactLevel,
     KeyFile,

@@ -8,8 +8,7 @@ against the strict fake Bot API — polling or webhook — with a fresh SQLite s
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -32,6 +31,7 @@ from tests.fakes.telegram.api import FakeTelegram, FloodLimits, SentMessage
 from tests.fakes.telegram.state import user_object
 from tests.fakes.telegram.updates import message_update
 from tests.kits.paths import SEED
+from tests.kits.waiting import until as until  # the Telegram tests import it from here
 
 USER = 4242  # a private chat: its id is the user's id
 ZH_USER = 4343
@@ -59,14 +59,6 @@ def scaled_limits(scale: float) -> TelegramLimits:
         overall_seconds=limits.overall_seconds * scale,
         max_per_second=limits.max_per_second / scale,
     )
-
-
-async def until(condition: Callable[[], object], timeout: float = 5.0) -> None:
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not condition():
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError("condition never became true")
-        await asyncio.sleep(0.01)
 
 
 def notice(key: str, locale: Locale = Locale.EN, **params: str) -> str:

@@ -28,6 +28,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from bot.adapters.base import AdapterDeps
+from bot.adapters.http_body import BodyTooLargeError, read_capped
 from bot.adapters.slack.ack_gate import AckGate
 from bot.adapters.slack.client import BotIdentity, interactive_client
 from bot.adapters.slack.listeners import ONCE_KEYS, SLASH_COMMAND, SlackListeners
@@ -35,10 +36,8 @@ from bot.adapters.slack.payload import MalformedPayloadError, read_payload
 from bot.adapters.slack.users import SlackUsers
 from bot.adapters.slack.verify import SIGNATURE_HEADER, SlackSignature
 from bot.adapters.work import WorkQueue
-from bot.core.store.dedupe import forget_older_than
 from bot.logs import log, observe
 from bot.settings import ConfigError
-from bot.web.routes import BodyTooLargeError, read_capped
 
 logger = logging.getLogger("prdigest.slack")
 
@@ -91,7 +90,7 @@ class SlackAdapter:
                 "Slack needs SLACK_SIGNING_SECRET (HTTP mode) or SLACK_APP_TOKEN (Socket Mode)"
             )
         self.settings = settings
-        self.engine = deps.engine
+        self.chat = deps.chat
         self.clock = deps.clock
         self.client = interactive_client(settings.bot_token, settings.api_url, deps.clock)
         self.identity = BotIdentity(self.client)
@@ -132,7 +131,7 @@ class SlackAdapter:
         return [Route(EVENTS_PATH, self.handle_events, methods=["POST"])]
 
     async def start(self) -> None:
-        await forget_older_than(self.engine, self.clock)
+        await self.chat.forget_old_events()
         # auth.test in the background: a bad token is logged at start, a slow Slack does not
         # hold up the service's start.
         self._warm_up = asyncio.create_task(self.identity.result())

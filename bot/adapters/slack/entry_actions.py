@@ -108,7 +108,7 @@ class EntryActions:
             await respond_all(respond, [message], public=False, where="entry action")
             return
         chat = await self._chat(body)
-        answer = await self.host.answerer.answer_action(*parsed, chat)
+        answer = await self.host.service.answer_action(*parsed, chat)
         log(logger, "slack.entry_action", action=parsed[0].value, chat=chat.chat_id)
         if parsed[0] is EntryAction.REPORT and isinstance(answer.reply, SectionAnswer):
             trigger = str(body.get("trigger_id", ""))
@@ -146,7 +146,7 @@ class EntryActions:
         if page is None:  # a forged or garbled value: no page of ours
             log(logger, "slack.next_page_refused", logging.WARNING, value=value[:40])
             return
-        found = await self.host.answerer.reading.find_report(ref)
+        found = await self.host.service.find_report(ref)
         if isinstance(found, Notice):
             return
         await show_report(
@@ -158,7 +158,7 @@ class EntryActions:
             return
         payload = {"channel": item.get("channel"), "user": event.get("user")}
         chat = await self._chat(payload)
-        keys = await self.host.answerer.reading.read_message(chat, str(item.get("ts", "")))
+        keys = await self.host.service.read_message(chat, str(item.get("ts", "")))
         log(logger, "slack.reaction_read", chat=chat.chat_id, prs=len(keys))
         if not keys:
             return

@@ -7,8 +7,9 @@ from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, Protocol
 
 from bot.adapters.slack.users import SlackUsers
-from bot.chat.answers import Answer, Answerer, Chat
+from bot.chat.answers import Answer, Chat
 from bot.chat.commands import Invocation
+from bot.chat.service import ChatService
 from bot.core.models import Locale
 from bot.core.render.renderer import Renderer
 
@@ -17,7 +18,7 @@ Ack = Callable[..., Awaitable[Any]]
 
 
 class ListenerHost(Protocol):
-    answerer: Answerer
+    service: ChatService
     renderer: Renderer
     users: SlackUsers
     default_locale: Locale  # what a request is answered in when the store cannot say

@@ -22,7 +22,7 @@ from typing import Any
 from slack_bolt.async_app import AsyncApp
 
 from bot.adapters.answering import UNAVAILABLE, answer_messages
-from bot.adapters.base import AdapterDeps, chat_at, nobody_is_admin
+from bot.adapters.base import AdapterDeps, is_private
 from bot.adapters.slack.ack_gate import AckGate
 from bot.adapters.slack.entry_actions import EntryActions
 from bot.adapters.slack.home import SlackHome
@@ -38,32 +38,27 @@ from bot.adapters.slack.replies import (
 from bot.adapters.slack.users import SlackUsers
 from bot.adapters.work import BUSY, Admission, Work, WorkQueue
 from bot.chat.answers import Answer, Chat, Notice, render_notice
-from bot.chat.commands import Invocation, UsageError, Verb, parse_mention, parse_pr_text
+from bot.chat.commands import (
+    Invocation,
+    UsageError,
+    Verb,
+    button_invocation,
+    parse_mention,
+    parse_pr_text,
+)
+from bot.chat.service import ChatService, nobody_is_admin
 from bot.core.models import Format, Platform, Section
-from bot.core.reports.refs import BadRefError, parse_ref
-from bot.core.store.dedupe import first_time_unless_down
-from bot.core.store.errors import is_outage
-from bot.core.store.resume import resume_if_bot_back
 from bot.logs import log
 
 logger = logging.getLogger("prdigest.slack")
 
 SLASH_COMMAND = "/pr"
 BUTTON_SECTIONS = {"pr_risks": Section.RISKS, "pr_files": Section.FILES}
-MAX_REF_SHOWN = 80
 # Set in bolt's context by the adapter when the store could not say whether a request is new:
 # nothing is handled, the user hears that the bot is temporarily unavailable.
 ONCE_KEYS = "prdigest_once_keys"  # dedupe keys an answer records first (signature, event id)
 
 ChatReady = Callable[[Chat], Awaitable[None]]
-
-
-def _button_invocation(value: str, section: Section) -> Invocation:
-    try:
-        ref = parse_ref(value)
-    except BadRefError:
-        raise UsageError("bad_ref", ref=value[:MAX_REF_SHOWN]) from None
-    return Invocation(Verb.PR, ref=ref, section=section)
 
 
 def _nothing() -> None:
@@ -76,12 +71,10 @@ class SlackListeners:
     ) -> None:
         self.gate = gate
         self.work = work
-        self.answerer = deps.answerer
+        self.service: ChatService = deps.chat
         self.renderer = deps.renderer
-        self.destinations = deps.destinations
         self.default_locale = deps.default_locale
         self.users = users
-        self.engine = deps.engine
         self.clock = deps.clock
         self.picker = SlackPicker(self)  # `/pr subscribe` alone: the modal
         self.home = SlackHome(self, self.picker)
@@ -185,7 +178,7 @@ class SlackListeners:
         ack, so a slow or locked store never holds up Slack's 3 s; while it cannot be reached,
         the answer says the bot is temporarily unavailable."""
         for key in keys:
-            first = await first_time_unless_down(self.engine, key, self.clock)
+            first = await self.service.first_time(key)
             if first is None:
                 await answer(True)
                 return
@@ -223,14 +216,14 @@ class SlackListeners:
 
     async def _bot_is_back(self, chat: Chat) -> None:
         """Slack delivers `app_mention` only from channels the bot is a member of."""
-        await resume_if_bot_back(self.destinations, Platform.SLACK, chat.chat_id)
+        await self.service.bot_back(Platform.SLACK, chat.chat_id)
 
     async def _answer_button(
         self, body: dict[str, Any], action: dict[str, Any], respond: Respond, store_down: bool
     ) -> None:
         section = BUTTON_SECTIONS[str(action.get("action_id"))]
         value = str(action.get("value", ""))
-        parse = partial(_button_invocation, value, section)
+        parse = partial(button_invocation, value, section)
         answer, chat = await self.answer(body, "", parse, store_down)
         messages = await answer_messages(self.renderer, answer.reply, Format.SLACK, chat.locale)
         await respond_all(respond, messages, public=False, where="button")
@@ -240,12 +233,11 @@ class SlackListeners:
     async def chat(self, payload: dict[str, Any], user_name: str) -> Chat:
         channel_id, user_id = _where_and_who(payload)
         is_admin = partial(self.users.is_admin, user_id)
-        return await chat_at(
-            self.destinations,
+        return await self.service.chat_at(
             Platform.SLACK,
             channel_id,
             user_id,
-            default_locale=self.default_locale,
+            private=is_private(Platform.SLACK, channel_id, user_id),
             is_admin=is_admin,
             user_name=user_name,
         )
@@ -271,9 +263,9 @@ class SlackListeners:
             chat = await self.chat(payload, user_name)
             if ready is not None:
                 await ready(chat)
-            return await self.answerer.answer_text(parse, chat), chat
+            return await self.service.answer_text(parse, chat), chat
         except Exception as exc:  # the one edge handler: a bug must not leave the user unanswered
-            unavailable = is_outage(exc)
+            unavailable = self.service.is_outage(exc)
             _log_failure("slack.answer_failed", exc, chat=channel_id, unavailable=str(unavailable))
             return Answer(UNAVAILABLE if unavailable else Notice("error")), asked
 

@@ -25,7 +25,7 @@ from bot.adapters.slack.host import Ack, ListenerHost
 from bot.adapters.slack.replies import Respond, post_all, respond_all
 from bot.chat.answers import Answer, Chat, Notice
 from bot.chat.picker import CADENCES, IMPACTS, Choices, EmptyPickError, Pick
-from bot.chat.picking import choices, picked_parse, picker_refusal
+from bot.chat.picking import picked_parse
 from bot.chat.subscriptions import PICKER
 from bot.core.models import Format, Locale, Platform
 from bot.core.render.picker_labels import picker_label
@@ -156,10 +156,10 @@ class SlackPicker:
 
     async def open(self, trigger_id: str, chat: Chat) -> Answer | None:
         """Open the modal for `chat`; the answer to give instead when it may not open."""
-        refusal = await picker_refusal(self.host.answerer, chat)
+        refusal = await self.host.service.picker_refusal(chat)
         if refusal is not None:
             return refusal
-        found = await choices(self.host.answerer)
+        found = await self.host.service.picker_choices()
         view = modal_view(found, chat.locale, chat.chat_id, chat.private)
         try:
             await self.host.users.client.views_open(trigger_id=trigger_id, view=view)

@@ -18,15 +18,12 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.adapters.slack import errors
-from bot.adapters.slack.sender import SLACK_PER_CHANNEL_INTERVAL
+from bot.core.render.limits.slack import SLACK_PER_CHANNEL_INTERVAL, SLACK_RESPONSE_URL_USES
 from bot.core.render.renderer import RenderedMessage
 from bot.logs import log
 
 logger = logging.getLogger("prdigest.slack")
 
-# Slack accepts five posts per response_url. Answers arrive already cut to
-# `answering.MAX_ANSWER_MESSAGES` (with a pointer to the rest), which may not exceed this.
-RESPONSE_URL_USES = 5
 RESPOND_KEYS = ("text", "blocks", "unfurl_links", "unfurl_media")
 _SMART_QUOTES = str.maketrans({"“": '"', "”": '"', "„": '"', "‘": "'", "’": "'"})
 
@@ -51,7 +48,9 @@ async def respond_all(
     """Answer through response_url: ephemeral unless `public`; never replaces the original
     message (a digest whose button was pressed stays as it was)."""
     response_type = "in_channel" if public else "ephemeral"
-    for message in messages[:RESPONSE_URL_USES]:  # the platform's limit, never the answer's cap
+    # Answers arrive already cut to `answering.MAX_ANSWER_MESSAGES` (with a pointer to the
+    # rest); this cut is the platform's limit, never the answer's cap.
+    for message in messages[:SLACK_RESPONSE_URL_USES]:
         try:
             result = await respond(
                 response_type=response_type,

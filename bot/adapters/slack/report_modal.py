@@ -16,7 +16,7 @@ from typing import Any, Final
 from slack_sdk.errors import SlackApiError
 
 from bot.adapters.slack import errors
-from bot.core.digest.select import StoredReport
+from bot.chat.messages import StoredReport
 from bot.core.models import Format, Locale
 from bot.core.render.flow import RenderedMessage
 from bot.core.render.labels import labels

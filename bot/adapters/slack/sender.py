@@ -25,25 +25,29 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.adapters.slack import errors
 from bot.core.clock import Clock, utc_clock
-from bot.core.delivery.deliverer import (
+from bot.core.delivery.port import (
     Gone,
     Outcome,
+    Placement,
+    Refused,
     Rejected,
     RetryAfter,
     Sent,
+    TopicAnswer,
     Transient,
     Turn,
     Withheld,
 )
-from bot.core.delivery.threads import Placement, Refused
 from bot.core.models import Platform
-from bot.core.render.slack import SLACK_FALLBACK_MAX
+from bot.core.render.limits.slack import (
+    SLACK_FALLBACK_MAX,
+    SLACK_MAX_PER_SECOND,
+    SLACK_PER_CHANNEL_INTERVAL,
+)
 from bot.logs import log
 
 logger = logging.getLogger("prdigest.slack")
 
-SLACK_PER_CHANNEL_INTERVAL = 1.0  # chat.postMessage: about one message per second per channel
-SLACK_MAX_PER_SECOND = 20.0  # workspace-wide pace across channels
 DEFAULT_RETRY_AFTER = 30.0
 SEND_TIMEOUT_SECONDS = 15
 
@@ -161,7 +165,7 @@ class SlackSender:
             placed.update(thread_ts=placement.reply_to, reply_broadcast=False)
         return placed
 
-    async def open_topic(self, target: str, name: str) -> object:
+    async def open_topic(self, target: str, name: str) -> TopicAnswer:
         return Refused("Slack has no forum topics")
 
     def topic_gone(self, reason: str) -> bool:

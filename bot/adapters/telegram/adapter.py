@@ -20,7 +20,6 @@ import logging
 import time
 from dataclasses import dataclass
 
-from sqlalchemy.ext.asyncio import AsyncEngine
 from starlette.routing import BaseRoute, Route
 from telegram import BotCommand
 from telegram.error import Conflict, InvalidToken, TelegramError
@@ -44,7 +43,6 @@ from bot.chat.commands import COMMAND_MENU
 from bot.core.clock import Clock
 from bot.core.models import Locale
 from bot.core.render.labels import zh_command
-from bot.core.store.dedupe import forget_older_than
 from bot.logs import log, observe
 from bot.settings import DEFAULT_TELEGRAM_API_URL, TELEGRAM_WEBHOOK_SECRET_RULE, ConfigError
 
@@ -115,7 +113,6 @@ class TelegramAdapter:
         self,
         app: TelegramApp,
         handlers: TelegramHandlers,
-        engine: AsyncEngine,
         webhook: Webhook | None,
         clock: Clock,
         api_url: str = DEFAULT_TELEGRAM_API_URL,
@@ -131,7 +128,7 @@ class TelegramAdapter:
         processor.on_refused = self.busy.tell
         self.api_url = api_url  # its host names Telegram in "cannot reach ..." (no token)
         self.replier = handlers.replier
-        self.engine = engine
+        self.chat = handlers.service
         self.webhook = webhook
         self.clock = clock
         handlers.register(app)
@@ -152,7 +149,7 @@ class TelegramAdapter:
         return [Route(WEBHOOK_PATH, receive, methods=["POST"])]
 
     async def start(self) -> None:
-        await forget_older_than(self.engine, self.clock)
+        await self.chat.forget_old_events()
         try:
             await self._connect()
         except InvalidToken:
@@ -177,13 +174,12 @@ class TelegramAdapter:
             updater = self.app.updater
             assert updater is not None
             self._leader = PollingLeader(
-                self.engine,
+                self.chat,
                 lambda: updater.start_polling(  # deletes any webhook first
                     allowed_updates=ALLOWED_UPDATES, error_callback=self._polling_error
                 ),
                 updater.stop,
                 lambda: updater.running,
-                self.clock,
             )
             await self._leader.step()
             self._leader_task = asyncio.create_task(self._leader.run())
@@ -261,6 +257,4 @@ def build_telegram_adapter(
     app = build_application(
         settings.bot_token, settings.api_url, webhook=webhook is not None, processor=processor
     )
-    return TelegramAdapter(
-        app, handlers, deps.engine, webhook, deps.clock, api_url=settings.api_url
-    )
+    return TelegramAdapter(app, handlers, webhook, deps.clock, api_url=settings.api_url)

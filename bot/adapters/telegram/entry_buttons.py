@@ -40,7 +40,7 @@ def presser_name(user: User) -> str:
 
 class EntryButtons:
     def __init__(self, deps: AdapterDeps, replier: Replier, chat_at: ChatFactory) -> None:
-        self.answerer = deps.answerer
+        self.service = deps.chat
         self.renderer = deps.renderer
         self.replier = replier
         self.chat_at = chat_at
@@ -61,7 +61,7 @@ class EntryButtons:
         user = query.from_user
         is_admin = partial(presser_is_admin, context.bot, message, user.id)
         chat = await self.chat_at(message.chat.id, user.id, user, presser_name(user), is_admin)
-        answer = await self.answerer.answer_action(action, argument, chat)
+        answer = await self.service.answer_action(action, argument, chat)
         reply = answer.reply
         log(logger, "telegram.entry_button", action=action.value, chat=chat.chat_id)
         if isinstance(reply, Notice):

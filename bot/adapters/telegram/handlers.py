@@ -27,12 +27,11 @@ from telegram.ext import (
 )
 
 from bot.adapters.answering import UNAVAILABLE, answer_messages
-from bot.adapters.base import AdapterDeps, chat_at, nobody_is_admin
+from bot.adapters.base import AdapterDeps, is_private
 from bot.adapters.telegram.entry_buttons import EntryButtons
 from bot.adapters.telegram.keyboard import TelegramKeyboard
 from bot.adapters.telegram.members import (
     GONE_STATUSES,
-    Membership,
     is_chat_admin,
     sender_name,
     user_locale,
@@ -41,10 +40,9 @@ from bot.adapters.telegram.reply import Replier
 from bot.adapters.telegram.updates import TelegramApp
 from bot.chat.answers import Answer, Chat, Notice, Reply
 from bot.chat.commands import COMMAND_MENU, VERB_ALIASES, UsageError, parse, parse_mention
+from bot.chat.service import ChatService, nobody_is_admin
 from bot.core.models import Format, Locale, Platform
 from bot.core.render.telegram import parse_callback_data
-from bot.core.store.dedupe import first_time_unless_down
-from bot.core.store.errors import is_outage
 from bot.logs import log
 
 logger = logging.getLogger("prdigest.telegram")
@@ -55,13 +53,10 @@ _COMMAND_LINE = re.compile(r"/(?P<name>[^\s@]+)(?:@(?P<bot>\S+))?\s*(?P<args>.*)
 
 class TelegramHandlers:
     def __init__(self, deps: AdapterDeps, replier: Replier) -> None:
-        self.engine = deps.engine
         self.clock = deps.clock
-        self.answerer = deps.answerer
+        self.service: ChatService = deps.chat
         self.renderer = deps.renderer
-        self.destinations = deps.destinations
         self.default_locale = deps.default_locale
-        self.membership = Membership(deps.destinations)
         self.replier = replier
         self.keyboard = TelegramKeyboard(deps, replier, self._chat)  # `/subscribe` alone
         self.entry_buttons = EntryButtons(deps, replier, self._chat)  # Read, Snooze, Mute…
@@ -85,7 +80,7 @@ class TelegramHandlers:
     async def drop_repeats(self, update: Update, context: Context) -> None:
         """Telegram redelivers after a failed webhook answer or an unconfirmed poll."""
         key = f"telegram:{context.bot.id}:{update.update_id}"
-        first = await first_time_unless_down(self.engine, key, self.clock)
+        first = await self.service.first_time(key)
         if first is None:
             # Nothing can be changed while the store is down: the command's own handler
             # fails on it too, and `on_error` tells the chat the bot is unavailable.
@@ -102,12 +97,11 @@ class TelegramHandlers:
         user_name: str,
         is_admin: Callable[[], Awaitable[bool]] = nobody_is_admin,
     ) -> Chat:
-        return await chat_at(
-            self.destinations,
+        return await self.service.chat_at(
             Platform.TELEGRAM,
             str(chat_id),
             str(user_id),
-            default_locale=self.default_locale,
+            private=is_private(Platform.TELEGRAM, str(chat_id), str(user_id)),
             is_admin=is_admin,
             user_name=user_name,
             user_locale=user_locale(user),
@@ -132,13 +126,13 @@ class TelegramHandlers:
         verb, args = line["name"].lower(), line["args"]
         chat = await self._message_chat(message, context)
         if verb == "start":
-            await self.membership.returned(chat.chat_id)
+            await self.service.bot_back(Platform.TELEGRAM, chat.chat_id)
         if _wants_picker(verb, args):
             refused = await self.keyboard.open(message, chat)
             if refused is not None:
                 await self._reply(message, _visible_reply(message, refused), chat.locale)
             return
-        answer = await self.answerer.answer_text(lambda: parse(verb, args), chat)
+        answer = await self.service.answer_text(lambda: parse(verb, args), chat)
         log(logger, "telegram.command", command=verb, chat=chat.chat_id, reply=_kind(answer))
         await self._reply(message, _visible_reply(message, answer), chat.locale)
 
@@ -175,7 +169,7 @@ class TelegramHandlers:
             log(logger, "telegram.text_unread", chat=chat.chat_id)
             await self._reply(message, Notice("how_to_ask"), chat.locale)
             return
-        answer = await self.answerer.answer(inv, chat)
+        answer = await self.service.answer(inv, chat)
         log(logger, "telegram.mention", chat=chat.chat_id, reply=_kind(answer))
         await self._reply(message, _visible_reply(message, answer), chat.locale)
 
@@ -198,7 +192,7 @@ class TelegramHandlers:
             return
         user = query.from_user
         chat = await self._chat(message.chat.id, user.id, user, user.full_name)
-        answer = await self.answerer.answer_text(lambda: parse("pr", f"{ref} {section}"), chat)
+        answer = await self.service.answer_text(lambda: parse("pr", f"{ref} {section}"), chat)
         log(logger, "telegram.button", section=section.value, ref=ref, chat=chat.chat_id)
         rendered = await answer_messages(self.renderer, answer.reply, Format.TELEGRAM, chat.locale)
         await self.replier.send(chat.chat_id, rendered, reply_to=message.message_id)
@@ -209,20 +203,22 @@ class TelegramHandlers:
             return
         old, new = change.old_chat_member.status, change.new_chat_member.status
         if new in GONE_STATUSES:
-            await self.membership.removed(change.chat.id, new)
+            await self.service.bot_removed(Platform.TELEGRAM, str(change.chat.id), new)
         elif old in GONE_STATUSES:
-            await self.membership.returned(change.chat.id)
+            await self.service.bot_back(Platform.TELEGRAM, str(change.chat.id))
 
     async def on_migration(self, update: Update, context: Context) -> None:
         message = update.message
         if message is not None and message.migrate_to_chat_id is not None:
-            await self.membership.migrated(message.chat.id, message.migrate_to_chat_id)
+            await self.service.chat_moved(
+                Platform.TELEGRAM, str(message.chat.id), str(message.migrate_to_chat_id)
+            )
 
     async def on_error(self, update: object, context: Context) -> None:
         """The one handler at this edge: log, and tell the chat something went wrong, or that
         the bot is temporarily unavailable while its store cannot be reached."""
         error = context.error
-        unavailable = error is not None and is_outage(error)
+        unavailable = error is not None and self.service.is_outage(error)
         update_id = update.update_id if isinstance(update, Update) else None
         log(
             logger,

@@ -36,11 +36,11 @@ from bot.adapters.telegram.reply import Replier
 from bot.adapters.telegram.updates import TelegramApp
 from bot.chat.answers import Answer, Chat, Notice, render_notice
 from bot.chat.picker import CADENCES, Pick
-from bot.chat.picking import choices, picked_parse, picker_refusal
+from bot.chat.picking import picked_parse
 from bot.core.models import Format, Locale
 from bot.core.render.flow import RenderedMessage
+from bot.core.render.limits.telegram import TELEGRAM_MAX_CALLBACK_BYTES
 from bot.core.render.picker_labels import picker_label
-from bot.core.render.telegram import TELEGRAM_MAX_CALLBACK_BYTES
 from bot.logs import log
 
 logger = logging.getLogger("prdigest.telegram")
@@ -117,7 +117,7 @@ async def presser_is_admin(bot: Bot, message: Message, user_id: int) -> bool:
 
 class TelegramKeyboard:
     def __init__(self, deps: AdapterDeps, replier: Replier, chat_at: ChatFactory) -> None:
-        self.answerer = deps.answerer
+        self.service = deps.chat
         self.renderer = deps.renderer
         self.replier = replier
         self.chat_at = chat_at
@@ -128,10 +128,10 @@ class TelegramKeyboard:
 
     async def open(self, message: Message, chat: Chat) -> Answer | None:
         """Send the keyboard under `message`; the answer to give instead when it may not."""
-        refusal = await picker_refusal(self.answerer, chat)
+        refusal = await self.service.picker_refusal(chat)
         if refusal is not None:
             return refusal
-        found = await choices(self.answerer)
+        found = await self.service.picker_choices()
         if not found.tags:
             text = picker_label("nothing_to_pick", chat.locale)
             await self._send(chat.chat_id, text, None, message.message_id)
@@ -174,7 +174,7 @@ class TelegramKeyboard:
             await query.answer(picker_label("empty_pick", chat.locale), show_alert=True)
             return
         pick = Pick(tags=tuple(tags), cadence=when)
-        answer = await self.answerer.answer_text(picked_parse(pick), chat)
+        answer = await self.service.answer_text(picked_parse(pick), chat)
         reply = answer.reply
         if not isinstance(reply, Notice):  # `subscribe` answers with notices only
             await query.answer()

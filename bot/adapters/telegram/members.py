@@ -1,5 +1,5 @@
 """Who may change a chat's subscription, which language a chat reads, and the bot's own
-membership: removed → the chat's destination is turned off, added back → on again.
+membership's statuses (ChatService.bot_removed / bot_back turn its destination off and on).
 
 Admin policy: in a private chat the user owns the chat. In a group or supergroup only its
 administrators and its creator (`getChatMember`) may; an anonymous admin (a message sent "as
@@ -15,9 +15,7 @@ from telegram import Bot, Message, User
 from telegram.constants import ChatMemberStatus, ChatType
 from telegram.error import TelegramError
 
-from bot.core.models import Locale, Platform
-from bot.core.store.resume import REMOVED_FROM_CHAT, resume_if_bot_back
-from bot.core.store.subscriptions.destination_store import Destination, DestinationStore
+from bot.core.models import Locale
 from bot.logs import log
 
 logger = logging.getLogger("prdigest.telegram")
@@ -57,44 +55,3 @@ def user_locale(user: User | None) -> Locale | None:
     code = (user.language_code or "") if user is not None else ""
     primary = code.lower().replace("_", "-").split("-")[0]
     return next((locale for locale in Locale if locale.value == primary), None)
-
-
-class Membership:
-    """The destination of a chat follows the bot in and out of it."""
-
-    def __init__(self, destinations: DestinationStore) -> None:
-        self.destinations = destinations
-
-    async def _find(self, chat_id: int | str) -> Destination | None:
-        return await self.destinations.find(Platform.TELEGRAM, str(chat_id))
-
-    async def removed(self, chat_id: int | str, status: str) -> bool:
-        """The bot left, was kicked, or (private chat) was blocked: stop sending there."""
-        dest = await self._find(chat_id)
-        if dest is None or not dest.active:
-            return False
-        reason = f"{REMOVED_FROM_CHAT} ({status})"
-        await self.destinations.set_active(dest.id, False, reason)
-        log(
-            logger,
-            "destination.deactivated",
-            logging.WARNING,
-            destination=dest.label,
-            reason=reason,
-        )
-        return True
-
-    async def returned(self, chat_id: int | str) -> bool:
-        """The bot is back (re-added, unblocked, `/start`): resume a subscription that stopped
-        because the bot was gone, not one the chat stopped itself."""
-        resumed = await resume_if_bot_back(self.destinations, Platform.TELEGRAM, str(chat_id))
-        return resumed is not None
-
-    async def migrated(self, old_chat_id: int, new_chat_id: int) -> bool:
-        """A group became a supergroup: its subscription moves to the new id."""
-        dest = await self._find(old_chat_id)
-        if dest is None or await self._find(new_chat_id) is not None:
-            return False
-        await self.destinations.move(dest.id, str(new_chat_id))
-        log(logger, "destination.moved", destination=dest.label, new_target=str(new_chat_id))
-        return True

@@ -15,11 +15,7 @@ import socket
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
 
-from sqlalchemy.exc import SQLAlchemyError
-from sqlalchemy.ext.asyncio import AsyncEngine
-
-from bot.core.clock import Clock, utc_clock
-from bot.core.store.leases import release, take
+from bot.chat.service import ChatService, LeaseError
 from bot.logs import log
 
 logger = logging.getLogger("prdigest.telegram")
@@ -38,22 +34,20 @@ class PollingLeader:
 
     def __init__(
         self,
-        engine: AsyncEngine,
+        chat: ChatService,
         start_polling: Callable[[], Awaitable[object]],
         stop_polling: Callable[[], Awaitable[object]],
         is_polling: Callable[[], bool],
-        clock: Clock = utc_clock,
     ) -> None:
-        self.engine = engine
+        self.chat = chat
         self.start_polling = start_polling
         self.stop_polling = stop_polling
         self.is_polling = is_polling
-        self.clock = clock
         self.holder = f"{socket.gethostname()}:{os.getpid()}"
         self._refused_by: str | None = None
 
     async def step(self) -> None:
-        held = await take(self.engine, POLL_LEASE, self.holder, self.clock(), POLL_LEASE_TTL)
+        held = await self.chat.hold_lease(POLL_LEASE, self.holder, POLL_LEASE_TTL)
         if held is None:
             self._refused_by = None
             if not self.is_polling():
@@ -79,8 +73,8 @@ class PollingLeader:
             await asyncio.sleep(POLL_LEASE_RENEW_SECONDS)
             try:
                 await self.step()
-            except (SQLAlchemyError, OSError) as exc:
+            except LeaseError as exc:
                 log(logger, "telegram.polling_lease_error", logging.WARNING, error=str(exc)[:300])
 
     async def release(self) -> None:
-        await release(self.engine, POLL_LEASE, self.holder)
+        await self.chat.release_lease(POLL_LEASE, self.holder)

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from bot.adapters.telegram.sender import TelegramSender
-from bot.core.delivery.deliverer import Moved, RetryAfter, Sent
+from bot.core.delivery.port import Moved, RetryAfter, Sent
 from bot.core.render.renderer import RenderedMessage
 from bot.logs import log
 

@@ -14,22 +14,22 @@ from typing import Any
 
 import httpx
 
-from bot.adapters.telegram.pace import ChatPacer
+from bot.adapters.telegram.pace import ArrivalWindow, ChatPacer
 from bot.adapters.telegram.topics import is_topic_gone, place_message, topic_answer
-from bot.core.delivery.deliverer import (
+from bot.core.delivery.port import (
     Blocked,
     Gone,
     Moved,
     Outcome,
+    Placement,
     Rejected,
     RetryAfter,
     Sent,
+    TopicAnswer,
     Transient,
     Turn,
     Withheld,
 )
-from bot.core.delivery.pacing import ArrivalWindow
-from bot.core.delivery.threads import Placement
 from bot.core.models import Platform
 from bot.core.render.telegram import html_to_plain
 
@@ -137,7 +137,7 @@ class TelegramSender:
         in a forum topic."""
         return place_message(payload, placement)
 
-    async def open_topic(self, target: str, name: str) -> object:
+    async def open_topic(self, target: str, name: str) -> TopicAnswer:
         """`createForumTopic`; a chat without topics answers NotForum."""
         answer = await self._request("createForumTopic", {"chat_id": target, "name": name})
         return topic_answer(answer)

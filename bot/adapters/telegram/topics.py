@@ -6,8 +6,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from bot.core.delivery.deliverer import Outcome, Rejected
-from bot.core.delivery.threads import NotForum, Opened, Placement, Refused
+from bot.core.delivery.port import (
+    NotForum,
+    Opened,
+    Outcome,
+    Placement,
+    Refused,
+    Rejected,
+    TopicAnswer,
+)
 
 # What the Bot API answers createForumTopic in a chat without topics: a supergroup whose
 # topics are off, or a private chat or basic group (topics exist in supergroups only).
@@ -34,7 +41,7 @@ def place_message(payload: Mapping[str, object], placement: Placement) -> dict[s
     return placed
 
 
-def topic_answer(answer: dict[str, Any] | Outcome) -> object:
+def topic_answer(answer: dict[str, Any] | Outcome) -> TopicAnswer:
     """createForumTopic's answer as `Opened`, `NotForum`, `Refused`, or the outcome to retry."""
     if isinstance(answer, dict):
         thread = answer.get("message_thread_id")

@@ -31,9 +31,9 @@ from starlette.responses import JSONResponse, Response
 from telegram import Update
 from telegram.ext import Application, BaseUpdateProcessor
 
+from bot.adapters.http_body import BodyTooLargeError, read_capped
 from bot.adapters.work import Admission, WorkQueue
 from bot.logs import log
-from bot.web.routes import BodyTooLargeError, read_capped
 
 logger = logging.getLogger("prdigest.telegram")
 

@@ -1,10 +1,10 @@
 """Senders claim outbox rows and deliver them, paced per destination and per platform.
 
-A Sender (one per platform, in `bot/adapters/`) turns a payload into one API call and reports
-a typed outcome; it never sleeps on a rate limit, but awaits the platform pace's `turn` right
-before its request leaves. This module decides what each outcome means
-for the ledger: reschedule on Retry-After, back off on 5xx, move a migrated chat, deactivate a
-destination that is gone, fail a message the platform will never accept.
+A Sender (one per platform, in `bot/adapters/`; its contract is `port.py`) turns a payload
+into one API call and reports a typed outcome; it never sleeps on a rate limit, but awaits the
+platform pace's `turn` right before its request leaves. This module decides what each outcome
+means for the ledger: reschedule on Retry-After, back off on 5xx, move a migrated chat,
+deactivate a destination that is gone, fail a message the platform will never accept.
 """
 
 from __future__ import annotations
@@ -24,7 +24,8 @@ from bot.core.clock import Clock, utc_clock
 from bot.core.delivery import ledger, threads
 from bot.core.delivery.heartbeat import Heartbeat
 from bot.core.delivery.ledger import Claimed
-from bot.core.delivery.outcomes import (
+from bot.core.delivery.pacing import make_pace
+from bot.core.delivery.port import (
     Blocked,
     Gone,
     Moved,
@@ -34,36 +35,17 @@ from bot.core.delivery.outcomes import (
     RetryAfter,
     Sender,
     Sent,
+    Threads,
     Transient,
     Turn,
     WarmsUp,
     Withheld,
 )
-from bot.core.delivery.pacing import make_pace
 from bot.core.logs import log, observe
 from bot.core.models import Platform
 from bot.core.store.errors import is_outage
 
 logger = logging.getLogger("prdigest.delivery")
-
-__all__ = [
-    "LEASE",
-    "Blocked",
-    "Deliverer",
-    "Gone",
-    "Moved",
-    "Outcome",
-    "Reconciles",
-    "Rejected",
-    "RetryAfter",
-    "Sender",
-    "Sent",
-    "Transient",
-    "Turn",
-    "WarmsUp",
-    "Withheld",
-    "backoff",
-]
 
 LEASE = timedelta(seconds=60)
 CLAIM_BATCH = 50
@@ -215,7 +197,7 @@ class Deliverer:
         if isinstance(placed, threads.Placed):
             outcome = await self._send_once(row, sender, turn, placed.payload)
         else:  # a forum topic that could not be opened yet: a 429, a 5xx...
-            outcome = placed if isinstance(placed, Outcome) else Transient(repr(placed))
+            outcome = placed
         if isinstance(outcome, Rejected) and row.topic is not None:
             outcome = await self._topic_gone(sender, row, outcome)
         if isinstance(outcome, Withheld):
@@ -240,7 +222,7 @@ class Deliverer:
 
     async def _topic_gone(self, sender: Sender, row: Claimed, outcome: Rejected) -> Outcome:
         """A send refused because its forum topic was deleted: retried, in a new topic."""
-        if not isinstance(sender, threads.Threads) or not sender.topic_gone(outcome.reason):
+        if not isinstance(sender, Threads) or not sender.topic_gone(outcome.reason):
             return outcome
         try:
             await threads.forget_topic(self.engine, row)
@@ -313,37 +295,32 @@ class Deliverer:
                 pace = now + timedelta(seconds=sender.interval_for(row.target))
                 await ledger.mark_sent(self.engine, row, external_id, now, pace)
                 log(logger, "message.sent", part=row.part, external_id=external_id, **fields)
-            case RetryAfter(seconds, reason):
+            case RetryAfter(seconds):
                 wait = min(timedelta(seconds=max(seconds, 1.0)), MAX_RETRY_AFTER)
-                await ledger.mark_retry(self.engine, row, now + wait, reason, worker=self.worker)
+                await ledger.mark_retry(self.engine, row, outcome, now + wait, worker=self.worker)
                 log(logger, "message.retry_after", seconds=wait.total_seconds(), **fields)
             case Transient(reason):  # the request may have gone through: unsure
                 wait = timedelta(seconds=backoff(row.attempts, self.rng))
-                await ledger.mark_retry(
-                    self.engine, row, now + wait, reason, worker=self.worker, unsure=True
-                )
+                await ledger.mark_retry(self.engine, row, outcome, now + wait, worker=self.worker)
                 log(logger, "message.transient", logging.WARNING, reason=reason, **fields)
-            case Blocked(reason):
-                await self._blocked(row, reason, now)
+            case Blocked():
+                await self._blocked(row, outcome, now)
             case Gone(reason):
                 await ledger.deactivate(self.engine, row.destination_id, reason, now)
                 log(logger, "destination.deactivated", logging.WARNING, reason=reason, **fields)
             case Moved(new_target):
-                await ledger.mark_retry(
-                    self.engine, row, now, "moved", new_target=new_target, worker=self.worker
-                )
+                await ledger.mark_retry(self.engine, row, outcome, now, worker=self.worker)
                 log(logger, "destination.moved", new_target=new_target, **fields)
             case Rejected(reason):
                 await ledger.mark_failed(self.engine, row, reason, now)
                 log(logger, "message.failed", logging.ERROR, reason=reason, **fields)
 
-    async def _blocked(self, row: Claimed, reason: str, now: datetime) -> None:
+    async def _blocked(self, row: Claimed, outcome: Blocked, now: datetime) -> None:
+        reason = outcome.reason
         if row.consecutive_failures + 1 >= BLOCKED_LIMIT:
             await ledger.deactivate(self.engine, row.destination_id, reason, now)
             log(logger, "destination.deactivated", logging.WARNING, reason=reason, row=row.id)
             return
         wait = timedelta(seconds=backoff(row.attempts, self.rng))
-        await ledger.mark_retry(
-            self.engine, row, now + wait, reason, count_failure=True, worker=self.worker
-        )
+        await ledger.mark_retry(self.engine, row, outcome, now + wait, worker=self.worker)
         log(logger, "message.blocked", logging.WARNING, reason=reason, row=row.id)

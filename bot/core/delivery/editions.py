@@ -24,13 +24,12 @@ from bot.core.delivery.queue import Queued, lay_out, layout_for, prepare_topics,
 from bot.core.delivery.reading import entry_rows
 from bot.core.delivery.runs import PLATFORM_FORMAT, Run
 from bot.core.digest.select import Digest
-from bot.core.models import Layout, Verbosity
+from bot.core.models import Layout
 from bot.core.render.options import DigestOptions
 from bot.core.render.renderer import Renderer
 from bot.core.store.editions import EditionMessage, EntryRow, fill_editions, new_editions
 
 MEMO_MAX = 4096
-_LAYOUTS = {layout.value: layout for layout in Layout}
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,7 +77,7 @@ class EditionBook:
         once it commits); a topics run also gets its forum topic rows."""
         keyed = []
         for run, audience in runs:
-            layout = _LAYOUTS[run.lead.layout]
+            layout = run.lead.layout
             if layout is Layout.TOPICS:  # (the others are planned as asked, without a read)
                 layout = await layout_for(conn, run.destination_id, layout, self.now)
             keyed.append((run, layout, _edition_key(run, audience, layout)))
@@ -115,7 +114,7 @@ class EditionBook:
         assert digest is not None
         options = DigestOptions(
             layout=layout,
-            verbosity=Verbosity(lead.verbosity),
+            verbosity=lead.verbosity,
             synthesis=digest.synthesis is not None,
             more_key=str(edition_id) if digest.more else "",
         )

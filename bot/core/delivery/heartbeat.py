@@ -32,11 +32,11 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.core.clock import Clock, utc_clock
-from bot.core.delivery.ledger import RowStatus
 from bot.core.logs import log
 from bot.core.store.leases import release, take
 from bot.core.store.sql.db import write_transaction
 from bot.core.store.sql.tables import leases, outbox
+from bot.core.store.statuses import RowStatus
 
 logger = logging.getLogger("prdigest.delivery")
 

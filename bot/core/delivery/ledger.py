@@ -7,33 +7,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from enum import StrEnum
 from typing import Any
 
 from sqlalchemy import exists, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from bot.core.delivery.port import Blocked, Moved, RetryAfter, Transient
 from bot.core.models import Platform
 from bot.core.store.editions import PAYLOAD
 from bot.core.store.sql.db import write_transaction
 from bot.core.store.sql.tables import destinations, digest_runs, outbox, run_members, subscriptions
-
-
-class RowStatus(StrEnum):
-    PENDING = "pending"
-    SENDING = "sending"
-    SENT = "sent"
-    FAILED = "failed"
-
-
-class RunStatus(StrEnum):
-    PENDING = "pending"
-    DELIVERED = "delivered"
-    PARTIAL = "partial"  # finished, but some messages failed for good (see status)
-    EMPTY = "empty"
-
-
-UNFINISHED = (RowStatus.PENDING.value, RowStatus.SENDING.value)
+from bot.core.store.statuses import UNFINISHED, RowStatus, RunStatus
 
 
 @dataclass(frozen=True, slots=True)
@@ -266,30 +250,21 @@ async def mark_sent(
         await _finish_run_if_done(conn, row.run_id, now)
 
 
+Retried = RetryAfter | Transient | Blocked | Moved
+"""The answers that send a row back to pending (`mark_retry`)."""
+
+
 async def mark_retry(
-    engine: AsyncEngine,
-    row: Claimed,
-    at: datetime,
-    error: str,
-    *,
-    count_failure: bool = False,
-    new_target: str | None = None,
-    worker: str | None = None,
-    unsure: bool = False,
+    engine: AsyncEngine, row: Claimed, outcome: Retried, at: datetime, *, worker: str | None = None
 ) -> None:
-    """Back to pending until `at`; the whole destination waits too (Retry-After is per chat).
-    Only a row still being sent (by `worker`, when given) goes back: written again after a
-    lost answer, the retry neither counts twice nor takes back a row another sender claimed.
-    `unsure`: the platform may have taken the message (a reset or a timeout after the request
-    went out), so the row keeps `unsure_since`; any other answer says it did not."""
+    """Back to pending until `at` after `outcome`; the whole destination waits too (Retry-After
+    is per chat). Only a row still being sent (by `worker`, when given) goes back: written
+    again after a lost answer, the retry neither counts twice nor takes back a row another
+    sender claimed."""
     owned = [outbox.c.id == row.id, outbox.c.status == RowStatus.SENDING.value]
     if worker is not None:
         owned.append(outbox.c.claimed_by == worker)
-    dest_values: dict[str, Any] = {"next_send_at": at}
-    if count_failure:
-        dest_values["consecutive_failures"] = destinations.c.consecutive_failures + 1
-    if new_target is not None:
-        dest_values["target"] = new_target
+    row_values, dest_values = _retry_values(outcome)
     async with write_transaction(engine) as conn:
         result = await conn.execute(
             update(outbox)
@@ -299,8 +274,7 @@ async def mark_retry(
                 next_attempt_at=at,
                 attempts=outbox.c.attempts + 1,
                 lease_until=None,
-                last_error=error[:2000],
-                **({} if unsure else {"unsure_since": None}),
+                **row_values,
             )
         )
         if not result.rowcount:
@@ -308,8 +282,24 @@ async def mark_retry(
         await conn.execute(
             update(destinations)
             .where(destinations.c.id == row.destination_id)
-            .values(**dest_values)
+            .values(next_send_at=at, **dest_values)
         )
+
+
+def _retry_values(outcome: Retried) -> tuple[dict[str, Any], dict[str, Any]]:
+    """What `outcome` writes besides the retry itself: (the row's columns, the destination's).
+    A transient answer leaves the row unsure (a reset or a timeout after the request went out:
+    the platform may have taken the message); any other answer says it did not."""
+    error = "moved" if isinstance(outcome, Moved) else outcome.reason
+    row: dict[str, Any] = {"last_error": error[:2000]}
+    if not isinstance(outcome, Transient):
+        row["unsure_since"] = None
+    destination: dict[str, Any] = {}
+    if isinstance(outcome, Blocked):  # one more refusal in a row
+        destination["consecutive_failures"] = destinations.c.consecutive_failures + 1
+    if isinstance(outcome, Moved):
+        destination["target"] = outcome.new_target
+    return row, destination
 
 
 async def mark_failed(engine: AsyncEngine, row: Claimed, error: str, now: datetime) -> None:

@@ -1,18 +1,16 @@
 """Per-platform send pacing: in the process, or shared by every replica through PostgreSQL.
 
-Telegram allows about 30 messages per second per bot, whatever the number of replicas. One
-process paces itself in memory; replicas on PostgreSQL take their send slots from one row per
-platform (`pace_slots`), so together they never exceed the rate. The slot is computed from the
-database's clock, so replicas whose clocks differ still agree.
+A platform's rate is per bot, whatever the number of replicas (Telegram's overall limit, in
+bot/core/render/limits/telegram.py). One process paces itself in memory; replicas on PostgreSQL
+take their send slots from one row per platform (`pace_slots`), so together they never exceed
+the rate. The slot is computed from the database's clock, so replicas whose clocks differ
+still agree. The rate is the sender's `max_per_second`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
-from collections import deque
-from collections.abc import AsyncIterator
 from typing import Protocol
 
 from sqlalchemy import text
@@ -59,69 +57,6 @@ class LocalPace:
             on_time = now - self.next_at <= self.interval * LATE_WAKE_SHARE
             self.next_at = (self.next_at if on_time else now) + self.interval
             return True
-
-
-class ArrivalWindow:
-    """At most `limit` requests reach the platform in any `seconds`, whatever the jitter.
-
-    A pace plans when requests leave; the platform counts when they arrive, and a request that
-    left on time can arrive late (a busy event loop, a slow connection) and bunch with the ones
-    behind it. Only two times are known for sure: a request arrived after it left and before its
-    answer came back. So request n leaves only once every request up to n - `limit` has been
-    answered and `seconds` have passed since the last of those answers: then at most `limit`
-    arrivals can fall in any window, and the cost is one round trip per window (a few ms on a
-    near API). A request that stays unanswered for `seconds` stops holding up the rest, and
-    counts as answered then; it was most likely refused or lost. A place given up without
-    sending (`Place.unused`: the pace said no, the chat was busy) holds nobody up.
-    """
-
-    def __init__(self, limit: int, seconds: float) -> None:
-        if limit < 1 or seconds <= 0:
-            raise ValueError(
-                f"an arrival window needs limit ≥ 1 and seconds > 0, not {limit}, {seconds}"
-            )
-        self.limit = limit
-        self.seconds = seconds
-        self._recent: deque[asyncio.Future[float | None]] = deque()
-        self._horizon = float("-inf")  # the latest answer among requests out of `_recent`
-        self._lock = asyncio.Lock()
-
-    @contextlib.asynccontextmanager
-    async def slot(self) -> AsyncIterator[Place]:
-        """Around one request: waits for its turn, records when its answer came back."""
-        answered: asyncio.Future[float | None] = asyncio.get_running_loop().create_future()
-        place = Place()
-        async with self._lock:
-            while len(self._recent) >= self.limit:
-                await self._retire(self._recent[0])
-                self._recent.popleft()  # only once retired: a cancelled wait keeps its place
-            delay = self._horizon + self.seconds - time.monotonic()
-            if delay > 0:
-                await asyncio.sleep(delay)
-            self._recent.append(answered)
-        try:
-            yield place
-        finally:
-            answered.set_result(time.monotonic() if place.used else None)
-
-    async def _retire(self, answered: asyncio.Future[float | None]) -> None:
-        try:
-            at = await asyncio.wait_for(asyncio.shield(answered), self.seconds)
-        except TimeoutError:
-            at = time.monotonic()
-        if at is not None:
-            self._horizon = max(self._horizon, at)
-
-
-class Place:
-    """One request's place in an `ArrivalWindow`."""
-
-    def __init__(self) -> None:
-        self.used = True
-
-    def unused(self) -> None:
-        """Nothing was sent from this place: it reached nobody, so it holds nobody up."""
-        self.used = False
 
 
 _TAKE_SLOT = text(

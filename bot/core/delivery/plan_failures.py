@@ -21,12 +21,12 @@ from zoneinfo import ZoneInfo
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from bot.core.delivery.ledger import RowStatus
 from bot.core.delivery.runs import PLATFORM_FORMAT, Due, Run
 from bot.core.render.renderer import Renderer
 from bot.core.store.errors import is_outage
 from bot.core.store.sql.db import write_transaction
 from bot.core.store.sql.tables import destinations, outbox
+from bot.core.store.statuses import RowStatus
 
 logger = logging.getLogger("prdigest.delivery")
 

@@ -19,7 +19,6 @@ from typing import Any
 from sqlalchemy import Column, bindparam, func, literal, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from bot.core.delivery.ledger import RowStatus, RunStatus
 from bot.core.delivery.queue import Queued
 from bot.core.digest.select import Digest, StoredReport
 from bot.core.models import Format, Platform
@@ -32,6 +31,7 @@ from bot.core.store.sql.tables import (
     run_members,
     subscriptions,
 )
+from bot.core.store.statuses import RunStatus
 from bot.core.store.subscriptions import Subscription
 
 PLATFORM_FORMAT = {
@@ -225,7 +225,7 @@ async def write_runs(conn: AsyncConnection, runs: Sequence[Run], now: datetime) 
     }
     await insert_columns(conn, run_members, members)
     sending = [run.result.run_id for run in runs if run.messages]
-    await queue_editions(conn, [i for i in sending if i is not None], RowStatus.PENDING.value, now)
+    await queue_editions(conn, [i for i in sending if i is not None], now)
     posts = [
         {
             "destination_id": run.destination_id,

@@ -11,6 +11,9 @@ recording it leaves that topic unused (at most one per kill); the next sender op
 A chat the platform says is not a forum falls back to flat: this message and every later one
 go to the chat itself, later runs are planned flat, and the notice the planner rendered is
 queued once (after the rows already queued).
+
+A sender's side of this (`Threads`, `Placement` and what opening a topic answers) is in
+`port.py`.
 """
 
 from __future__ import annotations
@@ -19,15 +22,16 @@ import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Protocol, runtime_checkable
 
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bot.core.delivery.ledger import Claimed, RowStatus
+from bot.core.delivery.ledger import Claimed
+from bot.core.delivery.port import NotForum, Opened, Outcome, Placement, Refused, Threads
 from bot.core.logs import log
 from bot.core.store.sql.db import write_transaction
 from bot.core.store.sql.tables import destinations, forum_topics, outbox
+from bot.core.store.statuses import RowStatus
 
 logger = logging.getLogger("prdigest.delivery")
 
@@ -43,60 +47,15 @@ def flat_for_now(forum: bool | None, checked_at: datetime | None, now: datetime)
 
 
 @dataclass(frozen=True, slots=True)
-class Placement:
-    """Where in the chat a message goes; None: the chat itself."""
-
-    reply_to: str | None = None  # the parent message's platform id
-    thread: str | None = None  # the forum topic's thread id
-
-
-@dataclass(frozen=True, slots=True)
-class Opened:
-    thread: str
-
-
-@dataclass(frozen=True, slots=True)
-class NotForum:
-    """The chat has no topics (not a forum supergroup): post flat."""
-
-    reason: str
-
-
-@dataclass(frozen=True, slots=True)
-class Refused:
-    """The platform will not open this topic (the bot may not manage topics...): this message
-    goes to the chat itself; a later one tries again."""
-
-    reason: str
-
-
-@dataclass(frozen=True, slots=True)
 class Placed:
     """The payload to send, placed in its thread or topic."""
 
     payload: Mapping[str, object]
 
 
-@runtime_checkable
-class Threads(Protocol):
-    """A sender that can reply in a thread and open forum topics. A sender without it (the
-    console) gets every message flat."""
-
-    def placed(self, payload: Mapping[str, object], placement: Placement) -> dict[str, object]:
-        """The payload, sent where `placement` says."""
-        ...
-
-    async def open_topic(self, target: str, name: str) -> object:
-        """`Opened`, `NotForum`, `Refused`, or the send outcome the call ended with (a 429, a
-        5xx...), recorded for the row as if its send had ended so."""
-        ...
-
-    def topic_gone(self, reason: str) -> bool:
-        """Whether a refused send means its forum topic no longer exists (deleted in the chat)."""
-        ...
-
-
-async def place(engine: AsyncEngine, sender: object, row: Claimed, now: datetime) -> object:
+async def place(
+    engine: AsyncEngine, sender: object, row: Claimed, now: datetime
+) -> Placed | Outcome:
     """The row's payload placed in its thread or topic (`Placed`), or (a topic could not be
     opened yet) the outcome to record for the row instead of sending it."""
     flat = Placed(row.payload)

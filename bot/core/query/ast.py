@@ -15,22 +15,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-# Field names in the order the help and the "did you mean" hint list them.
-FIELDS: Final = (
-    "tag",
-    "repo",
-    "risk",
-    "impact",
-    "rec",
-    "file",
-    "symbol",
-    "since",
-    "before",
-    "number",
-)
-# Comparison operators, and the fields that take them (every field takes `:`).
+from bot.core.query.fields import FIELD_TABLE
+
+# Field names in the order the help and the "did you mean" hint list them (fields.py's table).
+FIELDS: Final = tuple(spec.name for spec in FIELD_TABLE)
+# Comparison operators (every field takes `:`; an ordered one, FieldSpec.ordered, these too).
 COMPARISONS: Final = (">=", "<=", ">", "<")
-ORDERED_FIELDS: Final = frozenset({"impact", "rec", "number"})
 
 
 @dataclass(frozen=True, slots=True)

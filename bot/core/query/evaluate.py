@@ -14,6 +14,9 @@ with), so it is plain: every term read straight off the Report.
   the path, directories included; with one it is anchored at the repo root.
 - `symbol:`: a key symbol (or a key file's symbol) equal to the value, or one of its dotted
   parts (`symbol:SGLangHttpServer` finds `SGLangHttpServer.__init__`), case-insensitive.
+
+Each field's test is in FIELD_TESTS, keyed by the table of fields (fields.py) and checked
+against it on import; a query holding a name that is no field raises FieldTableError.
 """
 
 from __future__ import annotations
@@ -23,7 +26,8 @@ from datetime import datetime
 from functools import cached_property
 from typing import Final
 
-from bot.core.query.ast import And, Field, Not, Query, Text, unparse
+from bot.core.query.ast import And, Field, Not, Or, Query, Text, unparse
+from bot.core.query.fields import check_covers, for_field
 from bot.core.query.reading import (
     compiled_glob,
     file_paths,
@@ -90,6 +94,7 @@ def matches(
 ) -> bool:
     """Whether `report` satisfies `query`; time terms count back from `now`. A `Prepared`
     report (its own `seen_at`) keeps its normalized text for the next query."""
+    _known_fields(query)
     return _holds(query, _View(_prepared(report, seen_at), now))
 
 
@@ -102,6 +107,7 @@ def explain(
 ) -> list[str]:
     """The terms that hold for `report`, as query text (`tag:rollout`, `权重 in summary,
     risks`, `-tag:ci` for a NOT that holds), in query order."""
+    _known_fields(query)
     found: list[str] = []
     _explain(query, _View(Prepared(report, seen_at), now), found)
     return found
@@ -114,11 +120,24 @@ def text_needles(query: Query) -> list[str]:
     return list(dict.fromkeys(item.value for item in items if isinstance(item, Text)))
 
 
+def _known_fields(query: Query) -> None:
+    """FieldTableError for a Field anywhere in `query` whose name is no field (an AST made in
+    code: the parser refuses one), before any term is read: the error must not depend on
+    whether an earlier term already decided the answer for this report."""
+    if isinstance(query, Field):
+        for_field(FIELD_TESTS, query.name)
+    elif isinstance(query, Not):
+        _known_fields(query.item)
+    elif isinstance(query, And | Or):
+        for item in query.items:
+            _known_fields(item)
+
+
 def _holds(query: Query, view: _View) -> bool:
     if isinstance(query, Text):
         return any(contains(text, query.value, query.prefix) for text in view.texts.values())
     if isinstance(query, Field):
-        return _FIELD_TESTS[query.name](query, view)
+        return FIELD_TESTS[query.name](query, view)
     if isinstance(query, Not):
         return not _holds(query.item, view)
     if isinstance(query, And):
@@ -132,7 +151,7 @@ def _explain(query: Query, view: _View, found: list[str]) -> None:
         if fields:
             found.append(f"{unparse(query)} in {', '.join(fields)}")
     elif isinstance(query, Field):
-        if _FIELD_TESTS[query.name](query, view):
+        if FIELD_TESTS[query.name](query, view):
             found.append(unparse(query))
     elif isinstance(query, Not):
         if not _holds(query.item, view):
@@ -192,7 +211,8 @@ def _before(term: Field, view: _View) -> bool:
     return view.time is not None and view.time < time_bound(term.value, view.now)
 
 
-_FIELD_TESTS: Final[dict[str, Callable[[Field, _View], bool]]] = {
+# What each field of the table (fields.py) asks of a report: every field, and nothing else.
+FIELD_TESTS: Final[dict[str, Callable[[Field, _View], bool]]] = {
     "tag": _tag,
     "repo": _repo,
     "risk": _risk,
@@ -204,3 +224,4 @@ _FIELD_TESTS: Final[dict[str, Callable[[Field, _View], bool]]] = {
     "since": _since,
     "before": _before,
 }
+check_covers("the query evaluator (evaluate.FIELD_TESTS)", FIELD_TESTS)

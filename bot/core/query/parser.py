@@ -26,6 +26,7 @@ from typing import Final
 
 from bot.core.query.ast import FIELDS, And, Field, Not, Or, Query, Text, is_bare_number
 from bot.core.query.errors import QueryError
+from bot.core.query.fields import SPELLINGS
 from bot.core.query.lexer import Token, tokenize
 from bot.core.query.text import normalize_text
 from bot.core.query.values import canonical
@@ -198,14 +199,14 @@ def _word(token: Token) -> Query:
         if value.endswith("*") and stem and "*" not in stem:  # `roll*`: words starting so
             return Text(stem, prefix=True)
         return Text(value)
-    name, op, raw = found.groups()
-    name = name.lower()
-    if name not in FIELDS:
-        close = difflib.get_close_matches(name, FIELDS, n=1, cutoff=0.6)
+    written, op, raw = found.groups()
+    spec = SPELLINGS.get(written.lower())
+    if spec is None:
+        close = difflib.get_close_matches(written.lower(), SPELLINGS, n=1, cutoff=0.6)
         hint = f"did you mean {close[0]}?" if close else "fields: " + ", ".join(FIELDS)
-        raise QueryError(f"unknown field '{found.group(1)}'", token.position, hint)
-    value_at = token.position + len(name) + len(op) + (1 if token.quoted else 0)
-    return Field(name, op, canonical(name, op, raw, token.position, value_at))
+        raise QueryError(f"unknown field '{written}'", token.position, hint)
+    value_at = token.position + len(written) + len(op) + (1 if token.quoted else 0)
+    return Field(spec.name, op, canonical(spec.name, op, raw, token.position, value_at))
 
 
 def _pr(token: Token) -> Query | None:

@@ -10,10 +10,10 @@ import operator
 import re
 from collections.abc import Callable
 from datetime import UTC, date, datetime, timedelta
-from typing import Any, Final
+from typing import Any, Final, assert_never
 
-from bot.core.query.ast import ORDERED_FIELDS
 from bot.core.query.errors import QueryError
+from bot.core.query.fields import Kind, field_spec
 from bot.core.query.text import normalize_text
 from bot.core.reports.model import ImpactLevel, RecommendationLevel
 
@@ -44,28 +44,35 @@ NUMBER_HINT: Final = "use 7422 or 7400..7500"
 
 
 def canonical(name: str, op: str, raw: str, start: int, position: int) -> str:
-    """The value of `name op raw` as a Field keeps it; QueryError when it is not one, at the
-    term's `start` or at the value's `position` (both 1-based)."""
-    if op != ":" and name not in ORDERED_FIELDS:
+    """The value of `name op raw` as a Field keeps it, as the field's kind (fields.py) reads
+    it; QueryError when it is not one, at the term's `start` or at the value's `position`
+    (both 1-based)."""
+    spec = field_spec(name)
+    if op != ":" and not spec.ordered:
         raise QueryError(f"{name} takes ':', not '{op}'", start)
     value = raw.strip()
     if not value:
         raise QueryError(f"{name}{op} needs a value", start)
-    if name == "tag":
-        return normalize_text(value)
-    if name == "repo":
-        return " ".join(value.lower().split())
-    if name == "risk":
-        return "*" if value == "*" else normalize_text(value)
-    if name == "impact":
-        return _level(_IMPACT_NAMES, "impact", value, position, "low, medium, high")
-    if name == "rec":
-        return _level(_REC_NAMES, "rec", value, position, "skip, skim, read, must_read")
-    if name in ("since", "before"):
-        return _time(value, position)
-    if name == "number":
-        return _number(op, value, position)
-    return value  # file (a glob), symbol
+    kind = spec.kind
+    match kind:
+        case Kind.TEXT:
+            return normalize_text(value)
+        case Kind.REPO:
+            return " ".join(value.lower().split())
+        case Kind.TEXT_OR_ANY:
+            return "*" if value == "*" else normalize_text(value)
+        case Kind.IMPACT:
+            return _level(_IMPACT_NAMES, name, value, position, "low, medium, high")
+        case Kind.REC:
+            return _level(_REC_NAMES, name, value, position, "skip, skim, read, must_read")
+        case Kind.TIME:
+            return _time(value, position)
+        case Kind.NUMBER:
+            return _number(op, value, position)
+        case Kind.GLOB | Kind.SYMBOL:  # a glob or a name, as written
+            return value
+        case _:  # mypy proves every kind is read above
+            assert_never(kind)
 
 
 def _level(names: dict[str, str], field: str, value: str, position: int, known: str) -> str:

@@ -128,7 +128,7 @@ class DigestComposer:
         style = EntryStyle(
             show_repo=self.digest.show_repo,
             tag=entry.tag,
-            verbosity=Verbosity(self.options.verbosity),
+            verbosity=self.options.verbosity,
             buttons=True,
         )
         piece = self.p.entry_piece(entry.item, self.locale, heading, entry, style)
@@ -180,7 +180,7 @@ class DigestComposer:
 
     # --- the layouts -----------------------------------------------------------------------
     def parts(self) -> list[ComposedPart]:
-        if Layout(self.options.layout) is Layout.FLAT:
+        if self.options.layout is Layout.FLAT:
             return [ComposedPart(ALL_PART, self.digest.title, self.p.messages(self.flat()))]
         parts = [ComposedPart(SUMMARY_PART, self.digest.title, self.p.messages(self.summary()))]
         for group in self.digest.groups:

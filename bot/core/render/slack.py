@@ -26,18 +26,20 @@ from bot.core.render.flow import (
     RenderedMessage,
     jinja_environment,
 )
+from bot.core.render.limits.slack import (
+    SLACK_BUTTON_VALUE_MAX,
+    SLACK_FALLBACK_MAX,
+    SLACK_HEADER_MAX,
+    SLACK_MAX_BLOCKS,
+    SLACK_MAX_MESSAGE_CHARS,
+    SLACK_OPTION_TEXT_MAX,
+    SLACK_OPTION_VALUE_MAX,
+    SLACK_SECTION_TEXT_MAX,
+)
 from bot.core.render.sections import Block
 from bot.core.render.split import ELLIPSIS, Cost, Piece, cut_to_fit, scrub_surrogates, utf16_len
 from bot.core.render.views import EntryView, HeaderView, action_ref, button_tag, link_url
 
-SLACK_MAX_BLOCKS = 45  # Slack allows 50; the rest is headroom
-SLACK_MAX_MESSAGE_CHARS = 10_000  # Slack's undocumented total is about 12k (msg_blocks_too_long)
-SLACK_SECTION_TEXT_MAX = 3000
-SLACK_HEADER_MAX = 150
-SLACK_FALLBACK_MAX = 3000  # the notification text; Slack truncates past 40k, keep it short
-SLACK_BUTTON_VALUE_MAX = 2000
-SLACK_OPTION_VALUE_MAX = 150  # an overflow option's value
-SLACK_OPTION_TEXT_MAX = 75  # an overflow option's text (plain_text)
 # Room kept in every message for a header or a repeated heading.
 SLACK_HEADING_MAX = 600
 SLACK_HEADING_BLOCKS = 3

@@ -27,16 +27,16 @@ from bot.core.render.flow import (
     jinja_environment,
     join_texts,
 )
+from bot.core.render.limits.telegram import (
+    TELEGRAM_MAX_BUTTONS,
+    TELEGRAM_MAX_CALLBACK_BYTES,
+    TELEGRAM_MAX_ENTITIES,
+    TELEGRAM_MAX_UTF16,
+)
 from bot.core.render.sections import Block
 from bot.core.render.split import Cost, Piece, scrub_surrogates, utf16_len
 from bot.core.render.views import EntryView, HeaderView, action_ref, button_tag, link_url
 
-TELEGRAM_MAX_UTF16 = 4096
-# Telegram ignores entities past the 100th (MessageLimit.MESSAGE_ENTITIES).
-TELEGRAM_MAX_ENTITIES = 100
-# An inline keyboard much larger than this is refused ("reply markup is too long").
-TELEGRAM_MAX_BUTTONS = 100
-TELEGRAM_MAX_CALLBACK_BYTES = 64
 # Room kept in every message for a header or a repeated heading ("[rollout]", "(cont.)").
 TELEGRAM_HEADING_MAX = 600
 

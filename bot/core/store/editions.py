@@ -28,6 +28,7 @@ from bot.core.store.sql.tables import (
     editions,
     outbox,
 )
+from bot.core.store.statuses import RowStatus
 
 
 class EntryKind(StrEnum):
@@ -91,10 +92,8 @@ async def fill_editions(
     await insert_columns(conn, edition_entries, _entry_columns(contents))
 
 
-async def queue_editions(
-    conn: AsyncConnection, run_ids: Sequence[int], pending: str, now: datetime
-) -> None:
-    """The outbox rows of runs: one per message of each run's edition, in (run, part) order,
+async def queue_editions(conn: AsyncConnection, run_ids: Sequence[int], now: datetime) -> None:
+    """The pending outbox rows of runs: one per message of each run's edition, in (run, part) order,
     so that a destination's rows are claimed in sending order."""
     if not run_ids:
         return
@@ -104,7 +103,7 @@ async def queue_editions(
             r.c.id,
             r.c.destination_id,
             m.c.part,
-            literal(pending),
+            literal(RowStatus.PENDING.value),
             literal(0),
             literal(now, outbox.c.next_attempt_at.type),
             literal(now, outbox.c.created_at.type),

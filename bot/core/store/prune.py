@@ -32,11 +32,10 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from bot.core.store.dedupe import forget_older_than
 from bot.core.store.sql.db import write_transaction
 from bot.core.store.sql.tables import digest_runs, editions, outbox, reading_marks, run_members
+from bot.core.store.statuses import UNFINISHED, RunStatus
 
 RUN_RETENTION = timedelta(days=30)
 PRUNE_BATCH = 500  # rows per delete statement (and per transaction)
-_PENDING_RUN = "pending"
-_UNFINISHED_ROWS = ("pending", "sending")
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,14 +59,14 @@ def _prunable_runs(cutoff: datetime, after: int, limit: int) -> Select[Any]:
         )
     )
     queued = exists().where(
-        and_(outbox.c.run_id == digest_runs.c.id, outbox.c.status.in_(_UNFINISHED_ROWS))
+        and_(outbox.c.run_id == digest_runs.c.id, outbox.c.status.in_(UNFINISHED))
     )
     return (
         select(digest_runs.c.id)
         .where(
             digest_runs.c.id > after,
             digest_runs.c.scheduled_for < cutoff,
-            digest_runs.c.status != _PENDING_RUN,
+            digest_runs.c.status != RunStatus.PENDING.value,
             ~someones_latest,
             ~queued,
         )

@@ -11,12 +11,13 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.core.store.sql.bulk import among
 from bot.core.store.sql.tables import digest_runs, run_members, subscriptions
+from bot.core.store.statuses import RunStatus
 
 
 @dataclass(frozen=True, slots=True)
 class LastRun:
     scheduled_for: datetime  # the subscription's own fire time
-    status: str
+    status: RunStatus
 
 
 async def last_run(engine: AsyncEngine, subscription_id: int) -> LastRun | None:
@@ -31,7 +32,7 @@ async def last_run(engine: AsyncEngine, subscription_id: int) -> LastRun | None:
                 .limit(1)
             )
         ).first()
-    return LastRun(row.scheduled_for, row.status) if row is not None else None
+    return LastRun(row.scheduled_for, RunStatus(row.status)) if row is not None else None
 
 
 async def last_scheduled_time(engine: AsyncEngine, subscription_id: int) -> datetime | None:

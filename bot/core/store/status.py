@@ -8,8 +8,10 @@ from dataclasses import dataclass
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from bot.core.models import Origin
 from bot.core.store.runs import last_run
 from bot.core.store.sql.tables import outbox
+from bot.core.store.statuses import RowStatus, RunStatus
 from bot.core.store.subscriptions import Subscription, SubscriptionStore
 
 
@@ -18,7 +20,7 @@ class DestinationStatus:
     destination: str
     platform: str
     target: str
-    origin: str  # "config" (a channel of the config file) or "chat" (a chat's subscription)
+    origin: Origin
     number: int  # what the chat calls it (`unsubscribe 2`)
     query: str
     cadence: str
@@ -31,7 +33,7 @@ class DestinationStatus:
     active: bool
     deactivated_reason: str | None
     last_digest: str | None
-    last_digest_status: str | None
+    last_digest_status: RunStatus | None
     pending: int
     failed: int
     last_error: str | None
@@ -42,15 +44,12 @@ class DestinationStatus:
 
 async def _counts(engine: AsyncEngine, dest_id: int) -> tuple[int, int, str | None]:
     async with engine.connect() as conn:
-        rows: dict[str, int] = dict(
-            (
-                await conn.execute(
-                    select(outbox.c.status, func.count())
-                    .where(outbox.c.destination_id == dest_id)
-                    .group_by(outbox.c.status)
-                )
-            ).all()
+        found = await conn.execute(
+            select(outbox.c.status, func.count())
+            .where(outbox.c.destination_id == dest_id)
+            .group_by(outbox.c.status)
         )
+        rows = {RowStatus(status): int(count) for status, count in found}
         error = (
             await conn.execute(
                 select(outbox.c.last_error)
@@ -59,8 +58,8 @@ async def _counts(engine: AsyncEngine, dest_id: int) -> tuple[int, int, str | No
                 .limit(1)
             )
         ).scalar()
-    pending = int(rows.get("pending", 0)) + int(rows.get("sending", 0))
-    return pending, int(rows.get("failed", 0)), error
+    pending = rows.get(RowStatus.PENDING, 0) + rows.get(RowStatus.SENDING, 0)
+    return pending, rows.get(RowStatus.FAILED, 0), error
 
 
 async def collect(

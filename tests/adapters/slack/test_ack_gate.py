@@ -1,11 +1,24 @@
 """Acks first: answers wait while requests are being acknowledged, a few at a time, within a
-bound."""
+bound.
+
+The gate waits on the event loop's clock, so these tests run it on virtual time: the settle
+and the bounds are kept to the instant, and no test waits for them for real."""
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
+
+import pytest
 
 from bot.adapters.slack.ack_gate import AckGate
+from tests.kits.virtual_time import VirtualClock, virtual_time
+
+
+@pytest.fixture(autouse=True)
+async def clock() -> AsyncIterator[VirtualClock]:
+    with virtual_time() as running:  # inside the loop the test runs on
+        yield running
 
 
 async def _answer(gate: AckGate, order: list[str], name: str = "answer") -> None:

@@ -17,10 +17,10 @@ import pytest
 
 from bot.adapters import answering
 from bot.adapters.answering import MAX_ANSWER_MESSAGES
-from bot.adapters.slack.replies import RESPONSE_URL_USES
 from bot.chat.answers import render_reply
 from bot.core.models import Locale
 from bot.core.render.labels import notice_text
+from bot.core.render.limits.slack import SLACK_RESPONSE_URL_USES
 from tests.kits.answers import HUGE_NUMBER, break_store, huge_report
 from tests.kits.slack import (
     CHANNEL,
@@ -44,7 +44,7 @@ async def bot(tmp_path: Path) -> AsyncIterator[SlackBot]:
 
 
 def test_the_answer_cap_fits_in_slacks_five_response_url_posts() -> None:
-    assert MAX_ANSWER_MESSAGES <= RESPONSE_URL_USES
+    assert MAX_ANSWER_MESSAGES <= SLACK_RESPONSE_URL_USES
 
 
 def _points_to_the_full_report(text: str) -> None:

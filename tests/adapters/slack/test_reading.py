@@ -7,7 +7,6 @@ The digest is planned and delivered like a scheduled one, to the strict fake Sla
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 import json
 import logging
@@ -43,6 +42,7 @@ from tests.kits.slack import (
     slack_bot,
     wait_for,
 )
+from tests.kits.waiting import until, until_async
 
 REF = "verl-project/verl#7422"
 _events = itertools.count(1)
@@ -65,9 +65,12 @@ async def _digest(bot: SlackBot) -> PostedMessage:
     now = service.clock()
     run = await plan_digest(service.ctx.engine, sub, now, service.renderer, now)
     assert run.created and run.messages
-    while len(channel_posts(bot.fake, CHANNEL)) < run.messages:
+
+    async def delivered() -> bool:
         await service.deliverer.run_once()
-        await asyncio.sleep(0.05)
+        return len(channel_posts(bot.fake, CHANNEL)) >= run.messages
+
+    await until_async(delivered, timeout=10, what="the digest was not delivered")
     return channel_posts(bot.fake, CHANNEL)[0]
 
 
@@ -183,12 +186,7 @@ async def test_full_report_opens_a_modal_with_the_whole_report(bot: SlackBot) ->
     digest = await _digest(bot)
     trigger = bot.fake.issue_trigger_id(USER)
     await _press(bot, digest, EntryAction.REPORT, REF, trigger_id=trigger)
-    for _ in range(100):
-        views = [v for v in bot.fake.views_for(USER) if v.type == "modal"]
-        if views:
-            break
-        await asyncio.sleep(0.05)
-    [view] = views
+    [view] = await _modals(bot)
     shown = json.dumps(view.current, ensure_ascii=False)
     assert "#7422" in view.current["title"]["text"] and "FP8 例外一并删除" in shown
 
@@ -213,13 +211,13 @@ async def _long_report_modal(bot: SlackBot) -> FakeView:
     digest = await _digest(bot)
     trigger = bot.fake.issue_trigger_id(USER)
     await _press(bot, digest, EntryAction.REPORT, "verl-project/verl#7600", trigger_id=trigger)
-    for _ in range(100):
-        views = [v for v in bot.fake.views_for(USER) if v.type == "modal"]
-        if views:
-            break
-        await asyncio.sleep(0.05)
-    [view] = views
+    [view] = await _modals(bot)
     return view
+
+
+async def _modals(bot: SlackBot) -> list[FakeView]:
+    """The modals open for USER, once there is one."""
+    return await until(lambda: [v for v in bot.fake.views_for(USER) if v.type == "modal"], 10)
 
 
 async def test_a_long_reports_modal_turns_to_its_next_page(bot: SlackBot) -> None:
@@ -227,21 +225,18 @@ async def test_a_long_reports_modal_turns_to_its_next_page(bot: SlackBot) -> Non
     assert "Page 1 of" in json.dumps(view.current)
     inbound = bot.fake.interactions.block_actions(NEXT_PAGE, user=USER, view_id=view.id)
     assert (await bot.post(inbound.body)).status_code == 200
-    for _ in range(100):
-        if len(view.versions) > 1:
-            break
-        await asyncio.sleep(0.05)
+    await until(lambda: len(view.versions) > 1, 10)
     assert "Page 2 of" in json.dumps(view.current)
     assert len(view.current["blocks"]) <= 100
 
 
 async def _logged(caplog: pytest.LogCaptureFixture, event: str, count: int) -> None:
     """Wait until `event` was logged `count` times (each press is answered after its ack)."""
-    for _ in range(200):
-        if sum(r.getMessage() == event for r in caplog.records) >= count:
-            return
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"{event} was not logged {count} times")
+
+    def logged() -> bool:
+        return sum(r.getMessage() == event for r in caplog.records) >= count
+
+    await until(logged, timeout=10, what=f"{event} was not logged {count} times")
 
 
 async def test_forged_button_values_are_refused_and_nothing_is_stored(

@@ -8,11 +8,13 @@ from datetime import UTC, datetime
 
 import pytest
 
-from bot.adapters.slack.sender import DEFAULT_RETRY_AFTER, SLACK_PER_CHANNEL_INTERVAL, SlackSender
+from bot.adapters.slack.sender import DEFAULT_RETRY_AFTER, SlackSender
 from bot.core.clock import utc_clock
-from bot.core.delivery.deliverer import Deliverer, RetryAfter, Sent
+from bot.core.delivery.deliverer import Deliverer
 from bot.core.delivery.outbox import plan_digest
+from bot.core.delivery.port import RetryAfter, Sent
 from bot.core.models import Platform
+from bot.core.render.limits.slack import SLACK_PER_CHANNEL_INTERVAL
 from bot.core.render.renderer import Renderer
 from bot.core.store.reports import ReportStore
 from bot.core.store.status import collect

@@ -7,11 +7,10 @@ the first was handled too.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -42,6 +41,7 @@ from tests.kits.telegram import (
     texts,
     until,
 )
+from tests.kits.waiting import until_async
 
 ANONYMOUS_ADMIN_BOT = 1087968824  # Telegram's "Group" user behind anonymous admins
 
@@ -311,7 +311,7 @@ async def test_a_group_upgraded_to_a_supergroup_keeps_its_subscription(
     async def moved() -> bool:
         return await destination(bot, -1009) is not None
 
-    await _until_async(moved)
+    await until_async(moved)
     assert await destination(bot, GROUP) is None
 
 
@@ -366,14 +366,7 @@ async def _until_active(bot: TelegramBot, chat_id: int, active: bool) -> None:
         dest = await destination(bot, chat_id)
         return dest is not None and dest.active is active
 
-    await _until_async(reached)
-
-
-async def _until_async(condition: Callable[[], Awaitable[bool]], timeout: float = 5.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not await condition():
-        assert time.monotonic() < deadline, "condition never became true"
-        await asyncio.sleep(0.02)
+    await until_async(reached)
 
 
 async def test_a_command_that_fails_tells_the_chat_and_logs_why(

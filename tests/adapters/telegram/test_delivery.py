@@ -18,9 +18,10 @@ import pytest
 from bot.adapters.telegram.pace import ChatPacer
 from bot.adapters.telegram.sender import TelegramSender
 from bot.core.clock import utc_clock
-from bot.core.delivery.deliverer import Deliverer, RetryAfter, Sent
+from bot.core.delivery.deliverer import Deliverer
 from bot.core.delivery.ledger import unfinished_count
 from bot.core.delivery.outbox import plan_digest
+from bot.core.delivery.port import RetryAfter, Sent
 from bot.core.digest.select import DigestFilter
 from bot.core.models import Locale, Platform
 from bot.core.render.renderer import Renderer
@@ -37,6 +38,7 @@ from tests.kits.delivery import (
     run_until_idle,
     save_chat,
 )
+from tests.kits.waiting import until_async
 
 RENDERER = Renderer()
 FIRE = datetime(2026, 9, 1, 1, 0, tzinfo=UTC)
@@ -76,10 +78,12 @@ async def deliver_all(store: ReportStore, sender: TelegramSender, timeout: float
     deliverer = Deliverer(store.engine, {Platform.TELEGRAM: sender}, "test", utc_clock)
     started = time.monotonic()
     task = asyncio.create_task(deliverer.run_forever())
+
+    async def drained() -> bool:
+        return not await unfinished_count(store.engine)
+
     try:
-        while await unfinished_count(store.engine):
-            assert time.monotonic() - started < timeout, "the outbox did not drain in time"
-            await asyncio.sleep(0.2)
+        await until_async(drained, timeout, "the outbox did not drain in time", every=0.2)
     finally:
         deliverer.stop()
         await task

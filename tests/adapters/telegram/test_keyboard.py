@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from bot.adapters.telegram.keyboard import keyboard, picked_tags, toggled
 from bot.core.models import Locale, Platform
+from bot.core.render.limits.telegram import TELEGRAM_MAX_CALLBACK_BYTES
 from bot.core.render.picker_labels import picker_label
-from bot.core.render.telegram import TELEGRAM_MAX_CALLBACK_BYTES
 from bot.core.store.subscriptions import Subscription, SubscriptionStore
 from tests.fakes.telegram.api import FakeTelegram, SentMessage
 from tests.kits.telegram import ADMIN, GROUP, MEMBER, USER, TelegramBot, buttons, notice, until

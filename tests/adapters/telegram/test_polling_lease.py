@@ -8,8 +8,13 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from bot.adapters.telegram.polling import POLL_LEASE, PollingLeader
+from bot.chat.answers import Answerer
+from bot.chat.service import ChatApp
+from bot.core.clock import utc_clock
 from bot.core.store.leases import take
 from bot.core.store.reports import ReportStore
+from bot.core.store.subscriptions.destination_store import DestinationStore
+from bot.settings import BotConfig
 from tests.fakes.telegram.api import FakeTelegram
 from tests.kits.proc import BotProcess
 
@@ -26,7 +31,9 @@ class FakeUpdater:
 
 
 def _leader(store: ReportStore, updater: FakeUpdater) -> PollingLeader:
-    return PollingLeader(store.engine, updater.start, updater.stop, lambda: updater.running)
+    answerer = Answerer(store, DestinationStore(store.engine), BotConfig(), clock=utc_clock)
+    chat = ChatApp(answerer, utc_clock)
+    return PollingLeader(chat, updater.start, updater.stop, lambda: updater.running)
 
 
 async def test_only_the_lease_holder_polls_and_a_standby_takes_over(

@@ -7,7 +7,6 @@ strict fake sends for a message the bot posted.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -34,6 +33,7 @@ from tests.kits.telegram import (
     texts,
     until,
 )
+from tests.kits.waiting import until_async
 
 REF = "verl-project/verl#7422"
 OTHER = "verl-project/verl#7500"
@@ -69,9 +69,12 @@ async def _digest(bot: TelegramBot, fake: FakeTelegram) -> SentMessage:
     before = len(fake.sent_to(GROUP))
     run = await plan_digest(service.ctx.engine, sub, now, service.renderer, now)
     assert run.created and run.messages
-    while len(fake.sent_to(GROUP)) < before + run.messages:
+
+    async def delivered() -> bool:
         await service.deliverer.run_once()
-        await asyncio.sleep(0.02)
+        return len(fake.sent_to(GROUP)) >= before + run.messages
+
+    await until_async(delivered, timeout=10, what="the digest was not delivered")
     return fake.sent_to(GROUP)[before]
 
 

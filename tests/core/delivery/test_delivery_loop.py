@@ -10,12 +10,14 @@ from datetime import datetime, timedelta
 
 from sqlalchemy import select
 
-from bot.core.delivery.deliverer import CLAIM_BATCH, REFILL_AT, Deliverer, Outcome, Turn
-from bot.core.delivery.ledger import RowStatus, unfinished_count
+from bot.core.delivery.deliverer import CLAIM_BATCH, REFILL_AT, Deliverer
+from bot.core.delivery.ledger import unfinished_count
 from bot.core.delivery.outbox import plan_digest
+from bot.core.delivery.port import Outcome, Turn
 from bot.core.render.renderer import Renderer
 from bot.core.store.reports import ReportStore
 from bot.core.store.sql.tables import outbox
+from bot.core.store.statuses import RowStatus
 from tests.kits.delivery import (
     FakeClock,
     ScriptedSender,
@@ -24,6 +26,7 @@ from tests.kits.delivery import (
     right_away,
     setup_destinations,
 )
+from tests.kits.waiting import until, until_async
 
 RENDERER = Renderer()
 CHANNELS = 60
@@ -66,6 +69,13 @@ async def _plan(store: ReportStore, count: int, clock: FakeClock) -> None:
         await plan_digest(store.engine, dest, clock(), RENDERER, clock())
 
 
+async def _drained(store: ReportStore) -> None:
+    async def empty() -> bool:
+        return not await unfinished_count(store.engine)
+
+    await until_async(empty, timeout=10, what="the outbox never drained")
+
+
 async def _rows(store: ReportStore) -> list[tuple[str, int, object]]:
     query = select(outbox.c.status, outbox.c.attempts, outbox.c.lease_until)
     async with store.engine.connect() as conn:
@@ -85,16 +95,14 @@ async def test_the_next_batch_is_claimed_while_the_last_one_is_still_sending(
         # Most of the first batch is sent, the rest of it is stuck: the loop must claim the
         # remaining rows behind it instead of waiting for the whole batch to finish.
         want = {"sent": sent_at_once, "sending": CHANNELS - sent_at_once}
-        for _ in range(250):
-            statuses = Counter(s for s, _, _ in await _rows(store))
-            if statuses == want:
-                break
-            await asyncio.sleep(0.02)
-        assert statuses == want
+
+        async def claimed_behind() -> bool:
+            return Counter(s for s, _, _ in await _rows(store)) == want
+
+        await until_async(claimed_behind, timeout=10, what=f"the rows never stood at {want}")
     finally:
         sender.gate.set()
-        while await unfinished_count(store.engine):
-            await asyncio.sleep(0.02)
+        await _drained(store)
         deliverer.stop()
         await task
     assert sorted(c.target for c in sender.calls) == sorted(f"T{i}" for i in range(CHANNELS))
@@ -108,8 +116,7 @@ async def test_rows_still_waiting_for_their_turn_at_stop_are_given_back_unsent(
     sender = ScriptedSender(clock, max_per_second=20.0)
     deliverer = Deliverer(store.engine, {sender.platform: sender}, "w", clock)
     task = asyncio.create_task(deliverer.run_forever())
-    while len(sender.calls) < 3:
-        await asyncio.sleep(0.01)
+    await until(lambda: len(sender.calls) >= 3)
     deliverer.stop()
     await task
     rows = await _rows(store)
@@ -171,8 +178,7 @@ async def test_turns_held_up_inside_a_sender_still_leave_at_the_pace(store: Repo
     try:
         await asyncio.sleep(held / rate)  # long enough for every row's turn to have passed
         sender.gate.set()
-        while await unfinished_count(store.engine):
-            await asyncio.sleep(0.02)
+        await _drained(store)
     finally:
         deliverer.stop()
         await task

@@ -87,7 +87,8 @@ async def test_a_run_takes_its_lead_subscriptions_layout_and_verbosity(
         channel("lead", "A", layout="threaded", verbosity="oneline", tags=["rollout"]),
         channel("other", "A", verbosity="full", tags=["sglang"]),
     )
-    assert (lead.layout, lead.verbosity, other.verbosity) == ("threaded", "oneline", "full")
+    assert lead.layout is Layout.THREADED and lead.verbosity is Verbosity.ONELINE
+    assert other.verbosity is Verbosity.FULL
     await _three_groups(store)
     renderer = RecordingRenderer()
     due = [Due(lead, clock()), Due(other, clock())]

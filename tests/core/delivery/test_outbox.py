@@ -10,21 +10,15 @@ import pytest
 from sqlalchemy import Table, func, select
 
 import bot.core.store.reports as reports_module
-from bot.core.delivery.deliverer import (
-    Blocked,
-    Deliverer,
-    Gone,
-    Moved,
-    Rejected,
-    RetryAfter,
-    Transient,
-)
-from bot.core.delivery.ledger import RunStatus, unfinished_count
+from bot.core.delivery.deliverer import Deliverer
+from bot.core.delivery.ledger import unfinished_count
 from bot.core.delivery.outbox import plan_digest
+from bot.core.delivery.port import Blocked, Gone, Moved, Rejected, RetryAfter, Transient
 from bot.core.render.renderer import Renderer
 from bot.core.store.editions import PAYLOAD
 from bot.core.store.reports import ReportStore, WindowCache
 from bot.core.store.sql.tables import digest_runs, outbox
+from bot.core.store.statuses import RunStatus
 from bot.core.store.subscriptions import SubscriptionStore
 from bot.core.store.subscriptions.destination_store import DestinationStore
 from tests.kits.delivery import (

@@ -10,7 +10,8 @@ import time
 
 import pytest
 
-from bot.core.delivery.pacing import ArrivalWindow, LocalPace, Pace, SharedPace, make_pace
+from bot.adapters.telegram.pace import ArrivalWindow
+from bot.core.delivery.pacing import LocalPace, Pace, SharedPace, make_pace
 from bot.core.models import Platform
 from bot.core.store.sql.db import HEAD_REVISION, create_engine, migrate
 from tests.kits.paths import ROOT

@@ -22,13 +22,15 @@ from sqlalchemy.engine import ExceptionContext
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.core.delivery import ledger
-from bot.core.delivery.deliverer import Deliverer, Outcome, Turn
-from bot.core.delivery.ledger import RowStatus, unfinished_count
+from bot.core.delivery.deliverer import Deliverer
+from bot.core.delivery.ledger import unfinished_count
 from bot.core.delivery.outbox import plan_digest
+from bot.core.delivery.port import Blocked, Outcome, Turn
 from bot.core.models import Platform
 from bot.core.render.renderer import Renderer
 from bot.core.store.reports import ReportStore
 from bot.core.store.sql.tables import destinations, outbox
+from bot.core.store.statuses import RowStatus
 from tests.kits.delivery import (
     FakeClock,
     ScriptedSender,
@@ -37,6 +39,7 @@ from tests.kits.delivery import (
     run_until_idle,
     setup_destinations,
 )
+from tests.kits.waiting import until
 
 LEASE = timedelta(seconds=60)
 DROPPED = "server closed the connection unexpectedly (dropped by the test)"
@@ -130,9 +133,9 @@ async def test_a_row_whose_result_cannot_be_written_keeps_its_claim(
     other = Deliverer(store.engine, {sender.platform: sender}, "w2", clock, lease=LEASE)
     with DropRecordedSends(store.engine, times=None).installed() as drop:
         first = asyncio.create_task(deliverer.run_once())
-        await _until(lambda: drop.fired >= 2)
+        await until(lambda: drop.fired >= 2)
         clock.advance(LEASE.total_seconds() * 1.5)  # past the lease the claim started with
-        await _until(lambda: drop.fired >= 4)  # a renewal ran after the clock moved
+        await until(lambda: drop.fired >= 4)  # a renewal ran after the clock moved
         assert await other.run_once() == 0  # the row is still ours: nobody else sends it
         drop.heal()
         assert await first == 1
@@ -143,23 +146,13 @@ async def test_a_row_whose_result_cannot_be_written_keeps_its_claim(
     assert len(set(_payloads(sender))) == len(sender.calls) == messages
 
 
-async def _until(condition: Any, tries: int = 500) -> None:
-    for _ in range(tries):
-        if condition():
-            return
-        await asyncio.sleep(0.01)
-    raise AssertionError("condition never met")
-
-
 async def test_results_written_twice_count_once(store: ReportStore) -> None:
     """A commit whose answer was lost is written again: no second attempt or failure counts."""
     clock = FakeClock()
     await _plan(store, clock)
     (row,) = await ledger.claim(store.engine, "w", clock(), (Platform.SLACK,), 1, LEASE)
     for _ in range(2):
-        await ledger.mark_retry(
-            store.engine, row, clock(), "transient", count_failure=True, worker="w"
-        )
+        await ledger.mark_retry(store.engine, row, Blocked("kicked"), clock(), worker="w")
     (row,) = await ledger.claim(store.engine, "w", clock(), (Platform.SLACK,), 1, LEASE)
     for _ in range(2):
         await ledger.mark_sent(store.engine, row, "m1", clock(), clock())
@@ -189,7 +182,7 @@ async def test_a_failed_send_task_is_logged_not_left_unretrieved(
             store.engine, {Platform.SLACK: RaisingSender(clock, Platform.SLACK)}, "w", clock
         )
         task = asyncio.create_task(deliverer.run_forever())
-        await _until(lambda: _events(caplog.records, "delivery.task_failed"))
+        await until(lambda: _events(caplog.records, "delivery.task_failed"))
         deliverer.stop()
         await task
         del task, deliverer

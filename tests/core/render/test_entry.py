@@ -8,9 +8,9 @@ from typing import Any
 
 from bot.core.digest.select import DigestEntry, DigestFilter, StoredReport, build_digest
 from bot.core.models import Format, Layout, Locale, Verbosity
+from bot.core.render.limits.telegram import TELEGRAM_MAX_BUTTONS, TELEGRAM_MAX_ENTITIES
 from bot.core.render.options import DigestOptions
 from bot.core.render.renderer import Renderer
-from bot.core.render.telegram import TELEGRAM_MAX_BUTTONS, TELEGRAM_MAX_ENTITIES
 from bot.core.reports.model import ImpactLevel, RecommendationLevel, Report
 from tests.fakes.telegram.messages import parse_text
 from tests.kits.render import check_platform

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from bot.core.render.telegram import TELEGRAM_MAX_UTF16
+from bot.core.render.limits.telegram import TELEGRAM_MAX_UTF16
 from tests.fakes.telegram.html import utf16_len
 from tests.fakes.telegram.messages import check_reply_markup, parse_text
 from tests.kits.paths import ROOT

@@ -10,11 +10,11 @@ from datetime import UTC, datetime
 
 import pytest
 
-from bot.chat.search import search
 from bot.core.query import Field, matches, parse
 from bot.core.query.reading import compiled_glob, glob_text
 from bot.core.reports.model import KeyFile, Report
 from bot.core.reports.tags import glob_matches
+from bot.core.store.finder.search import search
 from bot.core.store.reports import ReportStore
 
 NOW = datetime(2026, 11, 20, 9, 0, tzinfo=UTC)

@@ -9,6 +9,7 @@ from sqlalchemy import Connection, inspect, text
 
 from bot.core.delivery.deliverer import Deliverer
 from bot.core.delivery.ledger import unfinished_count
+from bot.core.models import Layout, Verbosity
 from bot.core.store.sql.db import create_engine, migrate, write_transaction
 from bot.core.store.subscriptions import SubscriptionStore
 from tests.kits.delivery import FakeClock, ScriptedSender, run_until_idle
@@ -54,7 +55,7 @@ async def test_a_0009_store_reads_standard_verbosity_and_delivers_its_queued_row
             )
         await migrate(engine)
         [sub] = await SubscriptionStore(engine).all()
-        assert (sub.layout, sub.verbosity) == ("flat", "standard")
+        assert sub.layout is Layout.FLAT and sub.verbosity is Verbosity.STANDARD
         clock = FakeClock(NOW)
         sender = ScriptedSender(clock)
         await run_until_idle(Deliverer(engine, {sender.platform: sender}, "w", clock), clock, 5)

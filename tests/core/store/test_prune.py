@@ -22,6 +22,7 @@ from bot.core.store.sql.tables import (
     processed_events,
     run_members,
 )
+from bot.core.store.statuses import RunStatus
 from bot.core.store.subscriptions import Subscription, SubscriptionStore
 from bot.scheduling.tick import PRUNE_EVERY, DigestTicker
 from tests.kits.delivery import FakeClock, channel, setup_destinations
@@ -110,6 +111,7 @@ async def test_old_runs_go_but_what_is_still_needed_stays(store: ReportStore) ->
     assert await _member_runs(engine) == await _run_ids(engine)  # and its members (no cascade)
     latest_b = await last_run(engine, b.id)
     assert latest_b is not None and latest_b.scheduled_for == NOW - 60 * DAY
+    assert latest_b.status is RunStatus.DELIVERED
     assert await prune(engine, NOW) == Pruned(runs=0, events=0)
 
 

@@ -8,9 +8,9 @@ from datetime import UTC, datetime
 
 from sqlalchemy import Connection, inspect, text
 
-from bot.chat.search import search
 from bot.core.query import parse
 from bot.core.reports.model import Report
+from bot.core.store.finder.search import search
 from bot.core.store.reports import ReportStore
 from bot.core.store.sql.db import create_engine, migrate, write_transaction
 from tests.kits.migrations import downgrade_to

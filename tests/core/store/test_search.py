@@ -14,12 +14,12 @@ from datetime import UTC, datetime
 import pytest
 from sqlalchemy import delete
 
-import bot.chat.search as search_module
-from bot.chat.search import search
+import bot.core.store.finder.search as search_module
 from bot.core.query import And, Text
 from bot.core.query.text import contains, normalize_text
 from bot.core.reports.model import Report
 from bot.core.reports.parse.parser import parse_file
+from bot.core.store.finder.search import search
 from bot.core.store.reports import IngestResult, ReportStore, StoreRejection
 from bot.core.store.search import field_texts, rebuild_index
 from bot.core.store.search.text_index import SQLITE_EMPTY

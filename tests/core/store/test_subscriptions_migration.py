@@ -11,7 +11,7 @@ from sqlalchemy import Connection, inspect, select, text
 
 from bot.core.delivery.deliverer import Deliverer
 from bot.core.delivery.ledger import unfinished_count
-from bot.core.models import Locale, Platform
+from bot.core.models import Layout, Locale, Origin, Platform
 from bot.core.store.sql.db import create_engine, migrate, write_transaction
 from bot.core.store.sql.tables import digest_runs, run_members
 from bot.core.store.subscriptions import SubscriptionStore
@@ -136,8 +136,10 @@ async def test_each_destination_becomes_one_subscription_and_a_run_in_flight_fin
             ("ci",),
             12,
         )
-        assert (team.watermark, team.owner, team.layout, team.locked) == (3, None, "flat", False)
-        assert (chat.name, chat.origin, chat.watermark) == ("telegram:-100", "chat", 5)
+        assert (team.watermark, team.owner, team.locked) == (3, None, False)
+        assert team.layout is Layout.FLAT and team.origin is Origin.CONFIG
+        assert (chat.name, chat.watermark) == ("telegram:-100", 5)
+        assert chat.origin is Origin.CHAT
         async with engine.connect() as conn:
             assert "watermark" not in await conn.run_sync(_columns)
             [member] = (await conn.execute(select(run_members))).all()

@@ -2,7 +2,9 @@
 
 `compile_query` turns each term into a condition on the facets row (facets.py) that asks what
 the evaluator asks (query/evaluate.py), so the database counts and orders the matches and
-only the best few reports are ever read. A `file:` glob with a wildcard is matched by the
+only the best few reports are ever read. A field term is compiled by FIELD_SQL, keyed by the
+query language's table of fields (query/fields.py) and checked against it on import; a name
+that is no field raises FieldTableError. A `file:` glob with a wildcard is matched by the
 evaluator's own glob matcher (SQLite: a function on the connection; PostgreSQL: the glob as an
 escaped regular expression, reading/glob_regex), after the paths are narrowed to those that
 hold the glob's longest literal piece. A term that SQL cannot ask exactly gives a superset and
@@ -21,7 +23,7 @@ deeper than SQLite parses, however many terms a query has.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final
@@ -29,6 +31,7 @@ from typing import Any, Final
 from sqlalchemy import ColumnElement, and_, case, false, func, literal, not_, or_, true
 
 from bot.core.query.ast import And, Field, Not, Query, Text
+from bot.core.query.fields import check_covers, for_field
 from bot.core.query.reading import GLOB_FUNCTION, glob_literal, glob_regex, glob_text
 from bot.core.query.text import SEP, WORD_RUN, is_one_word, is_word_char
 from bot.core.query.values import (
@@ -49,7 +52,6 @@ TITLE_WEIGHT: Final = 3  # a word in the title
 SUMMARY_WEIGHT: Final = 2  # … in the one-liner
 OTHER_WEIGHT: Final = 1  # … anywhere else
 _PIECE_ENDS: Final = re.compile(r"[*?/]")
-_LEVELS: Final = {"impact": IMPACT_ORDER, "rec": REC_ORDER}
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,7 +64,7 @@ class Compiled:
 
 @dataclass(frozen=True, slots=True)
 class RankTerms:
-    """What a query ranks by (chat/search.py reads them off the query)."""
+    """What a query ranks by (core/store/finder/search.py reads them off the query)."""
 
     words: tuple[str, ...]  # positive words, each scored where found
     numbers: frozenset[int]  # PR numbers named exactly
@@ -129,55 +131,93 @@ class _Compiler:
         return Compiled(where, all(part.exact for part in parts))
 
     def field(self, term: Field) -> Compiled:
-        value = term.value
-        if _odd(value):
+        compiled = for_field(FIELD_SQL, term.name)  # an unknown field raises, whatever its value
+        if _odd(term.value):
             return Compiled(None, False)
-        name = term.name
-        if name == "tag":
-            return Compiled(self.has(facets.c.tags, SEP + value + SEP), True)
-        if name == "repo":
-            if "/" in value:
-                return Compiled(facets.c.repo == value, True)
-            return Compiled(or_(facets.c.repo == value, _ends_with(facets.c.repo, value)), True)
-        if name == "risk":
-            if value == "*":
-                return Compiled(facets.c.risks != "", True)
-            return Compiled(self.has(facets.c.risks, value), True)
-        if name in _LEVELS:
-            return Compiled(_level(getattr(facets.c, name), term.op, _LEVELS[name], value), True)
-        if name == "number":
-            low, high = number_bounds(term.op, value)
-            if low is not None and low == high:  # equality: the index on number answers it
-                return Compiled(facets.c.number == low, True)
-            bounds = [facets.c.number >= low] if low is not None else []
-            bounds += [facets.c.number <= high] if high is not None else []
-            return Compiled(and_(true(), *bounds), True)
-        if name == "since":
-            return Compiled(facets.c.at >= time_bound(value, self.now), True)
-        if name == "before":
-            return Compiled(facets.c.at < time_bound(value, self.now), True)
-        if name == "symbol":
-            return Compiled(self.has(facets.c.symbols, SEP + value.casefold() + SEP), True)
-        return self.file(value)
+        return compiled(self, term)
 
-    def file(self, value: str) -> Compiled:
-        """Over the key-file paths (`files`), as reading.glob_text reads the pattern."""
-        column = facets.c.files
-        literal_ = glob_literal(value)
-        if literal_ is not None:  # substring tests: the path, or a run of its parts
-            return Compiled(
-                any_of([self.has(column, n) for n in _literal_needles(*literal_)]), True
-            )
-        glob = glob_text(value)
-        # The longest literal piece of one part first (cheap, narrows; a `/` is no piece: a
-        # `**` beside it may stand for no directory), then the glob itself.
-        piece = max(_PIECE_ENDS.split(glob), key=len)
-        narrow = [self.has(column, piece)] if piece else []
-        if self.dialect == "sqlite":
-            exact = getattr(func, GLOB_FUNCTION)(glob, column) == 1
-        else:
-            exact = column.regexp_match(glob_regex(glob))
-        return Compiled(and_(*narrow, exact), True)
+
+def _tag(compiler: _Compiler, term: Field) -> Compiled:
+    return Compiled(compiler.has(facets.c.tags, SEP + term.value + SEP), True)
+
+
+def _repo(_: _Compiler, term: Field) -> Compiled:
+    value = term.value
+    if "/" in value:
+        return Compiled(facets.c.repo == value, True)
+    return Compiled(or_(facets.c.repo == value, _ends_with(facets.c.repo, value)), True)
+
+
+def _risk(compiler: _Compiler, term: Field) -> Compiled:
+    if term.value == "*":
+        return Compiled(facets.c.risks != "", True)
+    return Compiled(compiler.has(facets.c.risks, term.value), True)
+
+
+def _impact(_: _Compiler, term: Field) -> Compiled:
+    return Compiled(_level(facets.c.impact, term.op, IMPACT_ORDER, term.value), True)
+
+
+def _rec(_: _Compiler, term: Field) -> Compiled:
+    return Compiled(_level(facets.c.rec, term.op, REC_ORDER, term.value), True)
+
+
+def _number(_: _Compiler, term: Field) -> Compiled:
+    low, high = number_bounds(term.op, term.value)
+    if low is not None and low == high:  # equality: the index on number answers it
+        return Compiled(facets.c.number == low, True)
+    bounds = [facets.c.number >= low] if low is not None else []
+    bounds += [facets.c.number <= high] if high is not None else []
+    return Compiled(and_(true(), *bounds), True)
+
+
+def _since(compiler: _Compiler, term: Field) -> Compiled:
+    return Compiled(facets.c.at >= time_bound(term.value, compiler.now), True)
+
+
+def _before(compiler: _Compiler, term: Field) -> Compiled:
+    return Compiled(facets.c.at < time_bound(term.value, compiler.now), True)
+
+
+def _symbol(compiler: _Compiler, term: Field) -> Compiled:
+    return Compiled(compiler.has(facets.c.symbols, SEP + term.value.casefold() + SEP), True)
+
+
+def _file(compiler: _Compiler, term: Field) -> Compiled:
+    """Over the key-file paths (`files`), as reading.glob_text reads the pattern."""
+    column = facets.c.files
+    literal_ = glob_literal(term.value)
+    if literal_ is not None:  # substring tests: the path, or a run of its parts
+        return Compiled(
+            any_of([compiler.has(column, n) for n in _literal_needles(*literal_)]), True
+        )
+    glob = glob_text(term.value)
+    # The longest literal piece of one part first (cheap, narrows; a `/` is no piece: a
+    # `**` beside it may stand for no directory), then the glob itself.
+    piece = max(_PIECE_ENDS.split(glob), key=len)
+    narrow = [compiler.has(column, piece)] if piece else []
+    if compiler.dialect == "sqlite":
+        exact = getattr(func, GLOB_FUNCTION)(glob, column) == 1
+    else:
+        exact = column.regexp_match(glob_regex(glob))
+    return Compiled(and_(*narrow, exact), True)
+
+
+# The condition each field of the table (query/fields.py) asks of a facets row, as
+# query/evaluate.py's test of the same field asks it of the report: every field, no other.
+FIELD_SQL: Final[dict[str, Callable[[_Compiler, Field], Compiled]]] = {
+    "tag": _tag,
+    "repo": _repo,
+    "risk": _risk,
+    "impact": _impact,
+    "rec": _rec,
+    "number": _number,
+    "file": _file,
+    "symbol": _symbol,
+    "since": _since,
+    "before": _before,
+}
+check_covers("the SQL compiler (compile.FIELD_SQL)", FIELD_SQL)
 
 
 def _needles(term: Text) -> tuple[Needles, bool]:
@@ -238,7 +278,7 @@ def compile_query(
 def score(
     terms: RankTerms, *, dialect: str, seqs: Seqs | None = None, per_row: bool = False
 ) -> ColumnElement[Any]:
-    """The rank of a facets row, as chat/search.py's ranker scores the report: EXACT_SCORE per
+    """The rank of a facets row, as finder/search.py's ranker scores the report: EXACT_SCORE per
     exact hit (number, tag, title), then TITLE/SUMMARY/OTHER_WEIGHT per word. `seqs` and
     `per_row` as for compile_query: the rows it ranks."""
 

@@ -152,7 +152,7 @@ subscriptions = Table(
     Column("destination_id", Integer, ForeignKey("destinations.id"), nullable=False),
     Column("number", Integer, nullable=False),
     Column("name", String(128), nullable=False),
-    Column("origin", String(16), nullable=False),  # "config" or "chat"
+    Column("origin", String(16), nullable=False),  # Origin: "config" or "chat"
     Column("filters", JSON, nullable=False),
     Column("schedule", String(128), nullable=False),
     Column("cadence", String(128), nullable=False),
@@ -182,7 +182,7 @@ digest_runs = Table(
     Column("to_seq", BigInteger, nullable=False),
     Column("entries", Integer, nullable=False),
     Column("messages", Integer, nullable=False),
-    Column("status", String(16), nullable=False),  # pending | delivered | empty | failed
+    Column("status", String(16), nullable=False),  # RunStatus: pending, delivered, partial, empty
     Column("finished_at", UtcDateTime(), nullable=True),
     # The rendered digest it sends (editions.id, shared with the runs of the same audience;
     # no constraint: the retention drops an edition once no run points at it), and how many of
@@ -299,7 +299,7 @@ outbox = Table(
     Column("part", Integer, nullable=False),
     # NULL: the message is its run's edition's (edition_messages, same part).
     Column("payload", JSON(none_as_null=True), nullable=True),
-    Column("status", String(16), nullable=False),  # pending | sending | sent | failed
+    Column("status", String(16), nullable=False),  # RowStatus: pending, sending, sent, failed
     Column("attempts", Integer, nullable=False, default=0),
     Column("next_attempt_at", UtcDateTime(), nullable=False),
     Column("lease_until", UtcDateTime(), nullable=True),

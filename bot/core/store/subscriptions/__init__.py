@@ -19,7 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from bot.core.clock import Clock, utc_clock
 from bot.core.digest.select import DigestFilter
-from bot.core.models import Locale, Platform
+from bot.core.models import Layout, Locale, Origin, Platform, Verbosity
 from bot.core.store.sql.db import insert_ignore, write_transaction
 from bot.core.store.sql.tables import counters, destinations, subscriptions
 from bot.core.store.subscriptions.changes import Change, recent_changes, record_change
@@ -35,12 +35,8 @@ from bot.core.store.subscriptions.filters import filter_to_json as filter_to_jso
 from bot.core.store.subscriptions.filters import stored_filter
 from bot.core.store.subscriptions.limits import SubscriptionLimits, check_limits
 
-CONFIG = "config"
-CHAT = "chat"
 NOW = "now"  # the schedule of a subscription that posts each matching PR as it arrives
 DEFAULT_CHAT_SCHEDULE = "0 9 * * mon-fri"
-FLAT = "flat"
-STANDARD = "standard"  # the default verbosity
 NAME_MAX = 128
 
 
@@ -52,14 +48,14 @@ class Subscription:
     target: str
     number: int
     name: str
-    origin: str
+    origin: Origin
     filter: DigestFilter
     schedule: str  # a cron, or NOW
     cadence: str  # as written: `daily 09:00`, a cron, `now`
     timezone: str
     locale: Locale
-    layout: str  # a Layout value
-    verbosity: str  # a Verbosity value
+    layout: Layout
+    verbosity: Verbosity
     owner: str | None
     post_empty: bool
     locked: bool
@@ -107,18 +103,22 @@ _COLUMNS = (  # in Subscription's field order
 
 _PLATFORMS = {platform.value: platform for platform in Platform}
 _LOCALES = {locale.value: locale for locale in Locale}
+_ORIGINS = {origin.value: origin for origin in Origin}
+_LAYOUTS = {layout.value: layout for layout in Layout}
+_VERBOSITIES = {verbosity.value: verbosity for verbosity in Verbosity}
 
 
 def _from_row(row: Any) -> Subscription:
     """A row of _COLUMNS (a tick reads 100,000 of them: by position, the driver's types kept
-    where they already are the field's)."""
+    where they already are the field's; its words by dict, faster than an enum's lookup)."""
     id_, dest, platform, target, number, name, origin, filters, schedule, cadence = row[:10]
     zone, locale, layout, verbosity, owner, post_empty, locked, watermark, active, why = row[10:20]
     plan_error, plan_retry_at = row[20:]
     return Subscription(
-        id_, dest, _PLATFORMS[platform], target, number, name, origin, stored_filter(filters),
-        schedule, cadence, zone, _LOCALES[locale], layout, verbosity, owner, bool(post_empty),
-        bool(locked), watermark, bool(active), why, plan_error, plan_retry_at,
+        id_, dest, _PLATFORMS[platform], target, number, name, _ORIGINS[origin],
+        stored_filter(filters), schedule, cadence, zone, _LOCALES[locale], _LAYOUTS[layout],
+        _VERBOSITIES[verbosity], owner, bool(post_empty), bool(locked), watermark, bool(active),
+        why, plan_error, plan_retry_at,
     )  # fmt: skip
 
 
@@ -161,7 +161,7 @@ class SubscriptionStore:
             for spec, query in zip(specs, queries, strict=True):
                 dest_id = await ensure_destination(conn, spec.platform, spec.target, now)
                 kept.setdefault(dest_id, set()).add(spec.name)
-                values = {"origin": CONFIG, **channel_values(spec, query)}
+                values = {"origin": Origin.CONFIG.value, **channel_values(spec, query)}
                 where = and_(
                     subscriptions.c.destination_id == dest_id,
                     subscriptions.c.name == spec.name,
@@ -183,12 +183,12 @@ class SubscriptionStore:
                 }
                 await _insert_ignore(conn, fresh)  # a replica may have inserted it just now
             await self._drop_stale(conn, kept)
-        return [s for s in await self.all() if s.origin == CONFIG]
+        return [s for s in await self.all() if s.origin is Origin.CONFIG]
 
     async def _drop_stale(self, conn: AsyncConnection, kept: dict[int, set[str]]) -> None:
         rows = await conn.execute(
             select(subscriptions.c.id, subscriptions.c.destination_id, subscriptions.c.name).where(
-                subscriptions.c.origin == CONFIG
+                subscriptions.c.origin == Origin.CONFIG.value
             )
         )
         stale = [r.id for r in rows if r.name not in kept.get(int(r.destination_id), set())]
@@ -243,6 +243,28 @@ class SubscriptionStore:
     async def named(self, name: str) -> list[Subscription]:
         return await self._select(subscriptions.c.name == name)
 
+    async def owned_by(self, platform: Platform, owner: str) -> list[Subscription]:
+        """A person's own subscriptions (made in their DMs) on a platform."""
+        return await self._select(
+            destinations.c.platform == platform.value, subscriptions.c.owner == owner
+        )
+
+    async def shared_targets(self, platform: Platform) -> list[str]:
+        """The chats of a platform with digests for everyone there (no owner), active ones."""
+        query = (
+            select(destinations.c.target)
+            .join(subscriptions, subscriptions.c.destination_id == destinations.c.id)
+            .where(
+                destinations.c.platform == platform.value,
+                destinations.c.active.is_(True),
+                subscriptions.c.owner.is_(None),
+            )
+            .group_by(destinations.c.target)
+            .order_by(func.min(destinations.c.id))
+        )
+        async with self.engine.connect() as conn:
+            return [str(target) for target in (await conn.execute(query)).scalars()]
+
     async def of(self, platform: Platform, target: str) -> list[Subscription]:
         """The destination's subscriptions, by number."""
         return await self._select(
@@ -262,7 +284,7 @@ class SubscriptionStore:
         async with write_transaction(self.engine) as conn:
             dest_id = await ensure_destination(conn, platform, target, now)
             if limits is not None:
-                await check_limits(conn, platform, dest_id, new.owner, limits, CHAT)
+                await check_limits(conn, platform, dest_id, new.owner, limits, Origin.CHAT)
             await conn.execute(
                 update(destinations)
                 .where(destinations.c.id == dest_id, destinations.c.active.is_(False))
@@ -291,7 +313,10 @@ class SubscriptionStore:
     ) -> list[Subscription]:
         """Removes the chat-made subscriptions numbered `numbers` (None: all of them, or all of
         `owner`'s); returns what was removed."""
-        where = [subscriptions.c.destination_id == destination_id, subscriptions.c.origin == CHAT]
+        where = [
+            subscriptions.c.destination_id == destination_id,
+            subscriptions.c.origin == Origin.CHAT.value,
+        ]
         if numbers is not None:
             where.append(subscriptions.c.number.in_(numbers))
         if owner is not None:
@@ -340,20 +365,20 @@ class NewSubscription:
     locale: Locale
     owner: str | None
     actor: str
-    layout: str = FLAT
-    verbosity: str = STANDARD
+    layout: Layout = Layout.FLAT
+    verbosity: Verbosity = Verbosity.STANDARD
 
     def values(self, name: str, watermark: int, now: datetime) -> dict[str, Any]:
         return {
             "name": name,
-            "origin": CHAT,
+            "origin": Origin.CHAT.value,
             "filters": filter_to_json(self.filter),
             "schedule": self.schedule,
             "cadence": self.cadence,
             "timezone": self.timezone,
             "locale": self.locale.value,
-            "layout": self.layout,
-            "verbosity": self.verbosity,
+            "layout": self.layout.value,
+            "verbosity": self.verbosity.value,
             "owner": self.owner,
             "post_empty": False,
             "locked": False,

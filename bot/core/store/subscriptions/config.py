@@ -13,7 +13,7 @@ from typing import Any, Protocol
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.core.digest.select import DigestFilter
-from bot.core.models import Locale, Platform
+from bot.core.models import Layout, Locale, Platform, Verbosity
 from bot.core.query import parse, unparse
 from bot.core.query.known_tags import bare_words, read_known_tags
 from bot.core.store.search.known import known_tag_words
@@ -33,8 +33,8 @@ class ChannelSpec:
     cadence: str
     timezone: str
     locale: Locale
-    layout: str
-    verbosity: str
+    layout: Layout
+    verbosity: Verbosity
     post_empty: bool
     locked: bool
 
@@ -54,8 +54,8 @@ def channel_values(spec: ChannelSpec, query: str) -> dict[str, Any]:
         "cadence": spec.cadence,
         "timezone": spec.timezone,
         "locale": spec.locale.value,
-        "layout": spec.layout,
-        "verbosity": spec.verbosity,
+        "layout": spec.layout.value,
+        "verbosity": spec.verbosity.value,
         "post_empty": spec.post_empty,
         "locked": spec.locked,
     }

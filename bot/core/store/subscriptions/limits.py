@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from bot.core.models import Platform
+from bot.core.models import Origin, Platform
 from bot.core.store.sql.tables import destinations, subscriptions
 
 
@@ -39,11 +39,11 @@ async def check_limits(
     destination_id: int,
     owner: str | None,
     limits: SubscriptionLimits,
-    origin: str,
+    origin: Origin,
 ) -> None:
     """Raise SubscriptionLimitReached when one more subscription of `origin` (the chats', not
     the config's) would pass a cap."""
-    chat_made = subscriptions.c.origin == origin
+    chat_made = subscriptions.c.origin == origin.value
     here = await conn.scalar(
         select(func.count()).where(subscriptions.c.destination_id == destination_id, chat_made)
     )

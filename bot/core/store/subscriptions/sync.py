@@ -22,12 +22,10 @@ from sqlalchemy import delete, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bot.core.digest.select import DigestFilter
-from bot.core.models import Locale, Platform
+from bot.core.models import Layout, Locale, Origin, Platform, Verbosity
 from bot.core.store.sql.db import write_transaction
 from bot.core.store.sql.tables import destinations, subscriptions
 from bot.core.store.subscriptions import (
-    CHAT,
-    CONFIG,
     NewSubscription,
     Subscription,
     SubscriptionStore,
@@ -67,8 +65,8 @@ class Wanted:
     cadence: str  # as written back: `daily 09:00`
     timezone: str
     locale: Locale
-    layout: str
-    verbosity: str
+    layout: Layout
+    verbosity: Verbosity
     owner: str | None
 
     @property
@@ -98,8 +96,8 @@ class Wanted:
             "cadence": self.cadence,
             "timezone": self.timezone,
             "locale": self.locale.value,
-            "layout": self.layout,
-            "verbosity": self.verbosity,
+            "layout": self.layout.value,
+            "verbosity": self.verbosity.value,
             "owner": self.owner,
         }
 
@@ -131,7 +129,7 @@ class _Row:
 
     id: int
     number: int
-    origin: str
+    origin: Origin
     locked: bool
     values: dict[str, Any]
 
@@ -188,7 +186,7 @@ class ImportResult:
 
 def chat_order(subs: Iterable[Subscription]) -> list[Subscription]:
     """The chat-made subscriptions, by platform, target and number: the export's order."""
-    made = (s for s in subs if s.origin == CHAT)
+    made = (s for s in subs if s.origin is Origin.CHAT)
     return sorted(made, key=lambda s: (s.platform.value, s.target, s.number))
 
 
@@ -198,7 +196,7 @@ def plan_destination(
     """Fills `plan` with what importing `entries` into a destination holding `stored` does;
     why it cannot, if it cannot (`config` says where the config lives)."""
     errors = _refusals(plan.label, entries, stored, replace, config)
-    chat = {row.number: row for row in stored if row.origin == CHAT}
+    chat = {row.number: row for row in stored if row.origin is Origin.CHAT}
     for entry in entries:
         row = chat.get(entry.number)
         if row is None:
@@ -216,7 +214,7 @@ def plan_destination(
 def _refusals(
     label: str, entries: list[Wanted], stored: list[_Row], replace: bool, config_file: str
 ) -> list[EntryError]:
-    locked = next((row for row in stored if row.origin == CONFIG and row.locked), None)
+    locked = next((row for row in stored if row.origin is Origin.CONFIG and row.locked), None)
     if locked is not None:
         message = (
             f"{label} is locked by config channel {locked.name!r} (locked: true in "
@@ -224,13 +222,13 @@ def _refusals(
         )
         return [EntryError(entries[0].index, "", message)]
     errors: list[EntryError] = []
-    config = {row.number: row.name for row in stored if row.origin == CONFIG}
+    config = {row.number: row.name for row in stored if row.origin is Origin.CONFIG}
     listed = {entry.number for entry in entries}
     # the names the destination keeps besides the file's: its config subscriptions', and
     # without `replace` its chat subscriptions the file does not list
-    kept = {row.name: row for row in stored if row.origin == CONFIG}
+    kept = {row.name: row for row in stored if row.origin is Origin.CONFIG}
     if not replace:
-        kept |= {r.name: r for r in stored if r.origin == CHAT and r.number not in listed}
+        kept |= {r.name: r for r in stored if r.origin is Origin.CHAT and r.number not in listed}
     numbers: dict[int, int] = {}
     names: dict[str, int] = {}
     for entry in entries:
@@ -241,8 +239,9 @@ def _refusals(
             message = f"{entry.number} is also subscriptions[{first}].number ({label})"
             errors.append(EntryError(entry.index, "number", message))
         if (other := kept.get(entry.name)) is not None:
-            whose = "config channel" if other.origin == CONFIG else f"subscription {other.number}"
-            hint = "" if other.origin == CONFIG else " (not in the file; --replace removes it)"
+            by_config = other.origin is Origin.CONFIG
+            whose = "config channel" if by_config else f"subscription {other.number}"
+            hint = "" if by_config else " (not in the file; --replace removes it)"
             message = f"{entry.name!r} is already the name of {label}'s {whose}{hint}"
             errors.append(EntryError(entry.index, "name", message))
         elif (first := names.setdefault(entry.name, entry.index)) != entry.index:
@@ -298,7 +297,7 @@ async def _stored(conn: AsyncConnection, platform: str, target: str) -> list[_Ro
         _Row(
             id=int(row.id),
             number=int(row.number),
-            origin=str(row.origin),
+            origin=Origin(row.origin),
             locked=bool(row.locked),
             values={key: _plain(key, getattr(row, key)) for key in COMPARED},
         )

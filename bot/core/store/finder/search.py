@@ -47,9 +47,9 @@ from sqlalchemy import (
 )
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from bot.chat.search_rank import Hit, Ranker, make_ranker, sort_key
 from bot.core.query import Query, matches
 from bot.core.reports.model import STORED, Report
+from bot.core.store.finder.rank import Hit, Ranker, make_ranker, sort_key
 from bot.core.store.reports import ReportStore
 from bot.core.store.search import Compiled, RankTerms, compile_query, score
 from bot.core.store.search.budget import DEFAULT_SECONDS, Deadline, budgeted

@@ -1,4 +1,4 @@
-"""How a search ranks its hits (chat/search.py): exact hits, then relevance, then newest.
+"""How a search ranks its hits (search.py): exact hits, then relevance, then newest.
 
 The Ranker scores a report as store/search/compile.score scores its facets row: the exact path
 orders by that in SQL, then this ranks the few reports read; the checked path ranks with it

@@ -1,5 +1,12 @@
-"""What a Sender reports for one message, and what a Sender is: the words the Deliverer and
-the platform adapters share (bot/core/delivery/deliverer.py re-exports them)."""
+"""The delivery port: what a platform's sender is, and the words it answers in.
+
+The one module of `bot.core.delivery` an adapter imports. A Sender (one per platform, in
+`bot/adapters/`) turns a payload into one API call and reports a typed outcome; the Deliverer
+(`deliverer.py`) decides what each outcome means for the ledger. A sender may do more, each
+capability a protocol the Deliverer looks for: warm up its connection (`WarmsUp`), find an
+earlier attempt that reached the platform (`Reconciles`), reply in threads and open forum
+topics (`Threads`, used by `threads.py`).
+"""
 
 from __future__ import annotations
 
@@ -113,4 +120,56 @@ class Reconciles(Protocol):
     ) -> Sent | None:
         """The message with `key` posted since `since`, if there is one (None if not, or if
         the platform cannot say: then it is sent)."""
+        ...
+
+
+# --- threads and forum topics ----------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Placement:
+    """Where in the chat a message goes; None: the chat itself."""
+
+    reply_to: str | None = None  # the parent message's platform id
+    thread: str | None = None  # the forum topic's thread id
+
+
+@dataclass(frozen=True, slots=True)
+class Opened:
+    thread: str
+
+
+@dataclass(frozen=True, slots=True)
+class NotForum:
+    """The chat has no topics (not a forum supergroup): post flat."""
+
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Refused:
+    """The platform will not open this topic (the bot may not manage topics...): this message
+    goes to the chat itself; a later one tries again."""
+
+    reason: str
+
+
+TopicAnswer = Opened | NotForum | Refused | Outcome
+"""What asking for a forum topic ends with: opened, none to be had, or the send outcome the
+call ended with (a 429, a 5xx...), recorded for the row as if its send had ended so."""
+
+
+@runtime_checkable
+class Threads(Protocol):
+    """A sender that can reply in a thread and open forum topics. A sender without it (the
+    console) gets every message flat."""
+
+    def placed(self, payload: Mapping[str, object], placement: Placement) -> dict[str, object]:
+        """The payload, sent where `placement` says."""
+        ...
+
+    async def open_topic(self, target: str, name: str) -> TopicAnswer:
+        """`Opened`, `NotForum`, `Refused`, or the send outcome the call ended with."""
+        ...
+
+    def topic_gone(self, reason: str) -> bool:
+        """Whether a refused send means its forum topic no longer exists (deleted in the chat)."""
         ...
