@@ -15,6 +15,7 @@ from pydantic import SecretStr
 from sqlalchemy import text
 
 from bot.chat.commands import parse
+from bot.chat.requests import SetSchedule
 from bot.cli import main
 from bot.cli.config_cmd import describe, problems
 from bot.core.calendar.ics import MAX_ICS_BYTES
@@ -396,7 +397,7 @@ def test_a_clock_time_schedule_is_read_as_the_chat_reads_it(
         )
     )
     assert config.channels[0].schedule == cron
-    assert parse("schedule", written).schedule == cron
+    assert parse("schedule", written) == SetSchedule(cron)
 
 
 def test_a_bad_clock_time_is_still_refused(tmp_path: Path) -> None:

@@ -18,6 +18,7 @@ from bot.core.store.sql.tables import destinations, digest_runs, run_members, su
 from tests.fakes.slack.api import FakeSlack
 from tests.kits.paths import TESTS
 from tests.kits.proc import BotProcess, dry_run_texts, write_json_reports
+from tests.kits.waiting import until
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres]
 
@@ -97,7 +98,12 @@ async def test_three_replicas_deliver_each_scheduled_digest_exactly_once(
         try:
             for bot in replicas:
                 await bot.wait_ready(timeout=60)
-            await asyncio.sleep(TIMES * EVERY + 4)
+
+            def digested() -> bool:  # one post per digest (post_empty, one message each)
+                posts = Counter(m.channel for m in fake.posted if m.method == "chat.postMessage")
+                return all(posts[target] >= TIMES for target in CHANNELS)
+
+            await until(digested, TIMES * EVERY + 60, f"fewer than {TIMES} digests per channel")
         finally:
             codes = [await bot.terminate() for bot in replicas]
         posted = Counter(m.channel for m in fake.posted if m.method == "chat.postMessage")
@@ -153,15 +159,14 @@ async def test_killing_the_sending_replica_hands_its_digest_to_another(
         for bot in replicas:
             await bot.start()
         try:
-            while len(fake.posted) < 2:
-                await asyncio.sleep(0.02)
+            await until(lambda: len(fake.posted) >= 2, 60, "the digest never started")
             sender = next(b for b in replicas if b"message.sent" in bytes(b.stderr))
             await sender.kill()
             survivor = next(b for b in replicas if b is not sender)
-            deadline = asyncio.get_running_loop().time() + 60
-            while len({m.text for m in fake.posted}) < len(expected):
-                assert asyncio.get_running_loop().time() < deadline, "the rest never arrived"
-                await asyncio.sleep(0.1)
+            everything = set(expected)
+            await until(
+                lambda: {m.text for m in fake.posted} >= everything, 60, "the rest never arrived"
+            )
         finally:
             for bot in replicas:
                 await bot.kill()
@@ -214,11 +219,12 @@ async def test_two_replicas_never_exceed_telegrams_global_rate(
         for bot in replicas:
             await bot.start()
         try:
-            deadline = asyncio.get_running_loop().time() + 90
-            while sum(bytes(bot.stderr).count(b"message.sent") for bot in replicas) < len(chats):
-                assert asyncio.get_running_loop().time() < deadline, "not every chat got its digest"
-                await asyncio.sleep(0.2)
-            await asyncio.sleep(1.0)
+
+            def sent() -> int:
+                return sum(bytes(bot.stderr).count(b"message.sent") for bot in replicas)
+
+            await until(lambda: sent() >= len(chats), 90, "not every chat got its digest")
+            await asyncio.sleep(1.0)  # a second send to any chat would show by now
         finally:
             for bot in replicas:
                 await bot.terminate()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import httpx
@@ -11,6 +10,7 @@ import pytest
 from tests.fakes.slack.api import FakeSlack
 from tests.kits.paths import SEED
 from tests.kits.proc import BotProcess, dry_run_texts, write_json_reports
+from tests.kits.waiting import until, until_async
 
 pytestmark = pytest.mark.slow
 
@@ -32,11 +32,14 @@ async def test_the_embedded_default_prints_the_tag_view_and_stops_cleanly(
         out = bot.stdout.decode()
         assert "标签视图" in out
         assert "[rollout]" in out
+        sent = 'prdigest_messages_sent_total{platform="console"} 1.0'
         async with httpx.AsyncClient() as client:
             assert (await client.get(f"{bot.url}/healthz")).text == "ok"
-            await asyncio.sleep(0.5)
-            metrics = (await client.get(f"{bot.url}/metrics")).text
-        assert 'prdigest_messages_sent_total{platform="console"} 1.0' in metrics
+
+            async def counted() -> bool:  # the digest is printed before its send is counted
+                return sent in (await client.get(f"{bot.url}/metrics")).text
+
+            await until_async(counted, 10, "the console send was never counted", every=0.1)
     finally:
         code = await bot.terminate()
     assert code == 0
@@ -91,8 +94,7 @@ async def test_a_kill_mid_digest_loses_nothing_and_repeats_at_most_the_send_in_f
         assert len(expected) >= 10, f"the digest should split into ≥10 messages: {len(expected)}"
         first = BotProcess(env, args=["digest", "team"])
         await first.start()
-        while len(fake.posted) < 3:
-            await asyncio.sleep(0.01)
+        await until(lambda: len(fake.posted) >= 3, 60, lambda: first.stderr.decode()[-2000:])
         await first.kill()
         killed_after = len(fake.posted)
         second = BotProcess(env, args=["digest", "team"])

@@ -3,7 +3,6 @@ file once, and stores the others. Before, the first poll's OverflowError made it
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import pytest
@@ -12,6 +11,7 @@ from bot.core.store.reports import ReportStore
 from bot.core.store.sql.db import create_engine
 from tests.kits.poison import POISONS, write_good, write_poison
 from tests.kits.proc import BotProcess
+from tests.kits.waiting import until
 
 pytestmark = pytest.mark.slow
 
@@ -29,7 +29,9 @@ async def test_run_starts_with_a_poisoned_source_and_stores_the_rest(
     await bot.start()
     try:
         await bot.wait_ready()
-        await asyncio.sleep(6)  # one more poll: the bad file is not logged again
+        await until(lambda: _ingested(bot) == 1, 30, "the first poll stored nothing")
+        later = write_good(reports, 1, start=11)  # what shows that one more poll ran
+        await until(lambda: _ingested(bot) == 2, 30, "no second poll")
     finally:
         code = await bot.terminate()
     logs = bot.stderr.decode()
@@ -42,4 +44,9 @@ async def test_run_starts_with_a_poisoned_source_and_stores_the_rest(
         stored = await ReportStore(engine).since(0)
     finally:
         await engine.dispose()
-    assert {s.report.number for s in stored} == set(good)
+    assert {s.report.number for s in stored} == set(good + later)
+
+
+def _ingested(bot: BotProcess) -> int:
+    """The polls that stored something, as the log says."""
+    return bot.stderr.decode().count('"event": "source.ingested"')

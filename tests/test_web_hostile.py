@@ -30,6 +30,7 @@ from bot.service.server import MAX_CONCURRENCY, MAX_HEADER_BYTES, server_config
 from bot.web.metrics import Metrics
 from bot.web.routes import RETRY_AFTER_SECONDS, WebDeps, build_web
 from tests.kits.paths import SEED
+from tests.kits.waiting import until
 
 TOKEN = "ingest-secret-token"
 JSON_AUTH = {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"}
@@ -117,8 +118,7 @@ async def served(store: ReportStore) -> AsyncIterator[int]:
     config = server_config(build_web(_deps(store)), "127.0.0.1", 0, lifespan="off")
     server = uvicorn.Server(config)
     task = asyncio.create_task(server.serve(sockets=None))
-    while not server.started:
-        await asyncio.sleep(0.01)
+    await until(lambda: server.started, 10, "uvicorn never started")
     yield int(server.servers[0].sockets[0].getsockname()[1])
     server.should_exit = True
     await task

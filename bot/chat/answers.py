@@ -1,4 +1,4 @@
-"""Execute an Invocation for a chat: data in, data out. Adapters render the Answer.
+"""Answer a typed request for a chat: data in, data out. Adapters render the Answer.
 
 Every platform goes through `Answerer.answer`, so `/pr 7422 risks` in Slack, `/risks 7422` in
 Telegram and `prdigest pr 7422 risks` agree. Who may change a chat's subscription is decided
@@ -10,10 +10,22 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
 
-from bot.chat.commands import SPECS, Invocation, UsageError, Verb, command_prefix
+from bot.chat.commands import SPECS, UsageError, command_prefix
 from bot.chat.messages import Answer, Chat, DigestAnswer, Notice, Reply, SectionAnswer
 from bot.chat.reading import ReadingVerbs
 from bot.chat.replay import REPLAY_DAYS, replay
+from bot.chat.requests import (
+    Ask,
+    Find,
+    OpenPicker,
+    Request,
+    SetSchedule,
+    ShowReport,
+    Subscribe,
+    TrySubscribe,
+    Unsubscribe,
+    Verb,
+)
 from bot.chat.search_gate import SearchBusy, SearchGate
 from bot.chat.subscriptions import SubscriptionVerbs
 from bot.core.clock import Clock
@@ -88,7 +100,7 @@ def help_lines(platform: Platform, locale: Locale) -> str:
     return "\n".join(lines)
 
 
-Handler = Callable[[Invocation, Chat], Awaitable[Answer]]
+PlainHandler = Callable[[Ask, Chat], Awaitable[Answer]]
 
 
 def query_refusal(error: QueryTooSlow | QueryTooComplex | SearchBusy, seconds: float) -> Notice:
@@ -122,16 +134,11 @@ class Answerer:
         self.verbs = SubscriptionVerbs(subscriptions, config, clock, reports, gate=self.gate)
         self.reading = ReadingVerbs(destinations.engine, destinations, reports, config, clock)
         # Spelled out, not looked up by name, so grep and mypy see every handler; a test checks
-        # that every Verb has one.
-        self.handlers: dict[Verb, Handler] = {
-            Verb.PR: self._pr,
-            Verb.FIND: self._find,
+        # that every plain verb has one.
+        self.plain: dict[Verb, PlainHandler] = {
             Verb.TAGS: self._tags,
             Verb.DIGEST: self._digest,
-            Verb.SUBSCRIBE: self._subscribe,
-            Verb.UNSUBSCRIBE: self._unsubscribe,
-            Verb.SUBSCRIPTIONS: self._subscriptions,
-            Verb.SCHEDULE: self._schedule,
+            Verb.SUBSCRIPTIONS: self.verbs.list,
             Verb.STATUS: self._status,
             Verb.UNREAD: self._unread,
             Verb.MORE: self._more,
@@ -139,71 +146,88 @@ class Answerer:
             Verb.START: self._start,
         }
 
-    async def answer(self, inv: Invocation, chat: Chat) -> Answer:
-        spec = SPECS.get(inv.verb)
+    async def answer(self, request: Request, chat: Chat) -> Answer:
+        spec = SPECS.get(request.verb)
         # A replay changes nothing, so anyone in the chat may ask for one.
         # In a DM or a private chat the person owns their subscriptions.
-        may_change = inv.replay or chat.private
+        may_change = isinstance(request, TrySubscribe) or chat.private
         if spec is not None and spec.admin_only and not may_change and not await chat.is_admin():
             return Answer(Notice("not_admin"))
         try:
-            return await self.handlers[inv.verb](inv, chat)
+            return await self._dispatch(request, chat)
         except (QueryTooSlow, QueryTooComplex, SearchBusy) as refused:
             return Answer(query_refusal(refused, self.config.search.timeout_seconds))
 
-    async def answer_text(self, parse: Callable[[], Invocation], chat: Chat) -> Answer:
+    async def _dispatch(self, request: Request, chat: Chat) -> Answer:
+        match request:
+            case ShowReport():
+                return await self._pr(request)
+            case Find():
+                return await self._find(request, chat)
+            case Subscribe() | OpenPicker():
+                return await self.verbs.subscribe(request, chat)
+            case TrySubscribe():
+                return await self._replay(request, chat)
+            case Unsubscribe():
+                return await self.verbs.unsubscribe(request, chat)
+            case SetSchedule():
+                return await self.verbs.schedule(request, chat)
+            case Ask():
+                return await self.plain[request.verb](request, chat)
+
+    async def answer_text(self, parse: Callable[[], Request], chat: Chat) -> Answer:
         """Parse and answer; bad input becomes a usage notice, never an exception."""
         try:
-            inv = parse()
+            request = parse()
         except UsageError as exc:
             return Answer(Notice(exc.key, dict(exc.params)))
-        return await self.answer(inv, chat)
+        return await self.answer(request, chat)
 
-    async def _pr(self, inv: Invocation, chat: Chat) -> Answer:
-        assert inv.ref is not None
+    async def _pr(self, request: ShowReport) -> Answer:
         try:
-            item = await find_report(self.reports, inv.ref)
+            item = await find_report(self.reports, request.ref)
         except ReportNotFoundError:
-            return Answer(Notice("not_found", {"ref": str(inv.ref)}))
+            return Answer(Notice("not_found", {"ref": str(request.ref)}))
         except AmbiguousRefError as exc:
             choices = ", ".join(c.report.ref for c in exc.candidates)
-            return Answer(Notice("ambiguous", {"ref": str(inv.ref), "choices": choices}))
-        return Answer(SectionAnswer(item, inv.section), public=inv.public)
+            return Answer(Notice("ambiguous", {"ref": str(request.ref), "choices": choices}))
+        return Answer(SectionAnswer(item, request.section), public=request.public)
 
-    async def _find(self, inv: Invocation, chat: Chat) -> Answer:
-        if inv.query is None:
-            return Answer(Notice("bad_query", {"error": inv.query_error}))
+    async def _find(self, request: Find, chat: Chat) -> Answer:
+        typed = request.typed
+        if typed.query is None:
+            return Answer(Notice("bad_query", {"error": typed.error}))
         async with self.gate.admit(chat.user_id):
             result = await search(
                 self.reports,
-                inv.query,
+                typed.query,
                 limit=FIND_LIMIT,
                 now=self.clock(),
                 seconds=self.config.search.timeout_seconds,
             )
-        example = f"{command_prefix(chat.platform)}find {narrower(inv.query_text)}"
+        example = f"{command_prefix(chat.platform)}find {narrower(typed.text)}"
         hits = [hit.report for hit in result.hits]
-        words = bare_words(inv.query)  # searched as text; said when they are tags too
+        words = bare_words(typed.query)  # searched as text; said when they are tags too
         tags = await tags_known(self.reports.engine, words) if words else set()
         key, params = result_notice(
             hits,
             result.total,
-            inv.query_text,
+            typed.text,
             chat.locale,
             command=example,
             capped=result.capped,
             tags=[word for word in words if word in tags],
         )
-        return Answer(Notice(key, params), inv.public)
+        return Answer(Notice(key, params))
 
-    async def _tags(self, inv: Invocation, chat: Chat) -> Answer:
+    async def _tags(self, request: Ask, chat: Chat) -> Answer:
         counts = await self.reports.tag_counts(self.clock() - TAGS_WINDOW)
         if not counts:
             return Answer(Notice("no_tags"))
         items = ", ".join(f"{tag} ({n})" for tag, n in counts[:TAGS_SHOWN])
-        return Answer(Notice("tags_list", {"items": items}), inv.public)
+        return Answer(Notice("tags_list", {"items": items}), request.public)
 
-    async def _digest(self, inv: Invocation, chat: Chat) -> Answer:
+    async def _digest(self, request: Ask, chat: Chat) -> Answer:
         """The chat's next digest, now: what its subscriptions would post (each PR once)."""
         subs = [s for s in await self.verbs.mine(chat) if s.active]
         if not subs:
@@ -224,27 +248,23 @@ class Answerer:
         digest = build_digest(sorted(chosen.values(), key=lambda item: item.seq), flt, title)
         if digest.is_empty:
             return Answer(Notice("digest_empty"))
-        return Answer(DigestAnswer(digest, self.clock().date()), inv.public)
+        return Answer(DigestAnswer(digest, self.clock().date()), request.public)
 
-    async def _subscribe(self, inv: Invocation, chat: Chat) -> Answer:
-        if inv.replay:
-            return await self._replay(inv, chat)
-        return await self.verbs.subscribe(inv, chat)
-
-    async def _replay(self, inv: Invocation, chat: Chat) -> Answer:
+    async def _replay(self, request: TrySubscribe, chat: Chat) -> Answer:
         """`subscribe test QUERY [at CADENCE]`: what the subscription would have posted over
         the last REPLAY_DAYS days; at the default chat schedule when no cadence is given."""
-        if inv.query is None:
-            return Answer(Notice("bad_query", {"error": inv.query_error}))
+        query = request.typed.query
+        if query is None:
+            return Answer(Notice("bad_query", {"error": request.typed.error}))
         now = self.clock()
-        typed = self.verbs.cadence(inv, await self.verbs.mine(chat), now)
+        typed = self.verbs.cadence(request.cadence, await self.verbs.mine(chat), now)
         if isinstance(typed, Answer):
             return typed
         cadence, tz = typed
         async with self.gate.admit(chat.user_id):
             result = await replay(
                 self.reports,
-                inv.query,
+                query,
                 cadence,
                 now=now,
                 tz=tz,
@@ -254,7 +274,7 @@ class Answerer:
                 seconds=self.config.search.timeout_seconds,
             )
         params = {
-            "query": inv.query_text,
+            "query": request.typed.text,
             "cadence": cadence.text,
             "days": str(REPLAY_DAYS),
             "matched": str(result.matched),
@@ -264,16 +284,7 @@ class Answerer:
         }
         return Answer(Notice("replay" if result.matched else "replay_empty", params))
 
-    async def _unsubscribe(self, inv: Invocation, chat: Chat) -> Answer:
-        return await self.verbs.unsubscribe(inv, chat)
-
-    async def _subscriptions(self, inv: Invocation, chat: Chat) -> Answer:
-        return await self.verbs.list(inv, chat)
-
-    async def _schedule(self, inv: Invocation, chat: Chat) -> Answer:
-        return await self.verbs.schedule(inv, chat)
-
-    async def _status(self, inv: Invocation, chat: Chat) -> Answer:
+    async def _status(self, request: Ask, chat: Chat) -> Answer:
         subs = await self.verbs.mine(chat)
         if not subs:
             return Answer(Notice("no_subscriptions"))
@@ -286,20 +297,20 @@ class Answerer:
             "pending": str(state.pending),
             "failed": str(state.failed),
         }
-        return Answer(Notice("status", params), inv.public)
+        return Answer(Notice("status", params), request.public)
 
-    async def _unread(self, inv: Invocation, chat: Chat) -> Answer:
+    async def _unread(self, request: Ask, chat: Chat) -> Answer:
         return await self.reading.unread(chat)
 
-    async def _more(self, inv: Invocation, chat: Chat) -> Answer:
+    async def _more(self, request: Ask, chat: Chat) -> Answer:
         return await self.reading.more(chat)
 
     async def answer_action(self, action: EntryAction, argument: str, chat: Chat) -> Answer:
         """A digest button (Read, Snooze, Mute, Full report, "+N more") pressed in `chat`."""
         return await self.reading.act(action, argument, chat)
 
-    async def _help(self, inv: Invocation, chat: Chat) -> Answer:
+    async def _help(self, request: Ask, chat: Chat) -> Answer:
         return Answer(Notice("help", {"commands": help_lines(chat.platform, chat.locale)}))
 
-    async def _start(self, inv: Invocation, chat: Chat) -> Answer:
+    async def _start(self, request: Ask, chat: Chat) -> Answer:
         return Answer(Notice("welcome", {"commands": help_lines(chat.platform, chat.locale)}))

@@ -2,41 +2,38 @@
 
 Slack's `/pr 7422 risks` and `/pr subscribe rollout`, Telegram's `/risks 7422` and
 `/subscribe rollout -ci`, and mentions like "@prdigest show risks for #7422" or "#7422 的风险"
-all become an `Invocation`. Parsing is pure; `bot/chat/answers.py` executes invocations and returns
-data that the templates turn into words.
+all become a typed request (`bot/chat/requests.py`). Parsing is pure; `bot/chat/answers.py`
+answers requests with data that the templates turn into words.
 """
 
 from __future__ import annotations
 
 import re
 import shlex
-from dataclasses import dataclass, field, replace
-from enum import StrEnum
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Final
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from bot.chat.requests import (
+    Ask,
+    Find,
+    OpenPicker,
+    Request,
+    SetSchedule,
+    ShowReport,
+    Subscribe,
+    TrySubscribe,
+    TypedQuery,
+    Unsubscribe,
+    Verb,
+)
 from bot.core.models import Platform, Section
-from bot.core.query import Query, QueryError
+from bot.core.query import QueryError
 from bot.core.query import parse as parse_query
-from bot.core.reports.refs import BadRefError, PRRef, parse_ref
+from bot.core.reports.refs import BadRefError, parse_ref
 from bot.core.timing.cadence_words import canonical_cadence
 from bot.core.timing.schedules import clock_cron, is_days
-
-
-class Verb(StrEnum):
-    PR = "pr"
-    FIND = "find"
-    TAGS = "tags"
-    DIGEST = "digest"
-    SUBSCRIBE = "subscribe"
-    UNSUBSCRIBE = "unsubscribe"
-    SUBSCRIPTIONS = "subscriptions"
-    SCHEDULE = "schedule"
-    STATUS = "status"
-    UNREAD = "unread"
-    MORE = "more"
-    HELP = "help"
-    START = "start"
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,26 +145,6 @@ class UsageError(ValueError):
         self.params = params
 
 
-@dataclass(frozen=True, slots=True)
-class Invocation:
-    verb: Verb
-    ref: PRRef | None = None
-    section: Section = Section.SUMMARY
-    words: tuple[str, ...] = ()
-    everything: bool = False
-    schedule: str | None = None
-    timezone: str | None = None
-    public: bool = False
-    query: Query | None = None  # find: the parsed query (None when it has an error)
-    query_text: str = ""  # find: the query as typed, echoed with the results
-    query_error: str = ""  # find: the QueryError line, answered instead of results
-    replay: bool = False  # `subscribe test QUERY [at CADENCE]`: replay, change nothing
-    cadence: str = ""  # subscribe: the cadence as typed after `at` ("": the default)
-    picker: bool = False  # `subscribe` alone: Slack's modal, Telegram's keyboard
-    numbers: tuple[int, ...] = ()  # unsubscribe: the subscriptions' numbers
-    extra: dict[str, str] = field(default_factory=dict)
-
-
 def _split(text: str) -> list[str]:
     try:
         args = shlex.split(text)
@@ -186,7 +163,7 @@ def section_of(word: str) -> Section:
     return section
 
 
-def _pr(args: list[str], section: Section | None = None) -> Invocation:
+def _pr(args: list[str], section: Section | None = None) -> ShowReport:
     public = "public" in args
     args = [a for a in args if a != "public"]
     if not args:
@@ -197,17 +174,17 @@ def _pr(args: list[str], section: Section | None = None) -> Invocation:
         raise UsageError("bad_ref", ref=args[0][:80]) from None
     if section is None and len(args) > 1:
         section = section_of(args[1])
-    return Invocation(Verb.PR, ref=ref, section=section or Section.SUMMARY, public=public)
+    return ShowReport(ref, section or Section.SUMMARY, public)
 
 
-def _unsubscribe(args: list[str]) -> Invocation:
+def _unsubscribe(args: list[str]) -> Unsubscribe:
     """`unsubscribe 2`, `unsubscribe 1 3`, `unsubscribe all`: by the numbers `subscriptions`
     shows."""
     if [a.lower() for a in args] == ["all"]:
-        return Invocation(Verb.UNSUBSCRIBE, everything=True)
+        return Unsubscribe(everything=True)
     if not args or not all(a.isdigit() and 0 < int(a) < 2**31 for a in args):
         raise UsageError("usage_unsubscribe")
-    return Invocation(Verb.UNSUBSCRIBE, numbers=tuple(dict.fromkeys(int(a) for a in args)))
+    return Unsubscribe(numbers=tuple(dict.fromkeys(int(a) for a in args)))
 
 
 def _timezone(name: str) -> str:
@@ -218,14 +195,14 @@ def _timezone(name: str) -> str:
     return name
 
 
-def _schedule(args: list[str]) -> Invocation:
+def _schedule(args: list[str]) -> SetSchedule:
     if not args:
         raise UsageError("usage_schedule")
     cron = clock_cron(args[0])
     if cron is not None:
         rest = args[1:]
         if rest and is_days(rest[0]):
-            cron = clock_cron(args[0], rest[0])
+            cron = clock_cron(args[0], rest[0]) or cron
             rest = rest[1:]
     elif len(args[0].split()) == 5:  # a quoted cron
         cron, rest = args[0], args[1:]
@@ -236,25 +213,30 @@ def _schedule(args: list[str]) -> Invocation:
     if len(rest) > 1:
         raise UsageError("usage_schedule")
     tz = _timezone(rest[0]) if rest else None
-    return Invocation(Verb.SCHEDULE, schedule=cron, timezone=tz)
+    return SetSchedule(cron, tz)
 
 
-def _find(text: str) -> Invocation:
-    """`find QUERY`: the query read whole (quotes and parentheses are its own syntax); an
-    error in it is answered with its line, not raised."""
+def _typed_query(text: str) -> TypedQuery:
+    """A query read whole (quotes and parentheses are its own syntax); an error in it is kept
+    to be answered with its line, not raised."""
     typed = " ".join(text.split())
-    if not typed:
-        raise UsageError("usage_find")
     try:
-        return Invocation(Verb.FIND, query=parse_query(typed), query_text=typed)
+        return TypedQuery(typed, parse_query(typed))
     except QueryError as error:
-        return Invocation(Verb.FIND, query_text=typed, query_error=str(error))
+        return TypedQuery(typed, None, str(error))
+
+
+def _find(text: str) -> Find:
+    """`find QUERY`."""
+    if not text.strip():
+        raise UsageError("usage_find")
+    return Find(_typed_query(text))
 
 
 _AT: Final = re.compile(r"\s+at\s+", re.IGNORECASE)
 
 
-def _subscribe(text: str, replay: bool) -> Invocation:
+def _subscribe(text: str, replay: bool) -> Subscribe | TrySubscribe | OpenPicker:
     """`subscribe [test] QUERY [at CADENCE]`: the query read whole, like find's; the cadence is
     what follows the last ` at ` (or the pickers' wording that holds an `at`: `_cadence_cut`).
     With nothing after it, `subscribe` asks for a picker (Slack's modal, Telegram's keyboard)."""
@@ -267,9 +249,11 @@ def _subscribe(text: str, replay: bool) -> Invocation:
             raise UsageError("usage_subscribe_test")
         if cadence:
             raise UsageError("usage_subscribe")
-        return Invocation(Verb.SUBSCRIBE, picker=True)
-    found = _find(query_text)
-    return replace(found, verb=Verb.SUBSCRIBE, replay=replay, cadence=cadence)
+        return OpenPicker()
+    typed_query = _typed_query(query_text)
+    if replay:
+        return TrySubscribe(typed_query, cadence)
+    return Subscribe(typed_query, cadence)
 
 
 def _cadence_cut(parts: list[str]) -> int:
@@ -291,7 +275,7 @@ def _verb(name: str) -> Verb | None:
         return None
 
 
-def parse(verb_text: str, text: str = "") -> Invocation:
+def parse(verb_text: str, text: str = "") -> Request:
     """A command by name (`risks`, `subscribe`, `pr`...) and its argument text."""
     name = verb_text.lower().lstrip("/")
     verb = _verb(name)
@@ -314,21 +298,21 @@ def parse(verb_text: str, text: str = "") -> Invocation:
         case Verb.SCHEDULE:
             return _schedule(args)
         case _:
-            return Invocation(verb, public="public" in args)
+            return Ask(verb, public="public" in args)
 
 
-def parse_pr_text(text: str) -> Invocation:
+def parse_pr_text(text: str) -> Request:
     """Slack's `/pr` text: a PR reference, or a subcommand (`/pr subscribe rollout`)."""
     args = _split(text)
     if not args:
-        return Invocation(Verb.HELP)
+        return Ask(Verb.HELP)
     head = args[0].lower()
     if head in SECTION_SHORTCUTS or _verb(head) not in (None, Verb.PR):
         return parse(head, text.strip()[len(args[0]) :])
     return _pr(args)
 
 
-def parse_mention(text: str) -> Invocation | None:
+def parse_mention(text: str) -> Request | None:
     """Natural language after an @mention: "show risks for #7422", "#7422 的风险",
     "what files did 7422 touch", "related to 7422". None when no PR is named."""
     cleaned = re.sub(r"<@[A-Z0-9]+>", " ", text).strip()
@@ -338,7 +322,7 @@ def parse_mention(text: str) -> Invocation | None:
     match = _MENTION_REF.search(cleaned)
     if match is None:
         try:
-            return parse_pr_text(cleaned) if cleaned else Invocation(Verb.HELP)
+            return parse_pr_text(cleaned) if cleaned else Ask(Verb.HELP)
         except UsageError:
             return None
     try:
@@ -354,16 +338,25 @@ def parse_mention(text: str) -> Invocation | None:
         if found is not None and word != "all":
             section = found
             break
-    return Invocation(Verb.PR, ref=ref, section=section, public=True)
+    return ShowReport(ref, section, public=True)
+
+
+def opens_picker(parse: Callable[[], Request]) -> bool:
+    """Whether the typed command is `subscribe` with nothing after it: the platform opens its
+    picker (Slack's modal, Telegram's keyboard) instead of answering in words."""
+    try:
+        return isinstance(parse(), OpenPicker)
+    except UsageError:
+        return False
 
 
 MAX_REF_SHOWN = 80  # of a button value that names no PR, quoted back
 
 
-def button_invocation(value: str, section: Section) -> Invocation:
+def button_request(value: str, section: Section) -> ShowReport:
     """A digest's section button: the PR its value names, at that section."""
     try:
         ref = parse_ref(value)
     except BadRefError:
         raise UsageError("bad_ref", ref=value[:MAX_REF_SHOWN]) from None
-    return Invocation(Verb.PR, ref=ref, section=section)
+    return ShowReport(ref, section)

@@ -15,8 +15,9 @@ from collections.abc import Callable
 from functools import partial
 
 from bot.chat.answers import Answer, Answerer, Chat, Notice
-from bot.chat.commands import Invocation, Verb, parse
+from bot.chat.commands import parse
 from bot.chat.picker import Choices, Pick, known_choices
+from bot.chat.requests import OpenPicker, Request
 from bot.chat.subscriptions import PICKER
 
 # What the Answerer answers `subscribe` alone with, once the admin and locked rules let it through.
@@ -25,7 +26,7 @@ PICKER_ALLOWED = PICKER
 
 async def picker_refusal(answerer: Answerer, chat: Chat) -> Answer | None:
     """None when the picker may open for `chat`'s user; else the answer they get instead."""
-    answer = await answerer.answer(Invocation(Verb.SUBSCRIBE, picker=True), chat)
+    answer = await answerer.answer(OpenPicker(), chat)
     reply = answer.reply
     if isinstance(reply, Notice) and reply.key == PICKER_ALLOWED:
         return None
@@ -36,6 +37,6 @@ async def choices(answerer: Answerer) -> Choices:
     return await known_choices(answerer.reports, answerer.clock())
 
 
-def picked_parse(pick: Pick) -> Callable[[], Invocation]:
+def picked_parse(pick: Pick) -> Callable[[], Request]:
     """The pick as the typed command's parse: `subscribe QUERY at CADENCE`."""
     return partial(parse, "subscribe", pick.command_text())

@@ -16,12 +16,12 @@ from typing import Protocol
 from sqlalchemy.exc import SQLAlchemyError
 
 from bot.chat.answers import Answerer
-from bot.chat.commands import Invocation
 from bot.chat.home import HomeData, HomeSubscription, home_data, owned_subscriptions
 from bot.chat.membership import Membership
 from bot.chat.messages import Answer, Chat, Notice
 from bot.chat.picker import Choices
 from bot.chat.picking import choices, picker_refusal
+from bot.chat.requests import Request
 from bot.core.clock import Clock
 from bot.core.digest.select import StoredReport
 from bot.core.models import Locale, Platform
@@ -68,9 +68,9 @@ class ChatService(Protocol):
         user_locale: Locale | None = None,
     ) -> Chat: ...
 
-    async def answer(self, inv: Invocation, chat: Chat) -> Answer: ...
+    async def answer(self, request: Request, chat: Chat) -> Answer: ...
 
-    async def answer_text(self, parse: Callable[[], Invocation], chat: Chat) -> Answer: ...
+    async def answer_text(self, parse: Callable[[], Request], chat: Chat) -> Answer: ...
 
     async def answer_action(self, action: EntryAction, argument: str, chat: Chat) -> Answer: ...
 
@@ -145,10 +145,10 @@ class ChatApp:
         locale = found or user_locale or self.default_locale
         return Chat(platform, chat_id, user_id, is_admin, locale, user_name, private)
 
-    async def answer(self, inv: Invocation, chat: Chat) -> Answer:
-        return await self.answerer.answer(inv, chat)
+    async def answer(self, request: Request, chat: Chat) -> Answer:
+        return await self.answerer.answer(request, chat)
 
-    async def answer_text(self, parse: Callable[[], Invocation], chat: Chat) -> Answer:
+    async def answer_text(self, parse: Callable[[], Request], chat: Chat) -> Answer:
         return await self.answerer.answer_text(parse, chat)
 
     async def answer_action(self, action: EntryAction, argument: str, chat: Chat) -> Answer:

@@ -13,9 +13,10 @@ from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager, nullcontext
 from datetime import datetime
 
-from bot.chat.commands import Invocation, command_prefix
+from bot.chat.commands import command_prefix
 from bot.chat.messages import Answer, Chat, Notice
 from bot.chat.replay import REPLAY_DAYS
+from bot.chat.requests import Ask, OpenPicker, SetSchedule, Subscribe, Unsubscribe
 from bot.chat.search_gate import SearchGate
 from bot.core.calendar import WorkingCalendar
 from bot.core.clock import Clock, human_time
@@ -118,14 +119,12 @@ class SubscriptionVerbs:
         return f"{result.total}+" if result.capped else str(result.total)
 
     def cadence(
-        self, inv: Invocation, subs: list[Subscription], now: datetime
+        self, typed: str, subs: list[Subscription], now: datetime
     ) -> tuple[Cadence, str] | Answer:
         """The cadence typed after `at` (the default chat schedule if none) and the zone it
         runs in (the chat's, else the config's); a bad cadence is the answer."""
         try:
-            cadence = parse_cadence(
-                inv.cadence or DEFAULT_CHAT_SCHEDULE, next_fire=next_fire, now=now
-            )
+            cadence = parse_cadence(typed or DEFAULT_CHAT_SCHEDULE, next_fire=next_fire, now=now)
         except CadenceError as error:
             return Answer(Notice("bad_cadence", {"error": str(error)}))
         return cadence, subs[0].timezone if subs else self.config.timezone
@@ -140,21 +139,28 @@ class SubscriptionVerbs:
             return None
         return Answer(Notice("locked", {"name": locked.name}))
 
-    async def subscribe(self, inv: Invocation, chat: Chat) -> Answer:
+    async def subscribe(self, request: Subscribe | OpenPicker, chat: Chat) -> Answer:
         subs = await self.mine(chat)
         if (refused := self._locked(subs)) is not None:
             return refused
-        if inv.picker:  # `subscribe` alone: the platform's picker opens (a typed hint elsewhere)
+        if isinstance(request, OpenPicker):  # the platform's picker opens (a hint elsewhere)
             return Answer(Notice(PICKER))
-        if inv.query is None:
-            return Answer(Notice("bad_query", {"error": inv.query_error}))
+        if request.typed.query is None:
+            return Answer(Notice("bad_query", {"error": request.typed.error}))
         now = self.clock()
-        typed = self.cadence(inv, subs, now)
+        typed = self.cadence(request.cadence, subs, now)
         if isinstance(typed, Answer):
             return typed
-        cadence, tz = typed
-        query = await self.read_tags(inv.query)
-        text = inv.query_text if query == inv.query else unparse(query)
+        return await self._add(request.typed.query, request.typed.text, typed, chat)
+
+    async def _add(
+        self, asked: Query, asked_text: str, when: tuple[Cadence, str], chat: Chat
+    ) -> Answer:
+        """Add the subscription (its bare words that name tags read as tags) and say so."""
+        now = self.clock()
+        cadence, tz = when
+        query = await self.read_tags(asked)
+        text = asked_text if query == asked else unparse(query)
         # The query runs once before anything is saved: one the budget refuses saves nothing.
         recent = {
             "days": str(RECENT_DAYS),
@@ -181,9 +187,9 @@ class SubscriptionVerbs:
             "next": self._next(sub, now),
         }
         announce = _announce(chat, "added", params)
-        if query == inv.query:
+        if query == asked:
             return Answer(Notice("subscribed", {**params, **recent}), announce=announce)
-        words = _read_as_tags(inv.query, query)
+        words = _read_as_tags(asked, query)
         reading = {"words": ", ".join(words), "example": f'"{words[0]}"'}
         answer = Notice("subscribed_as_tags", {**params, **recent, **reading})
         return Answer(answer, announce=announce)
@@ -194,13 +200,13 @@ class SubscriptionVerbs:
         engine = None if self.reports is None else self.reports.engine
         return await read_bare_tags(engine, query, self.config.rule_tags())
 
-    async def unsubscribe(self, inv: Invocation, chat: Chat) -> Answer:
+    async def unsubscribe(self, request: Unsubscribe, chat: Chat) -> Answer:
         subs = await self.mine(chat)
         if (refused := self._locked(subs)) is not None:
             return refused
         if not subs:
             return Answer(Notice("no_subscriptions"))
-        numbers = None if inv.everything else list(inv.numbers)
+        numbers = None if request.everything else list(request.numbers)
         if numbers is not None:
             known = {s.number: s for s in subs}
             missing = [str(n) for n in numbers if n not in known]
@@ -216,7 +222,7 @@ class SubscriptionVerbs:
         params = {"items": items}
         return Answer(Notice("unsubscribed", params), announce=_announce(chat, "removed", params))
 
-    async def list(self, inv: Invocation, chat: Chat) -> Answer:
+    async def list(self, request: Ask, chat: Chat) -> Answer:
         subs = await self.mine(chat)
         if not subs:
             return Answer(Notice("no_subscriptions"))
@@ -234,7 +240,7 @@ class SubscriptionVerbs:
             }
             lines.append(notice_text("subscription_line", chat.locale, params))
         lines += await self._tag_hints(subs, chat)
-        return Answer(Notice("subscriptions", {"items": "\n".join(lines)}), inv.public)
+        return Answer(Notice("subscriptions", {"items": "\n".join(lines)}), request.public)
 
     async def _tag_hints(self, subs: Sequence[Subscription], chat: Chat) -> Sequence[str]:
         """For each chat subscription stored with bare words that now name known tags (it
@@ -254,25 +260,24 @@ class SubscriptionVerbs:
             if sub.id in stored and not known.isdisjoint(bare_words(stored[sub.id]))
         ]
 
-    async def schedule(self, inv: Invocation, chat: Chat) -> Answer:
+    async def schedule(self, request: SetSchedule, chat: Chat) -> Answer:
         """`schedule 09:00 [TZ]`: when the chat's own subscriptions post (a person's, in a
         private chat); `now` ones keep posting as PRs arrive."""
-        assert inv.schedule is not None
         subs = await self.mine(chat)
         if (refused := self._locked(subs)) is not None:
             return refused
         own = [s for s in subs if s.origin is not Origin.CONFIG and not s.instant]
         if not own:
             return Answer(Notice("no_subscriptions"))
-        tz = inv.timezone or own[0].timezone
+        tz = request.timezone or own[0].timezone
         calendar = self.calendars.for_destination(chat.platform, chat.chat_id, tz)
         try:
-            found = next_real_fire(inv.schedule, tz, self.clock(), calendar)
+            found = next_real_fire(request.cron, tz, self.clock(), calendar)
         except CronError as exc:
             return Answer(Notice("bad_schedule", {"reason": str(exc)}))
-        await self.store.set_schedule([s.id for s in own], inv.schedule, tz, actor(chat))
+        await self.store.set_schedule([s.id for s in own], request.cron, tz, actor(chat))
         upcoming = found.at.isoformat(timespec="minutes") if found is not None else "-"
-        params = {"cron": inv.schedule, "tz": tz, "next": upcoming}
+        params = {"cron": request.cron, "tz": tz, "next": upcoming}
         changed = (
             None if chat.private else Notice("schedule_changed", {"user": actor(chat), **params})
         )

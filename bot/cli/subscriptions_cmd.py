@@ -26,8 +26,8 @@ from pydantic import (
     model_validator,
 )
 
-from bot.chat.commands import Invocation, Verb
 from bot.chat.messages import Chat, Notice
+from bot.chat.requests import Ask, Verb
 from bot.chat.subscriptions import SubscriptionVerbs
 from bot.cli.common import CliError, Command
 from bot.core import clock
@@ -317,7 +317,7 @@ async def _list(_args: argparse.Namespace) -> int:
         for key in sorted(firsts):
             first = firsts[key]  # the chat speaks its first subscription's language
             chat = Chat(first.platform, first.target, "", _nobody_is_admin, first.locale)
-            answer = await verbs.list(Invocation(Verb.SUBSCRIPTIONS), chat)
+            answer = await verbs.list(Ask(Verb.SUBSCRIPTIONS), chat)
             assert isinstance(answer.reply, Notice)
             print(f"{first.platform.value}:{first.target}")
             lines = answer.reply.params["items"].splitlines()

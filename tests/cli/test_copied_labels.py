@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import pytest
 
-from bot.chat.commands import Verb, parse, parse_mention
+from bot.chat.commands import parse, parse_mention
+from bot.chat.requests import ShowReport
 from bot.cli import main
+from bot.core.models import Section
 from bot.core.query import And, Field, Or, Text, unparse
 from bot.core.query import parse as parse_query
 from bot.core.reports.model import Report
@@ -24,10 +26,9 @@ def test_a_label_is_a_ref_of_a_repo_named_without_its_owner() -> None:
     assert parse_ref("verl#7422") == PRRef(7422, "verl")
     assert str(parse_ref("verl#7422")) == "verl#7422"
     assert parse_ref("verl-project/verl#7422") == PRRef(7422, "verl-project/verl")
-    chat = parse("pr", "verl#7422 risks")
-    assert chat.verb is Verb.PR and chat.ref == PRRef(7422, "verl")
+    assert parse("pr", "verl#7422 risks") == ShowReport(PRRef(7422, "verl"), Section.RISKS)
     mention = parse_mention("<@U0BOT> what are the risks of verl#7422")
-    assert mention is not None and mention.ref == PRRef(7422, "verl")
+    assert isinstance(mention, ShowReport) and mention.ref == PRRef(7422, "verl")
 
 
 def test_a_label_or_a_bare_number_in_a_query_names_the_pr() -> None:

@@ -10,6 +10,7 @@ import pytest
 from bot.chat.answers import Answerer, Chat, Notice
 from bot.chat.commands import parse, parse_pr_text
 from bot.chat.picker import CADENCES
+from bot.chat.requests import Subscribe
 from bot.core.clock import utc_clock
 from bot.core.models import Locale, Platform
 from bot.core.render.picker_labels import picker_keys, picker_label
@@ -120,8 +121,9 @@ def test_a_canonical_cadence_is_left_to_the_cadence_parser(typed: str) -> None:
 def test_subscribe_reads_wording_that_holds_an_at_whole(
     typed: str, query: str, cadence: str
 ) -> None:
-    inv = parse_pr_text(typed)
-    assert (inv.query_text, inv.cadence) == (query, cadence)
+    request = parse_pr_text(typed)
+    assert isinstance(request, Subscribe)
+    assert (request.typed.text, request.cadence) == (query, cadence)
 
 
 def test_a_config_schedule_in_the_pickers_wording_is_read_as_its_cadence() -> None:

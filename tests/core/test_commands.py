@@ -7,7 +7,18 @@ from datetime import UTC, datetime
 import pytest
 
 from bot.chat.answers import Answerer, Chat, DigestAnswer, Notice, SectionAnswer
-from bot.chat.commands import COMMAND_TABLE, UsageError, Verb, parse, parse_mention, parse_pr_text
+from bot.chat.commands import COMMAND_TABLE, UsageError, parse, parse_mention, parse_pr_text
+from bot.chat.requests import (
+    PLAIN_VERBS,
+    Ask,
+    Find,
+    OpenPicker,
+    SetSchedule,
+    ShowReport,
+    Subscribe,
+    Unsubscribe,
+    Verb,
+)
 from bot.core.clock import utc_clock
 from bot.core.models import Locale, Platform, Section
 from bot.core.reports.parse.parser import parse_file
@@ -35,9 +46,7 @@ from tests.kits.paths import SEED
     ],
 )
 def test_slack_pr_text_names_a_pr_and_a_section(text: str, ref: PRRef, section: Section) -> None:
-    inv = parse_pr_text(text)
-    assert (inv.verb, inv.ref, inv.section) == (Verb.PR, ref, section)
-    assert inv.public == text.endswith("public")
+    assert parse_pr_text(text) == ShowReport(ref, section, public=text.endswith("public"))
 
 
 @pytest.mark.parametrize(
@@ -56,8 +65,8 @@ def test_bad_pr_input_gets_a_usage_notice(text: str, key: str) -> None:
 
 
 def test_empty_pr_text_is_help() -> None:
-    assert parse_pr_text("").verb is Verb.HELP
-    assert parse_pr_text("   ").verb is Verb.HELP
+    assert parse_pr_text("") == Ask(Verb.HELP)
+    assert parse_pr_text("   ") == Ask(Verb.HELP)
 
 
 def test_slack_subcommands_and_telegram_commands_parse_the_same() -> None:
@@ -66,16 +75,16 @@ def test_slack_subcommands_and_telegram_commands_parse_the_same() -> None:
     )
     telegram = parse("subscribe", "tag:rollout -tag:ci repo:verl-project/verl at weekly fri 17:00")
     assert slack == telegram
-    assert slack.query_text == "tag:rollout -tag:ci repo:verl-project/verl"
-    assert slack.cadence == "weekly fri 17:00" and not slack.replay
-    assert parse("unsubscribe", "2 3 2").numbers == (2, 3)
-    assert parse("unsubscribe", "all").everything
-    assert parse("subscribe", "").picker
+    assert isinstance(slack, Subscribe)
+    assert slack.typed.text == "tag:rollout -tag:ci repo:verl-project/verl"
+    assert slack.cadence == "weekly fri 17:00"
+    assert parse("unsubscribe", "2 3 2") == Unsubscribe(numbers=(2, 3))
+    assert parse("unsubscribe", "all") == Unsubscribe(everything=True)
+    assert parse("subscribe", "") == OpenPicker()
 
 
 def test_risks_shortcut_is_pr_risks() -> None:
-    inv = parse("risks", "7422")
-    assert (inv.verb, inv.ref, inv.section) == (Verb.PR, PRRef(7422), Section.RISKS)
+    assert parse("risks", "7422") == ShowReport(PRRef(7422), Section.RISKS)
 
 
 @pytest.mark.parametrize(
@@ -88,8 +97,7 @@ def test_risks_shortcut_is_pr_risks() -> None:
     ],
 )
 def test_schedule_accepts_a_time_or_a_cron(text: str, cron: str, tz: str | None) -> None:
-    inv = parse("schedule", text)
-    assert (inv.schedule, inv.timezone) == (cron, tz)
+    assert parse("schedule", text) == SetSchedule(cron, tz)
 
 
 @pytest.mark.parametrize(
@@ -113,10 +121,9 @@ def test_bad_schedules_name_the_problem(text: str, key: str) -> None:
     ],
 )
 def test_mentions_in_english_and_chinese(text: str, section: Section) -> None:
-    inv = parse_mention(text)
-    assert inv is not None
-    assert inv.ref is not None and inv.ref.number == 7422
-    assert inv.section is section
+    found = parse_mention(text)
+    assert isinstance(found, ShowReport)
+    assert (found.ref.number, found.section, found.public) == (7422, section, True)
 
 
 def test_a_mention_without_a_pr_is_not_a_command() -> None:
@@ -217,9 +224,16 @@ async def test_the_next_digest_time_counts_from_the_injected_clock(store: Report
     assert ok.reply.params["next"] == "2026-09-02T08:15+02:00"
 
 
-def test_every_verb_has_a_handler(store: ReportStore) -> None:
+def test_every_plain_verb_has_a_handler_and_every_other_verb_a_request(
+    store: ReportStore,
+) -> None:
     answerer = Answerer(store, DestinationStore(store.engine), BotConfig(), clock=utc_clock)
-    assert set(answerer.handlers) == set(Verb)
+    assert set(answerer.plain) == PLAIN_VERBS
+    samples = {"pr": "7422", "find": "x", "subscribe": "x", "unsubscribe": "1", "schedule": "9:00"}
+    typed = {verb: type(parse(verb.value, samples.get(verb.value, ""))) for verb in Verb}
+    assert {verb for verb, kind in typed.items() if kind is Ask} == PLAIN_VERBS
+    with pytest.raises(ValueError, match="pr takes arguments"):
+        Ask(Verb.PR)
 
 
 async def test_config_channels_are_changed_in_the_config_not_the_chat(store: ReportStore) -> None:
@@ -298,16 +312,19 @@ def test_find_reads_the_query_whole_and_search_is_its_alias() -> None:
     from bot.core.query import And, Field, Text
 
     found = parse("search", '"weight sync" -tag:ci')
-    assert found.verb is Verb.FIND and found.query_text == '"weight sync" -tag:ci'
-    assert isinstance(found.query, And)
-    assert found.query.items[0] == Text("weight sync", phrase=True)
-    assert parse_pr_text("find #7422").query == Field("number", ":", "7422")
-    assert parse_pr_text("search risk:FP8").verb is Verb.FIND
+    assert isinstance(found, Find) and found.typed.text == '"weight sync" -tag:ci'
+    assert isinstance(found.typed.query, And)
+    assert found.typed.query.items[0] == Text("weight sync", phrase=True)
+    by_number = parse_pr_text("find #7422")
+    assert isinstance(by_number, Find)
+    assert by_number.typed.query == Field("number", ":", "7422")
+    assert isinstance(parse_pr_text("search risk:FP8"), Find)
     # A mention that starts with find is a query, even when it names a number.
     mention = parse_mention("<@U0BOT> find number:7400..7500")
-    assert mention is not None and mention.verb is Verb.FIND and mention.ref is None
+    assert isinstance(mention, Find)
     bad = parse("find", "rsk:x")
-    assert bad.query is None and bad.query_error.startswith("query: unknown field 'rsk'")
+    assert isinstance(bad, Find) and bad.typed.query is None
+    assert bad.typed.error.startswith("query: unknown field 'rsk'")
     with pytest.raises(UsageError) as caught:
         parse("find", "  ")
     assert caught.value.key == "usage_find"

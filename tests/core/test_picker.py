@@ -7,8 +7,9 @@ from datetime import UTC, datetime
 
 import pytest
 
-from bot.chat.commands import Verb, parse
+from bot.chat.commands import parse
 from bot.chat.picker import CADENCES, EmptyPickError, Pick, known_choices, picked_query
+from bot.chat.requests import Subscribe
 from bot.core.models import Locale, Platform
 from bot.core.query import Field, Or
 from bot.core.query import parse as parse_query
@@ -50,11 +51,11 @@ def test_every_offered_cadence_is_one_the_typed_command_takes() -> None:
 
 def test_a_pick_is_the_typed_subscribe_command() -> None:
     pick = Pick(tags=("breaking", "rollout"), min_impact="high", cadence="weekly fri 17:00")
-    inv = parse("subscribe", pick.command_text())
-    assert (inv.verb, inv.picker, inv.replay) == (Verb.SUBSCRIBE, False, False)
-    assert inv.query_text == "(tag:breaking OR tag:rollout) impact>=high"
-    assert inv.cadence == "weekly fri 17:00"
-    assert inv.query is not None
+    request = parse("subscribe", pick.command_text())
+    assert isinstance(request, Subscribe)
+    assert request.typed.text == "(tag:breaking OR tag:rollout) impact>=high"
+    assert request.cadence == "weekly fri 17:00"
+    assert request.typed.query is not None
 
 
 async def test_the_offered_tags_and_repos_are_counted_most_first(store: ReportStore) -> None:

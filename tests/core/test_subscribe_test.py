@@ -8,7 +8,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from bot.chat.answers import Answerer, Chat, Notice
-from bot.chat.commands import UsageError, Verb, parse, parse_pr_text
+from bot.chat.commands import UsageError, parse, parse_pr_text
+from bot.chat.requests import Subscribe, TrySubscribe
 from bot.core.models import Locale, Platform
 from bot.core.reports.model import Report
 from bot.core.store.reports import ReportStore
@@ -27,16 +28,20 @@ def _chat(locale: Locale = Locale.EN) -> Chat:
 
 
 def test_the_query_is_read_whole_and_the_cadence_follows_the_last_at() -> None:
-    inv = parse("subscribe", "test tag:breaking OR risk:fp8 at weekly fri 17:00")
-    assert (inv.verb, inv.replay, inv.cadence) == (Verb.SUBSCRIBE, True, "weekly fri 17:00")
-    assert inv.query_text == "tag:breaking OR risk:fp8"
+    request = parse("subscribe", "test tag:breaking OR risk:fp8 at weekly fri 17:00")
+    assert isinstance(request, TrySubscribe) and request.cadence == "weekly fri 17:00"
+    assert request.typed.text == "tag:breaking OR risk:fp8"
     slack = parse_pr_text("subscribe test 权重")
-    assert (slack.replay, slack.query_text, slack.cadence) == (True, "权重", "")
-    assert parse("subscribe", "test rsk:x").query_error.startswith("query: unknown field 'rsk'")
+    assert isinstance(slack, TrySubscribe) and (slack.typed.text, slack.cadence) == ("权重", "")
+    bad = parse("subscribe", "test rsk:x")
+    assert isinstance(bad, TrySubscribe)
+    assert bad.typed.error.startswith("query: unknown field 'rsk'")
     with pytest.raises(UsageError) as caught:
         parse("subscribe", "test")
     assert caught.value.key == "usage_subscribe_test"
-    assert not parse("subscribe", "rollout").replay, "a tag named test is still `subscribe`"
+    assert isinstance(parse("subscribe", "rollout"), Subscribe), (
+        "a tag named test is still `subscribe`"
+    )
 
 
 async def test_a_member_replays_known_reports_and_nothing_changes(store: ReportStore) -> None:

@@ -10,14 +10,20 @@ from typing import TypeVar
 
 T = TypeVar("T")
 POLL_SECONDS = 0.01
+What = str | Callable[[], str]  # what did not happen; a callable says it as of the timeout
 
 
-async def until(condition: Callable[[], T], timeout: float = 5.0, what: str = "") -> T:
+def _failure(what: What) -> AssertionError:
+    said = what() if callable(what) else what
+    return AssertionError(said or "condition never became true")
+
+
+async def until(condition: Callable[[], T], timeout: float = 5.0, what: What = "") -> T:
     """The first truthy value `condition` returns; an AssertionError after `timeout` s."""
     deadline = asyncio.get_running_loop().time() + timeout
     while not (value := condition()):
         if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError(what or "condition never became true")
+            raise _failure(what)
         await asyncio.sleep(POLL_SECONDS)
     return value
 
@@ -25,7 +31,7 @@ async def until(condition: Callable[[], T], timeout: float = 5.0, what: str = ""
 async def until_async(
     condition: Callable[[], Awaitable[T]],
     timeout: float = 5.0,
-    what: str = "",
+    what: What = "",
     every: float = POLL_SECONDS,
 ) -> T:
     """`until` for a condition that has to await its answer (a database query); `every`
@@ -33,6 +39,6 @@ async def until_async(
     deadline = asyncio.get_running_loop().time() + timeout
     while not (value := await condition()):
         if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError(what or "condition never became true")
+            raise _failure(what)
         await asyncio.sleep(every)
     return value

@@ -25,6 +25,7 @@ from bot.adapters.slack.modal import SlackPicker, tell
 from bot.chat.commands import parse
 from bot.chat.home import HomeData, HomeSubscription, MustRead
 from bot.core.models import Format, Locale, Platform
+from bot.core.render.limits.slack import SLACK_SECTION_TEXT_MAX
 from bot.core.render.picker_labels import picker_label
 from bot.core.render.slack import escape_mrkdwn
 from bot.core.render.views import link_url
@@ -33,18 +34,19 @@ from bot.logs import log
 logger = logging.getLogger("prdigest.slack")
 
 ADD, REMOVE = "home_add", "home_remove"
-MAX_SHOWN_SUBSCRIPTIONS: Final = 60  # a Home tab holds 100 blocks; the rest is headroom
+MAX_SHOWN_SUBSCRIPTIONS: Final = (
+    60  # SLACK_VIEW_BLOCKS_MAX blocks fit a Home tab; the rest is headroom
+)
 MAX_CHANNELS_ASKED: Final = 50  # conversations.members calls per publish (Tier 4)
 MEMBERS_PAGE: Final = 200
-MAX_SECTION_TEXT: Final = 3000
 
 
 def _plain(text: str) -> dict[str, Any]:
-    return {"type": "plain_text", "text": text[:MAX_SECTION_TEXT]}
+    return {"type": "plain_text", "text": text[:SLACK_SECTION_TEXT_MAX]}
 
 
 def _mrkdwn(text: str) -> dict[str, Any]:
-    return {"type": "mrkdwn", "text": text[:MAX_SECTION_TEXT], "verbatim": True}
+    return {"type": "mrkdwn", "text": text[:SLACK_SECTION_TEXT_MAX], "verbatim": True}
 
 
 def _header(text: str) -> dict[str, Any]:

@@ -8,7 +8,7 @@ from typing import Any, Protocol
 
 from bot.adapters.slack.users import SlackUsers
 from bot.chat.answers import Answer, Chat
-from bot.chat.commands import Invocation
+from bot.chat.requests import Request
 from bot.chat.service import ChatService
 from bot.core.models import Locale
 from bot.core.render.renderer import Renderer
@@ -34,7 +34,7 @@ class ListenerHost(Protocol):
         self,
         payload: dict[str, Any],
         user_name: str,
-        parse: Callable[[], Invocation],
+        parse: Callable[[], Request],
         store_down: bool,
     ) -> tuple[Answer, Chat]: ...
 

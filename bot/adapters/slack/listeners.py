@@ -39,13 +39,12 @@ from bot.adapters.slack.users import SlackUsers
 from bot.adapters.work import BUSY, Admission, Work, WorkQueue
 from bot.chat.answers import Answer, Chat, Notice, render_notice
 from bot.chat.commands import (
-    Invocation,
-    UsageError,
-    Verb,
-    button_invocation,
+    button_request,
+    opens_picker,
     parse_mention,
     parse_pr_text,
 )
+from bot.chat.requests import Ask, Request, Verb
 from bot.chat.service import ChatService, nobody_is_admin
 from bot.core.models import Format, Platform, Section
 from bot.logs import log
@@ -193,7 +192,7 @@ class SlackListeners:
         self, command: dict[str, Any], respond: Respond, store_down: bool
     ) -> None:
         text = clean_text(str(command.get("text", "")))
-        if _wants_picker(text):
+        if opens_picker(partial(parse_pr_text, text)):
             await self.picker.open_from_command(command, respond, store_down)
             return
         user_name = str(command.get("user_name", ""))
@@ -223,7 +222,7 @@ class SlackListeners:
     ) -> None:
         section = BUTTON_SECTIONS[str(action.get("action_id"))]
         value = str(action.get("value", ""))
-        parse = partial(button_invocation, value, section)
+        parse = partial(button_request, value, section)
         answer, chat = await self.answer(body, "", parse, store_down)
         messages = await answer_messages(self.renderer, answer.reply, Format.SLACK, chat.locale)
         await respond_all(respond, messages, public=False, where="button")
@@ -246,7 +245,7 @@ class SlackListeners:
         self,
         payload: dict[str, Any],
         user_name: str,
-        parse: Callable[[], Invocation],
+        parse: Callable[[], Request],
         store_down: bool,
         ready: ChatReady | None = None,
     ) -> tuple[Answer, Chat]:
@@ -296,17 +295,9 @@ async def _logged(work: Callable[[], Awaitable[None]], gate: AckGate) -> None:
         _log_failure("slack.reply_failed", exc)
 
 
-def _wants_picker(text: str) -> bool:
-    """`/pr subscribe` with nothing after it."""
-    try:
-        return parse_pr_text(text).picker
-    except UsageError:
-        return False
-
-
-def _known(found: Invocation | None) -> Invocation:
+def _known(found: Request | None) -> Request:
     """A mention the parser could not read gets the help text."""
-    return found if found is not None else Invocation(Verb.HELP)
+    return found if found is not None else Ask(Verb.HELP)
 
 
 def _where_and_who(payload: dict[str, Any]) -> tuple[str, str]:

@@ -28,6 +28,13 @@ from bot.chat.picker import CADENCES, IMPACTS, Choices, EmptyPickError, Pick
 from bot.chat.picking import picked_parse
 from bot.chat.subscriptions import PICKER
 from bot.core.models import Format, Locale, Platform
+from bot.core.render.limits.slack import (
+    SLACK_OPTION_TEXT_MAX,
+    SLACK_OPTION_VALUE_MAX,
+    SLACK_SECTION_TEXT_MAX,
+    SLACK_SELECT_OPTIONS_MAX,
+    SLACK_VIEW_TITLE_MAX,
+)
 from bot.core.render.picker_labels import picker_label
 from bot.logs import log
 
@@ -35,29 +42,24 @@ logger = logging.getLogger("prdigest.slack")
 
 CALLBACK_ID: Final = "prdigest_subscribe"
 TAGS, REPOS, IMPACT, CADENCE = "tags", "repos", "impact", "cadence"  # block ids = action ids
-# Slack's limits on a modal (Block Kit reference; the fake enforces the same).
-MAX_VIEW_TITLE: Final = 24  # title, submit and close
-MAX_SELECT_OPTIONS: Final = 100
-MAX_OPTION_TEXT: Final = 75
-MAX_OPTION_VALUE: Final = 150
 EPHEMERAL_KEYS: Final = frozenset({"text", "blocks"})  # of a rendered message (no unfurl_*)
 
 Changed = Callable[[str, str], Awaitable[None]]  # (user, DM channel): a person's own changed
 
 
-def _plain(text: str, limit: int = 3000) -> dict[str, Any]:
+def _plain(text: str, limit: int = SLACK_SECTION_TEXT_MAX) -> dict[str, Any]:
     cut = text if len(text) <= limit else text[: limit - 1] + "…"
     return {"type": "plain_text", "text": cut}
 
 
 def _option(value: str, text: str) -> dict[str, Any]:
-    return {"text": _plain(text, MAX_OPTION_TEXT), "value": value}
+    return {"text": _plain(text, SLACK_OPTION_TEXT_MAX), "value": value}
 
 
 def _counted(pairs: Sequence[tuple[str, int]]) -> list[dict[str, Any]]:
     """Options `value (n)`, most reports first, within Slack's option limits."""
-    fitting = [(v, n) for v, n in pairs if len(v) <= MAX_OPTION_VALUE]
-    return [_option(v, f"{v} ({n})") for v, n in fitting[:MAX_SELECT_OPTIONS]]
+    fitting = [(v, n) for v, n in pairs if len(v) <= SLACK_OPTION_VALUE_MAX]
+    return [_option(v, f"{v} ({n})") for v, n in fitting[:SLACK_SELECT_OPTIONS_MAX]]
 
 
 def _select(
@@ -99,9 +101,9 @@ def modal_view(found: Choices, locale: Locale, channel: str, private: bool) -> d
     return {
         "type": "modal",
         "callback_id": CALLBACK_ID,
-        "title": _plain(word("modal_title"), MAX_VIEW_TITLE),
-        "submit": _plain(word("submit"), MAX_VIEW_TITLE),
-        "close": _plain(word("close"), MAX_VIEW_TITLE),
+        "title": _plain(word("modal_title"), SLACK_VIEW_TITLE_MAX),
+        "submit": _plain(word("submit"), SLACK_VIEW_TITLE_MAX),
+        "close": _plain(word("close"), SLACK_VIEW_TITLE_MAX),
         "private_metadata": json.dumps({"channel": channel, "locale": locale.value}),
         "blocks": blocks,
     }

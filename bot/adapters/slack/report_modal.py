@@ -20,6 +20,11 @@ from bot.chat.messages import StoredReport
 from bot.core.models import Format, Locale
 from bot.core.render.flow import RenderedMessage
 from bot.core.render.labels import labels
+from bot.core.render.limits.slack import (
+    SLACK_SECTION_TEXT_MAX,
+    SLACK_VIEW_BLOCKS_MAX,
+    SLACK_VIEW_TITLE_MAX,
+)
 from bot.core.render.renderer import Renderer
 from bot.logs import log
 
@@ -27,10 +32,7 @@ logger = logging.getLogger("prdigest.slack")
 
 CALLBACK_ID: Final = "prdigest_report"
 NEXT_PAGE: Final = "report_next_page"  # the "Next page" button's action_id
-MAX_VIEW_BLOCKS: Final = 100  # Slack's limit for a modal
-PAGE_BLOCKS: Final = MAX_VIEW_BLOCKS - 2  # room for the page line and the "Next page" button
-MAX_TITLE: Final = 24  # a modal's title
-MAX_SECTION_TEXT: Final = 3000
+PAGE_BLOCKS: Final = SLACK_VIEW_BLOCKS_MAX - 2  # room for the page line and the "Next page" button
 
 
 def report_blocks(messages: Sequence[RenderedMessage]) -> list[dict[str, Any]]:
@@ -41,7 +43,7 @@ def report_blocks(messages: Sequence[RenderedMessage]) -> list[dict[str, Any]]:
         if isinstance(found, list) and found:
             blocks += [dict(block) for block in found if block.get("type") != "actions"]
         else:
-            text = str(message.payload.get("text", ""))[:MAX_SECTION_TEXT]
+            text = str(message.payload.get("text", ""))[:SLACK_SECTION_TEXT_MAX]
             blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": text}})
     return blocks
 
@@ -61,7 +63,7 @@ def report_view(
     shown = blocks[page * PAGE_BLOCKS : (page + 1) * PAGE_BLOCKS]
     if pages > 1:
         line = L["report_page"].format(page=page + 1, pages=pages)
-        shown.append({"type": "context", "elements": [_plain(line, MAX_SECTION_TEXT)]})
+        shown.append({"type": "context", "elements": [_plain(line, SLACK_SECTION_TEXT_MAX)]})
     if page + 1 < pages:
         button = {
             "type": "button",
@@ -76,8 +78,8 @@ def report_view(
     return {
         "type": "modal",
         "callback_id": CALLBACK_ID,
-        "title": _plain(title, MAX_TITLE),
-        "close": _plain(L["report_close"], MAX_TITLE),
+        "title": _plain(title, SLACK_VIEW_TITLE_MAX),
+        "close": _plain(L["report_close"], SLACK_VIEW_TITLE_MAX),
         "blocks": shown,
         "private_metadata": json.dumps(metadata),
     }

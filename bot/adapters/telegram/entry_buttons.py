@@ -18,12 +18,13 @@ from telegram.ext import CallbackQueryHandler, ContextTypes
 
 from bot.adapters.answering import answer_messages
 from bot.adapters.base import AdapterDeps
-from bot.adapters.telegram.keyboard import MAX_ALERT_CHARS, ChatFactory, presser_is_admin
+from bot.adapters.telegram.keyboard import ChatFactory, presser_is_admin
 from bot.adapters.telegram.reply import Replier
 from bot.adapters.telegram.updates import TelegramApp
 from bot.chat.answers import Notice, render_notice
 from bot.core.models import Format
 from bot.core.render.actions import EntryAction, parse_action
+from bot.core.render.limits.telegram import TELEGRAM_ALERT_MAX
 from bot.logs import log
 
 logger = logging.getLogger("prdigest.telegram")
@@ -66,7 +67,7 @@ class EntryButtons:
         log(logger, "telegram.entry_button", action=action.value, chat=chat.chat_id)
         if isinstance(reply, Notice):
             told = render_notice(self.renderer, reply, Format.TEXT, chat.locale).text
-            await query.answer(told[:MAX_ALERT_CHARS], show_alert=not answer.public)
+            await query.answer(told[:TELEGRAM_ALERT_MAX], show_alert=not answer.public)
             if not answer.public:
                 return
         else:

@@ -39,7 +39,7 @@ from bot.adapters.telegram.members import (
 from bot.adapters.telegram.reply import Replier
 from bot.adapters.telegram.updates import TelegramApp
 from bot.chat.answers import Answer, Chat, Notice, Reply
-from bot.chat.commands import COMMAND_MENU, VERB_ALIASES, UsageError, parse, parse_mention
+from bot.chat.commands import COMMAND_MENU, VERB_ALIASES, opens_picker, parse, parse_mention
 from bot.chat.service import ChatService, nobody_is_admin
 from bot.core.models import Format, Locale, Platform
 from bot.core.render.telegram import parse_callback_data
@@ -127,7 +127,7 @@ class TelegramHandlers:
         chat = await self._message_chat(message, context)
         if verb == "start":
             await self.service.bot_back(Platform.TELEGRAM, chat.chat_id)
-        if _wants_picker(verb, args):
+        if opens_picker(partial(parse, verb, args)):
             refused = await self.keyboard.open(message, chat)
             if refused is not None:
                 await self._reply(message, _visible_reply(message, refused), chat.locale)
@@ -234,14 +234,6 @@ class TelegramHandlers:
             locale = user_locale(message.from_user) or self.default_locale
             reply = UNAVAILABLE if unavailable else Notice("error")
             await self._reply(message, reply, locale)
-
-
-def _wants_picker(verb: str, args: str) -> bool:
-    """`/subscribe` with nothing after it."""
-    try:
-        return parse(verb, args).picker
-    except UsageError:
-        return False
 
 
 def _addressed(text: str, username: str) -> str | None:

@@ -39,7 +39,7 @@ from bot.chat.picker import CADENCES, Pick
 from bot.chat.picking import picked_parse
 from bot.core.models import Format, Locale
 from bot.core.render.flow import RenderedMessage
-from bot.core.render.limits.telegram import TELEGRAM_MAX_CALLBACK_BYTES
+from bot.core.render.limits.telegram import TELEGRAM_ALERT_MAX, TELEGRAM_MAX_CALLBACK_BYTES
 from bot.core.render.picker_labels import picker_label
 from bot.logs import log
 
@@ -52,7 +52,6 @@ TOP_TAGS: Final = 12  # the most frequent tags of the last 30 days
 TAGS_PER_ROW: Final = 2
 CADENCES_PER_ROW: Final = 2
 PICKED: Final = "✅ "
-MAX_ALERT_CHARS: Final = 200  # answerCallbackQuery text
 SUBSCRIBED: Final = "subscribed"  # the Answerer's notice for a subscription added
 
 Context = ContextTypes.DEFAULT_TYPE
@@ -183,7 +182,7 @@ class TelegramKeyboard:
         if reply.key != SUBSCRIBED:
             # Refused ("Only admins…", a locked chat): told to the presser, the keyboard stays.
             told = render_notice(self.renderer, reply, Format.TEXT, chat.locale).text
-            await query.answer(told[:MAX_ALERT_CHARS], show_alert=True)
+            await query.answer(told[:TELEGRAM_ALERT_MAX], show_alert=True)
             return
         await query.answer()
         shown = answer.announce if answer.announce is not None else reply

@@ -27,12 +27,12 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bot.core.delivery.threads import flat_for_now
 from bot.core.models import Format, Layout, Locale
+from bot.core.render.limits.telegram import TELEGRAM_TOPIC_NAME_MAX
 from bot.core.render.options import DigestPart
 from bot.core.render.renderer import Renderer
 from bot.core.store.sql.db import insert_ignore
 from bot.core.store.sql.tables import destinations, forum_topics
 
-TOPIC_NAME_MAX = 128  # Telegram: createForumTopic's name, 1-128 characters
 TOPIC_KEY_MAX = 128  # forum_topics.key
 NOT_FORUM_NOTICE = "topics_not_forum"  # the labels' notice key
 
@@ -89,7 +89,9 @@ async def layout_for(
 
 def topics_of(parts: Sequence[DigestPart]) -> tuple[tuple[str, str], ...]:
     """A topics layout's forum topics: (key, name) of each tag group (not the summary)."""
-    return tuple((topic_key(p.key), (p.label or p.key)[:TOPIC_NAME_MAX]) for p in parts[1:])
+    return tuple(
+        (topic_key(p.key), (p.label or p.key)[:TELEGRAM_TOPIC_NAME_MAX]) for p in parts[1:]
+    )
 
 
 async def prepare_topics(

@@ -39,6 +39,7 @@ from tests.kits.slack import (
     slash_body,
     wait_for,
 )
+from tests.kits.waiting import until
 
 pytestmark = pytest.mark.slow
 
@@ -157,10 +158,9 @@ def _refs(messages: list[PostedMessage]) -> list[str]:
 
 
 async def _digest_posts(bot: BotProcess, fake: FakeSlack, timeout: float) -> list[PostedMessage]:
-    deadline = time.monotonic() + timeout
-    while not (planned := _log_events(bot, "digest.planned")):
-        assert time.monotonic() < deadline, bot.stderr.decode()[-3000:]
-        await asyncio.sleep(0.1)
+    planned = await until(
+        lambda: _log_events(bot, "digest.planned"), timeout, lambda: bot.stderr.decode()[-3000:]
+    )
     expected = planned[0]["messages"]
     assert expected >= 2, "the digest should need more than one message"
     await wait_for(lambda: channel_posts(fake, DIGEST_CHANNEL), expected, timeout)

@@ -4,12 +4,9 @@ must-read PRs their subscriptions match."""
 
 from __future__ import annotations
 
-import asyncio
 import json
-import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -18,6 +15,7 @@ from bot.core.store.subscriptions import Subscription, SubscriptionStore
 from tests.fakes.slack.interactions import Inbound
 from tests.fakes.slack.views import FakeView
 from tests.kits.slack import SIGNING_SECRET, USER, SlackBot, bot_config, channel_posts, slack_bot
+from tests.kits.waiting import until
 
 DM = "D0TEST1"  # USER's direct messages with the bot
 MINE, NOT_MINE, QUIET = "C0TEST2", "C0TEST3", "C0TEST1"
@@ -46,15 +44,6 @@ async def _send(bot: SlackBot, inbound: Inbound) -> None:
     assert response.status_code == 200, response.text
 
 
-async def _until(found: Callable[[], Any], timeout: float = 10.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while not (value := found()):
-        if time.monotonic() > deadline:
-            raise AssertionError("it never happened")
-        await asyncio.sleep(0.02)
-    return value
-
-
 def _published(bot: SlackBot) -> int:
     return len([c for c in bot.fake.view_calls if c.method == "views.publish"])
 
@@ -62,7 +51,7 @@ def _published(bot: SlackBot) -> int:
 async def _open_home(bot: SlackBot) -> FakeView:
     before = _published(bot)
     await _send(bot, bot.fake.interactions.app_home_opened(USER))
-    await _until(lambda: _published(bot) > before)
+    await until(lambda: _published(bot) > before, 10)
     home = bot.fake.views.home_of(USER)
     assert home is not None
     return home
@@ -102,11 +91,11 @@ async def test_the_remove_button_removes_the_subscription_and_the_home_shows_it(
     home = await _open_home(bot)
     before = _published(bot)
     await _send(bot, bot.fake.interactions.block_actions("home_remove", view_id=home.id))
-    await _until(lambda: _published(bot) > before)
+    await until(lambda: _published(bot) > before, 10)
     assert await _mine(bot) == []
     assert any("None yet" in text for text in _texts(home))
-    told = await _until(
-        lambda: [m for m in channel_posts(bot.fake, DM) if "Removed" in (m.text or "")]
+    told = await until(
+        lambda: [m for m in channel_posts(bot.fake, DM) if "Removed" in (m.text or "")], 10
     )
     assert told[0].text == "Removed: 1. tag:rollout"
 
@@ -115,12 +104,12 @@ async def test_the_add_button_opens_the_modal_for_the_dm(bot: SlackBot) -> None:
     home = await _open_home(bot)
     assert any("None yet" in text for text in _texts(home))
     await _send(bot, bot.fake.interactions.block_actions("home_add", view_id=home.id))
-    modal = await _until(lambda: [v for v in bot.fake.views_for(USER) if v.type == "modal"])
+    modal = await until(lambda: [v for v in bot.fake.views_for(USER) if v.type == "modal"], 10)
     assert json.loads(modal[0].current["private_metadata"])["channel"] == DM
     before = _published(bot)
     choices = {"tags": ["fix"], "cadence": "workdays 09:30"}
     await _send(bot, bot.fake.interactions.view_submission(modal[0].id, choices))
-    await _until(lambda: _published(bot) > before)
+    await until(lambda: _published(bot) > before, 10)
     [sub] = await _mine(bot)
     assert (sub.filter.query, sub.cadence, sub.owner) == ("tag:fix", "workdays 09:30", USER)
     assert "1. tag:fix · workdays 09:30" in " ".join(_texts(home))

@@ -10,7 +10,8 @@ import yaml
 
 from bot.adapters.slack.adapter import EVENTS_PATH
 from bot.adapters.slack.listeners import BUTTON_SECTIONS, SLASH_COMMAND
-from bot.chat.commands import COMMAND_TABLE, Verb
+from bot.chat.commands import COMMAND_TABLE
+from bot.chat.requests import Verb
 from tests.kits.paths import ROOT
 
 MANIFEST = ROOT / "deploy" / "slack-app-manifest.yaml"

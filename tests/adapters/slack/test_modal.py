@@ -4,11 +4,8 @@ an impact and a cadence, submits, and the channel hears of the new subscription.
 
 from __future__ import annotations
 
-import asyncio
-import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
@@ -31,6 +28,7 @@ from tests.kits.slack import (
     slack_bot,
     wait_for,
 )
+from tests.kits.waiting import until
 
 DM = "D0TEST1"  # USER's direct messages with the bot
 
@@ -55,18 +53,9 @@ async def _send(bot: SlackBot, inbound: Inbound) -> httpx.Response:
     return response
 
 
-async def _until(found: Callable[[], Any], timeout: float = 10.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while not (value := found()):
-        if time.monotonic() > deadline:
-            raise AssertionError("it never happened")
-        await asyncio.sleep(0.02)
-    return value
-
-
 async def _open_modal(bot: SlackBot, channel: str, user: str) -> FakeView:
     await _send(bot, bot.fake.interactions.slash_command("subscribe", channel=channel, user=user))
-    views = await _until(lambda: [v for v in bot.fake.views_for(user) if v.type == "modal"])
+    views = await until(lambda: [v for v in bot.fake.views_for(user) if v.type == "modal"], 10)
     assert [c.method for c in bot.fake.view_calls] == ["views.open"]
     view: FakeView = views[0]
     return view

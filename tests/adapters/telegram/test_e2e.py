@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import shutil
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -19,6 +18,7 @@ from bot.core.models import Format, Locale
 from bot.core.render.renderer import Renderer
 from bot.core.reports.parse.parser import parse_file
 from tests.fakes.telegram.api import FakeTelegram
+from tests.kits import waiting
 from tests.kits.paths import SEED
 from tests.kits.proc import BotProcess
 from tests.kits.telegram import buttons
@@ -41,12 +41,11 @@ def notice(key: str, **params: str) -> str:
 async def until(
     condition: Callable[[], object], timeout: float, bot: BotProcess, fake: FakeTelegram
 ) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            sent = [(m.chat_id, m.plain_text[:80]) for m in fake.sent]
-            raise AssertionError(f"timed out; sent: {sent}\nstderr:\n{bot.stderr.decode()[-3000:]}")
-        await asyncio.sleep(0.05)
+    def failed() -> str:
+        sent = [(m.chat_id, m.plain_text[:80]) for m in fake.sent]
+        return f"timed out; sent: {sent}\nstderr:\n{bot.stderr.decode()[-3000:]}"
+
+    await waiting.until(condition, timeout, failed)
 
 
 def texts(fake: FakeTelegram, chat_id: int) -> list[str]:

@@ -17,6 +17,7 @@ from tests.fakes.slack.api import FakeSlack, Fault
 from tests.fakes.slack.spec import SPEC_PATH
 from tests.kits.clocks import SecondsClock
 from tests.kits.slack import refused
+from tests.kits.waiting import until
 
 CHANNEL = "C0TEST1"
 
@@ -449,8 +450,8 @@ async def test_a_stall_past_the_client_timeout_still_posts_the_message(fake: Fak
 
     with pytest.raises(asyncio.TimeoutError):
         await client.chat_postMessage(channel=CHANNEL, text="slow but delivered")
-    await asyncio.sleep(0.4)
 
+    await until(lambda: fake.posted, what="the stalled post never landed")  # 0.3 s after the call
     assert [m.text for m in fake.posted] == ["slow but delivered"]
 
 

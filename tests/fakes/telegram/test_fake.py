@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dtm
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable
 from typing import Any
 
 import httpx
@@ -22,6 +22,7 @@ from telegram.request import HTTPXRequest
 from tests.fakes.telegram.api import FakeTelegram, Fault
 from tests.fakes.telegram.spec import ValueChecker
 from tests.kits.clocks import SecondsClock
+from tests.kits.waiting import until
 
 USER = 4242  # a private chat: positive id
 GROUP = -1001  # a group: negative id
@@ -73,13 +74,6 @@ def seconds(value: int | dtm.timedelta) -> float:
 
 def new_private_chat(fake: FakeTelegram) -> int:
     return fake.add_chat(USER + len(fake.chats)).id
-
-
-async def until(condition: Callable[[], bool], timeout: float = 2.0) -> None:
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not condition():
-        assert asyncio.get_running_loop().time() < deadline, "condition never became true"
-        await asyncio.sleep(0.005)
 
 
 # -- accepted calls --------------------------------------------------------------------------

@@ -25,3 +25,9 @@ SLACK_PER_CHANNEL_INTERVAL: Final = 1.0
 SLACK_MAX_PER_SECOND: Final = 20.0
 # Interactivity, response_url: Slack accepts five posts per response_url.
 SLACK_RESPONSE_URL_USES: Final = 5
+# Block Kit, view object: a modal's title, submit and close texts are at most 24 characters.
+SLACK_VIEW_TITLE_MAX: Final = 24
+# Block Kit, view object: a modal or the Home tab holds at most 100 blocks.
+SLACK_VIEW_BLOCKS_MAX: Final = 100
+# Block Kit, multi-select menu: at most 100 options.
+SLACK_SELECT_OPTIONS_MAX: Final = 100

@@ -23,3 +23,7 @@ TELEGRAM_OVERALL_LIMIT: Final = 30
 TELEGRAM_OVERALL_SECONDS: Final = 1.0
 # The pace under the 30/s; the arrival window keeps any second to 30 arrivals however they bunch.
 TELEGRAM_MAX_PER_SECOND: Final = 29.7
+# Bot API, answerCallbackQuery: the notification or alert text is 0-200 characters.
+TELEGRAM_ALERT_MAX: Final = 200
+# Bot API, createForumTopic: a topic's name is 1-128 characters.
+TELEGRAM_TOPIC_NAME_MAX: Final = 128
