@@ -12,7 +12,7 @@ A digest run asks it of every report of a window for every due destination (10,0
 9:00), so `compile_plan` turns it into a Plan once per destination: the top-level terms that
 are only repos or tags become set lookups on what StoredReport worked out once (its folded tags
 and repo), and `rest` holds every other term, evaluated by `bot.core.query.matches`. A Plan
-says what `matches(query, …)` says (tests/core/test_filter_query.py checks it on generated
+says what `matches(query, …)` says (tests/core/digest/test_filter_query.py checks it on generated
 queries and reports).
 
 Time terms (`since:`, `before:`) in a channel's query count back from the digest's own time

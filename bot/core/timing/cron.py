@@ -2,7 +2,7 @@
 
 cronsim follows Debian's cron (crontab(5)), including what it does on DST days. What that means
 for a schedule here, written down in docs/calendar.md and checked against `croniter` by
-tests/test_cron_grid.py:
+tests/core/timing/test_cron_grid.py:
 - fields: `minute hour day-of-month month day-of-week`; the day of week counts 0 and 7 as
   Sunday, takes names (`sun`-`sat`), ranges, ranges that wrap past Saturday (`fri-mon`, read
   here as `fri-sat,sun-mon`), steps (`*/2` is Sun, Tue, Thu, Sat; `1-5/2` is Mon, Wed, Fri),
