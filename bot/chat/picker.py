@@ -1,4 +1,4 @@
-"""`subscribe` with no arguments (issue 17): what a picker offers, and what it picked as text.
+"""`subscribe` with no arguments: what a picker offers, and what it picked as text.
 
 Slack's modal and Telegram's keyboard offer the same choices (`known_choices`: the known tags
 and repos with their counts, a minimum impact, the CADENCES) and both end in the same typed

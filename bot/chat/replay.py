@@ -1,4 +1,4 @@
-"""`subscribe test QUERY at CADENCE` (issue 17): what a subscription would have delivered over
+"""`subscribe test QUERY at CADENCE`: what a subscription would have delivered over
 the last 30 days, before anyone turns it on. It reads and changes nothing else.
 
 The window is the reports whose time (merged_at, else when the store first saw them) is in the

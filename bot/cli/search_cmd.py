@@ -1,5 +1,5 @@
 """`prdigest search QUERY [--format text|json] [--limit N]`: the stored reports a query finds,
-best first (issue 16), as the chats' `/find` answers.
+best first, as the chats' `/find` answers.
 
 Text: one line per PR (`repo#number`, ★ for must-read, title, one-liner, impact), then "+N more"
 with the query echoed past the limit; `--locale` picks the words (default: the config's).

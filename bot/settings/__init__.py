@@ -112,7 +112,7 @@ class DeliveryConfig(_Frozen):
 
 
 class ReadingConfig(_Frozen):
-    """The reading state's durations, in days (issue 18): how long an unread must-read PR rolls
+    """The reading state's durations, in days: how long an unread must-read PR rolls
     into the next digests, and how long the Snooze and Mute buttons last."""
 
     unread_days: int = Field(7, ge=1, le=30)  # within the runs' retention (30 days)
@@ -129,7 +129,7 @@ class SubscriptionLimitsConfig(_Frozen):
 
 class Channel(_Frozen):
     """One digest destination and what it wants to read: reports of `repos` (any if none)
-    with one of `tags` (any if none), none of `exclude_tags`, that `query` matches (issue 16's
+    with one of `tags` (any if none), none of `exclude_tags`, that `query` matches (the query
     language; all four ANDed, select.DigestFilter)."""
 
     name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")

@@ -1,4 +1,4 @@
-"""A destination's working calendar (issue 18): workdays, quiet hours, holidays, and the next
+"""A destination's working calendar: workdays, quiet hours, holidays, and the next
 fire time that falls on working time."""
 
 from bot.core.calendar.book import CalendarBook, CalendarSpec

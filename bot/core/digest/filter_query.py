@@ -1,4 +1,4 @@
-"""A channel's filter as one query (issue 16), and the plan a digest run evaluates it with.
+"""A channel's filter as one query, and the plan a digest run evaluates it with.
 
 A channel's `repos`, `tags` and `exclude_tags` (a config channel's or a chat subscription's)
 mean the query

@@ -1,4 +1,4 @@
-"""The query language of issue 16: `tag:rollout -tag:ci 权重 impact>=medium`.
+"""The query language: `tag:rollout -tag:ci 权重 impact>=medium`.
 
 `parse` reads text into a small AST (ast.py), `matches`/`explain` evaluate it on one report
 (the brute-force reference the store's index is checked against), `text_needles` tells an

@@ -1,4 +1,4 @@
-"""Search results as words: one line per PR, and the notice that holds them (issue 16).
+"""Search results as words: one line per PR, and the notice that holds them.
 
 `verl-project/verl#7422 ★ Fix weight sync — 调整权重同步的顺序 (impact: high)`: the ref, ★ when
 the report says must-read, the title, the one-liner (cut to ONE_LINER_MAX) and the impact

@@ -1,4 +1,4 @@
-"""When a subscription posts (issue 17): a cron, a shorthand people say, or `now`.
+"""When a subscription posts: a cron, a shorthand people say, or `now`.
 
 `parse_cadence` reads what a user types after `at` in `/pr subscribe QUERY at CADENCE` and what
 a config's `cadence:` holds:

@@ -1,4 +1,4 @@
-"""Search the stored reports with a query (issue 16): what `prdigest search`, Slack's `/pr find`
+"""Search the stored reports with a query: what `prdigest search`, Slack's `/pr find`
 and Telegram's `/find` answer.
 
 The query is compiled to SQL over the store's facets and full-text index (store/search).

@@ -1,4 +1,4 @@
-"""Chat subscriptions as a file (issue 17's config-as-code): read them all for
+"""Chat subscriptions as a file (config as code): read them all for
 `prdigest subscriptions export`, and make the store's equal to a file's for `... import`.
 
 An import is keyed by (platform, target, number): an entry whose number the destination's chat
