@@ -61,3 +61,15 @@ def test_the_modules_the_docs_name_exist() -> None:
         if not _module_exists(name)
     ]
     assert missing == []
+
+
+EMPTY_FENCE = re.compile(r"^```[\w-]*\n\s*^```$", re.MULTILINE)
+
+
+def test_no_example_in_the_docs_is_an_empty_code_block() -> None:
+    empty = [
+        f"{doc.relative_to(ROOT)}:{doc.read_text(encoding='utf-8')[: m.start()].count(chr(10)) + 1}"
+        for doc in _docs()
+        for m in EMPTY_FENCE.finditer(doc.read_text(encoding="utf-8"))
+    ]
+    assert not empty, f"empty code blocks: {empty}"

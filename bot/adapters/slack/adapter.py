@@ -22,6 +22,7 @@ from typing import Any, Protocol
 
 from slack_bolt.adapter.starlette.async_handler import to_async_bolt_request, to_starlette_response
 from slack_bolt.async_app import AsyncApp
+from slack_bolt.logger.messages import warning_client_prioritized_and_token_skipped
 from slack_sdk.web.async_client import AsyncWebClient
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -61,6 +62,24 @@ def bolt_socket_handler(app: AsyncApp, app_token: str) -> SocketHandler:
 
     handler: SocketHandler = AsyncSocketModeHandler(app, app_token)
     return handler
+
+
+class _NoActionNeeded(logging.Filter):
+    """Drops bolt's "As you gave `client` as well, `token` will be unused": bolt reads
+    SLACK_BOT_TOKEN from the environment itself, while every call goes through the client this
+    adapter gives it. The line asks nothing of the person reading the log."""
+
+    UNUSED_TOKEN = warning_client_prioritized_and_token_skipped()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.getMessage() != self.UNUSED_TOKEN
+
+
+def _bolt_logger() -> logging.Logger:
+    logger = logging.getLogger("prdigest.slack.bolt")
+    if not any(isinstance(f, _NoActionNeeded) for f in logger.filters):
+        logger.addFilter(_NoActionNeeded())
+    return logger
 
 
 @dataclass(frozen=True)
@@ -105,7 +124,7 @@ class SlackAdapter:
             # Listeners only ack and start a tracked task, so bolt may wait for them: no
             # untracked futures of bolt's own, and the ack still leaves at once.
             process_before_response=True,
-            logger=logging.getLogger("prdigest.slack.bolt"),
+            logger=_bolt_logger(),
         )
         self.users = SlackUsers(self.client, settings.admins)
         self.gate = AckGate()

@@ -7,6 +7,7 @@ whether any handler ran, so a 401 is proven to have stopped the request before b
 from __future__ import annotations
 
 import json
+import logging
 import math
 import time
 from collections.abc import AsyncIterator
@@ -193,3 +194,17 @@ async def test_http_mode_without_a_signing_secret_fails_at_start(bot: SlackBot) 
     settings = SlackSettings(bot_token="xoxb-1", api_url=bot.fake.api_url)
     with pytest.raises(ConfigError, match="SLACK_SIGNING_SECRET"):
         _adapter(bot, settings, RecordingSocket())
+
+
+async def test_a_start_with_the_token_in_the_environment_logs_nothing_that_needs_no_action(
+    bot: SlackBot, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-1")  # as deployments set it; bolt reads it too
+    settings = SlackSettings(bot_token="xoxb-1", api_url=bot.fake.api_url, signing_secret="s")
+    with caplog.at_level(logging.DEBUG, logger="prdigest.slack.bolt"):
+        adapter = _adapter(bot, settings, RecordingSocket())
+        await adapter.start()
+        await adapter.stop()
+    bolt = [r.getMessage() for r in caplog.records if r.name.startswith("prdigest.slack.bolt")]
+    assert not [line for line in bolt if "will be unused" in line], bolt
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING], caplog.text
