@@ -134,9 +134,11 @@ def _edition_key(run: Run, audience: Hashable, layout: Layout) -> Hashable:
     digest, lead = run.digest, run.lead
     assert digest is not None
     unread = tuple((entry.item.seq, entry.tag) for entry in digest.unread)
+    unread_over = tuple(entry.item.seq for entry in digest.unread_over)
     return (
         audience,
         unread,
+        unread_over,
         digest.unread_dropped,
         lead.platform,
         lead.locale,

@@ -219,7 +219,7 @@ async def _plan_in(
         (run, audience)
         for run, audience in zip(live, audiences, strict=True)
         if run.digest is not None
-        and (not run.digest.is_empty or any(part.sub.post_empty for part in run.parts))
+        and (run.digest.worth_sending or any(part.sub.post_empty for part in run.parts))
     ]
     await tick.book.assign(conn, posting, pending)
     await write_runs(conn, live, tick.now)

@@ -98,7 +98,20 @@ def with_unread(digest: Digest, shown: Shown, marks: Marks, days: int, now: date
     if not unread and not dropped:
         return digest
     unread.sort(key=lambda entry: entry.item.rank)
-    return dataclasses.replace(digest, unread=tuple(unread), unread_dropped=dropped)
+    return _within_budget(dataclasses.replace(digest, unread_dropped=dropped), unread)
+
+
+def _within_budget(digest: Digest, unread: Sequence[DigestEntry]) -> Digest:
+    """One budget for the whole digest: the new entries it shows first, then as many unread
+    ones as fit; the rest waits behind "+N more", which counts each PR not shown exactly once
+    (a new PR past the budget that is listed as unread is shown, not "more")."""
+    room = len(unread) if digest.budget is None else max(digest.budget - digest.shown, 0)
+    listed, over = tuple(unread[:room]), tuple(unread[room:])
+    listed_seqs = {entry.item.seq for entry in listed}
+    behind = {item.seq for item in digest.overflow} | {entry.item.seq for entry in over}
+    return dataclasses.replace(
+        digest, unread=listed, unread_over=over, more=len(behind - listed_seqs)
+    )
 
 
 def _part_of(seq: int, shown_in: Sequence[tuple[int, ...]]) -> int | None:
@@ -121,7 +134,8 @@ def entry_rows(
         for i, (entry, kind) in enumerate(shown)
     ]
     seen = {entry.item.seq for entry, _ in shown}
-    rest = sorted({item.seq: item for item in picked if item.seq not in seen}.values(), key=_rank)
+    behind = [*picked, *(entry.item for entry in digest.unread_over)]
+    rest = sorted({item.seq: item for item in behind if item.seq not in seen}.values(), key=_rank)
     for item in rest:
         rows.append(EntryRow(len(rows), item, group_tag(item.report, ()), EntryKind.MORE, None))
     return rows

@@ -157,18 +157,33 @@ class Digest:
     groups: tuple[TagGroup, ...]
     total: int
     shown: int
-    more: int  # total - shown, posted as "+N more"
+    more: int  # entries not shown anywhere in this digest, posted as "+N more"
     high_impact: int
     top_flags: tuple[tuple[str, int], ...]  # most frequent risk flags: count desc, first seen
     # must-read PRs of earlier digests here that nobody marked read ("Still unread (2)")
     unread: tuple[DigestEntry, ...] = ()
     unread_dropped: int = 0  # unread PRs that passed `unread_days` now and leave (noted once)
+    # the entries one digest may show (max_items), new first, then unread; None: no limit
+    budget: int | None = None
+    overflow: tuple[StoredReport, ...] = ()  # new items past the budget, best first
+    unread_over: tuple[DigestEntry, ...] = ()  # unread PRs past the budget: behind "+N more"
     show_repo: bool = False  # entries come from more than one repo: name it (`sglang#9087`)
     synthesis: Synthesis | None = None  # the weekly synthesis of every item (cadences > a day)
 
     @property
     def is_empty(self) -> bool:
         return self.total == 0
+
+    @property
+    def only_reposts(self) -> bool:
+        """Every PR it shows was posted here already by a `now` subscription, and nothing else
+        waits (no unread, no "+N more"): sending it would only repeat those posts."""
+        entries = [entry for group in self.groups for entry in group.entries]
+        return bool(entries) and all(e.posted for e in entries) and not (self.more or self.unread)
+
+    @property
+    def worth_sending(self) -> bool:
+        return not self.is_empty and not self.only_reposts
 
 
 def default_title(flt: DigestFilter, channel_name: str) -> str:
@@ -276,6 +291,8 @@ def build_digest(
         total=len(items),
         shown=len(shown),
         more=len(items) - len(shown),
+        budget=max(flt.max_items, 0),
+        overflow=tuple(ranked[len(shown) :]),
         high_impact=high,
         top_flags=_top_flags(items),
         show_repo=shows_repo(items, flt),

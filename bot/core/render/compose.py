@@ -124,11 +124,13 @@ class DigestComposer:
         )
         return [self.p.piece(self.p.header_chunk(header, self.L))]
 
-    def entry(self, entry: DigestEntry, heading: Piece[Any]) -> Piece[Any]:
+    def entry(
+        self, entry: DigestEntry, heading: Piece[Any], verbosity: Verbosity | None = None
+    ) -> Piece[Any]:
         style = EntryStyle(
             show_repo=self.digest.show_repo,
             tag=entry.tag,
-            verbosity=self.options.verbosity,
+            verbosity=verbosity or self.options.verbosity,
             buttons=True,
         )
         piece = self.p.entry_piece(entry.item, self.locale, heading, entry, style)
@@ -141,7 +143,9 @@ class DigestComposer:
         if self.digest.unread:
             label = self.L["unread"].format(n=len(self.digest.unread))
             heading = self.p.group_heading(label, self.locale)
-            pieces += [heading, *(self.entry(entry, heading) for entry in self.digest.unread)]
+            # compact: one line each with its buttons; the full entry was shown before
+            compact = (self.entry(e, heading, Verbosity.ONELINE) for e in self.digest.unread)
+            pieces += [heading, *compact]
         if self.digest.unread_dropped > 0:
             chunk = self.p.text_chunk("unread_dropped", self.L, n=self.digest.unread_dropped)
             pieces.append(self.p.piece(chunk))

@@ -144,3 +144,29 @@ async def test_replicas_ticking_together_plan_each_subscription_once(store: Repo
             )
         ).all()
     assert sorted(n for _, n in per_sub) == [1, 1, 1]
+
+
+async def test_a_digest_whose_every_pr_the_now_route_posted_is_not_sent(
+    store: ReportStore,
+) -> None:
+    clock = FakeClock(THURSDAY - timedelta(hours=2))
+    ticker = await _setup(
+        store,
+        clock,
+        channel("daily", "C1", schedule="0 9 * * *"),
+        channel("release-watch", "C1", schedule="now", query="tag:breaking"),
+    )
+    await ticker.tick()  # the daily's catch-up, empty
+    await add_reports(store, [1], tags=["breaking"])
+    clock.advance(15)
+    await ticker.tick()  # the `now` post
+    sender = ScriptedSender(clock)
+    await _deliver(store, sender, clock)
+    assert len(sender.calls) == 1
+
+    clock.now = THURSDAY
+    await ticker.tick()  # the daily: its only PR was posted at 07:15
+    sender.calls.clear()
+    await _deliver(store, sender, clock)
+    assert sender.calls == [], _texts(sender)
+    assert await ticker.tick() == [], "the daily ran: nothing is left to post later"

@@ -95,7 +95,7 @@ async def _check(store: ReportStore, queries: int, seed: int) -> None:
         where = f"seed {seed}, query {index}: {text!r}"
         from_ast = {k for k, r in stored.items() if matches(built, r, seen_at=seen[k], now=NOW)}
         assert from_ast == expected, f"{where} means another query once parsed back"
-        result = await search(store, query, limit=LIMIT, now=NOW)
+        result = await search(store, query, limit=LIMIT, now=NOW, seconds=NO_BUDGET)
         found = _hit_keys(result.hits)
         assert set(found) == expected, (
             f"{where}: search missed {sorted(expected - set(found))}, "
@@ -103,12 +103,17 @@ async def _check(store: ReportStore, queries: int, seed: int) -> None:
         )
         assert len(found) == len(expected) == result.total, f"{where}: duplicates or bad total"
         # The database picks the best few by its form of the rank: the same as ranking all.
-        few = await search(store, query, limit=FEW, now=NOW)
+        few = await search(store, query, limit=FEW, now=NOW, seconds=NO_BUDGET)
         assert _hit_keys(few.hits) == found[:FEW], f"{where}: the best {FEW} differ"
         assert few.total == result.total, f"{where}: the total depends on the limit"
         matched += bool(expected)
     # The generator is worth something only if many queries match some but not all reports.
     assert matched >= queries // 3, f"seed {seed}: only {matched} of {queries} queries matched"
+
+
+# These tests judge what search finds, not how fast: a loaded machine must not fail them by
+# the chat's time budget (tests/core/store/search/test_budget.py tests the budget).
+NO_BUDGET = 600.0
 
 
 @pytest.fixture(autouse=True)
