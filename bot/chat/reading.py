@@ -82,6 +82,8 @@ class ReadingVerbs:
                 return await self.more(chat, key)
             case EntryAction.MUTE:
                 return await self.mute(argument, chat)
+            case EntryAction.MENU:  # a keyboard opens it in the adapter; it changes nothing here
+                return Answer(Notice("unknown_command", {"command": action.value}))
         found = await self.find_report(argument)
         if isinstance(found, Notice):
             return Answer(found)

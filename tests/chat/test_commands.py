@@ -328,3 +328,16 @@ def test_find_reads_the_query_whole_and_search_is_its_alias() -> None:
     with pytest.raises(UsageError) as caught:
         parse("find", "  ")
     assert caught.value.key == "usage_find"
+
+
+async def test_a_forged_menu_value_marks_nothing(store: ReportStore) -> None:
+    """`menu:REF` only opens a keyboard in the adapter; sent to the chat layer (a forged Slack
+    button value) it is refused, not read as a snooze."""
+    from bot.core.render.actions import EntryAction
+
+    await store.upsert(parse_file(SEED).report)
+    answerer = await _answerer(store)
+    answer = await answerer.answer_action(EntryAction.MENU, "7422", _chat())
+    assert isinstance(answer.reply, Notice) and answer.reply.key == "unknown_command"
+    snoozed = await answerer.answer_action(EntryAction.SNOOZE, "7422", _chat())
+    assert isinstance(snoozed.reply, Notice) and snoozed.reply.key != "unknown_command"

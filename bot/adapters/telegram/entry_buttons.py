@@ -1,6 +1,6 @@
-"""A digest entry's reading buttons in Telegram: Read, Snooze, Mute tag, Full report, and the
-digest's "+N more" (callback_data `read:REF`, `snooze:REF`, `mute:TAG`, `report:REF`,
-`more:RUN`; bot/core/render/actions.py).
+"""A digest entry's reading buttons in Telegram: Read, Full report (the entry's row), Snooze
+and Mute tag (its ⋯ menu, entry_menu.py), and the digest's "+N more" (callback_data
+`read:REF`, `snooze:REF`, `mute:TAG`, `report:REF`, `more:RUN`; bot/core/render/actions.py).
 
 The presser hears the outcome in the button's answer (answerCallbackQuery); what the whole
 chat should know ("✅ #7422 read by @alice"), the full report and a "+N more" page go to the
@@ -29,7 +29,9 @@ from bot.logs import log
 
 logger = logging.getLogger("prdigest.telegram")
 
-PATTERN: Final = "^(" + "|".join(action.value for action in EntryAction) + "):"
+# Every action but ⋯ (`menu:REF`), which only edits the keyboard (entry_menu.py).
+_ACTIONS: Final = [action.value for action in EntryAction if action is not EntryAction.MENU]
+PATTERN: Final = "^(" + "|".join(_ACTIONS) + "):"
 
 Context = ContextTypes.DEFAULT_TYPE
 

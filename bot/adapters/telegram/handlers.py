@@ -29,6 +29,7 @@ from telegram.ext import (
 from bot.adapters.answering import UNAVAILABLE, answer_messages
 from bot.adapters.base import AdapterDeps, is_private
 from bot.adapters.telegram.entry_buttons import EntryButtons
+from bot.adapters.telegram.entry_menu import EntryMenu
 from bot.adapters.telegram.keyboard import TelegramKeyboard
 from bot.adapters.telegram.members import (
     GONE_STATUSES,
@@ -60,6 +61,7 @@ class TelegramHandlers:
         self.replier = replier
         self.keyboard = TelegramKeyboard(deps, replier, self._chat)  # `/subscribe` alone
         self.entry_buttons = EntryButtons(deps, replier, self._chat)  # Read, Snooze, Mute…
+        self.entry_menu = EntryMenu(deps, self._chat)  # ⋯: an entry's menu, and Back
 
     def register(self, app: TelegramApp) -> None:
         new_messages = filters.UpdateType.MESSAGE
@@ -73,6 +75,7 @@ class TelegramHandlers:
         app.add_handler(MessageHandler(filters.StatusUpdate.MIGRATE, self.on_migration))
         self.keyboard.register(app)
         self.entry_buttons.register(app)
+        self.entry_menu.register(app)
         app.add_handler(CallbackQueryHandler(self.on_button))
         app.add_handler(ChatMemberHandler(self.on_membership, ChatMemberHandler.MY_CHAT_MEMBER))
         app.add_error_handler(self.on_error)

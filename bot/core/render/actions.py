@@ -1,7 +1,8 @@
 """What a digest's buttons carry, on every platform: `read:REF`, `snooze:REF`, `mute:TAG`,
-`report:REF`, `more:RUN`. Telegram sends it back as `callback_data` (at most 64 bytes), Slack
-as the element's `value` (buttons and overflow options alike, with an action_id that starts
-with ENTRY_ACTION_PREFIX).
+`report:REF`, `more:RUN`, and in Telegram `menu:REF` (the ⋯ button that opens an entry's
+menu in the keyboard; it never reaches the application layer). Telegram sends it back as
+`callback_data` (at most 64 bytes), Slack as the element's `value` (buttons and overflow
+options alike, with an action_id that starts with ENTRY_ACTION_PREFIX).
 
 A pressed value is checked here, once for both platforms, before anything acts on it: the
 platform hands back whatever the client sent, so a forged or garbled value (a 5,000-digit
@@ -41,6 +42,8 @@ class EntryAction(StrEnum):
     MUTE = "mute"  # the tag (the argument) leaves this destination for a while
     REPORT = "report"  # the full report
     MORE = "more"  # the next page of the same digest run (the argument is the run id)
+    # Telegram: opens the entry's menu under its row (REF); the adapter answers it itself
+    MENU = "menu"
 
 
 def action_data(action: EntryAction, argument: str) -> str:

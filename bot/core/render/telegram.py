@@ -47,8 +47,19 @@ _TAG = re.compile(r"<[^>]*>")
 _WORD_JOINER = "\u2060"
 _LANGUAGE = re.compile(r"[A-Za-z0-9_+-]{1,32}")
 _CODE_SPAN = re.compile(r"`([^`\n]*[^`\s][^`\n]*)`")
-# Buttons under one digest entry: Read and Full report, then Snooze, Mute and Risks.
-TELEGRAM_ENTRY_BUTTONS = 5
+Rows = list[list[dict[str, str]]]  # an inline keyboard's rows, as the Bot API takes them
+# Buttons under one digest entry, in one row: Read, Full report and ⋯ (the entry's menu).
+TELEGRAM_ENTRY_BUTTONS = 3
+# Tags an entry's menu offers to mute, one row each.
+TELEGRAM_MENU_TAGS = 3
+# Buttons an open menu adds (Snooze, Risks, Back, the mutes): a digest keyboard keeps room.
+TELEGRAM_MENU_BUTTONS = 3 + TELEGRAM_MENU_TAGS
+REPORT_MARK: Final = "📄"
+MENU_MARK: Final = "⋯"
+BACK_MARK: Final = "↩"
+BACK: Final = "back:"  # an open menu's Back button: `back:REF`
+# The longest prefix a REF from `menu:REF` is carried under again (`snooze:REF`).
+_MENU_REF_ROOM = TELEGRAM_MAX_CALLBACK_BYTES - len(EntryAction.SNOOZE.value) - 1
 
 
 def defang_mentions(text: str) -> str:
@@ -126,6 +137,90 @@ def _action_button(text: str, action: EntryAction, view: EntryView) -> dict[str,
     return {"text": text, "callback_data": action_data(action, ref)}
 
 
+def pr_label(view: EntryView) -> str:
+    """How the entry's buttons name the PR: `#7422`, or `verl#7422` in a multi-repo digest."""
+    return view.label or f"#{view.number}"
+
+
+def fitted_data(prefix: str, ref: str) -> str:
+    """`prefix` and REF, or the REF's number alone when that would pass 64 bytes."""
+    data = prefix + ref
+    if len(data.encode()) <= TELEGRAM_MAX_CALLBACK_BYTES:
+        return data
+    return prefix + ref.rpartition("#")[2]
+
+
+def entry_menu(ref: str, label: str, tags: Sequence[str], labels: Mapping[str, str]) -> Rows:
+    """An entry's menu, every button naming the PR: `#7422 💤 7d`, `#7422 ⚠ Risks`, `↩ #7422`,
+    then one row per tag to mute (`#7422 🔇 rollout 7d`) whose `mute:TAG` fits."""
+    snooze = fitted_data(action_data(EntryAction.SNOOZE, ""), ref)
+    first = [
+        {"text": f"{label} {labels['button_snooze']}", "callback_data": snooze},
+        {"text": f"{label} ⚠ {labels['button_risks']}", "callback_data": callback_risks(ref)},
+        {"text": f"{BACK_MARK} {label}", "callback_data": fitted_data(BACK, ref)},
+    ]
+    mutes: Rows = []
+    for tag in dict.fromkeys(tag for tag in tags if tag.strip()):
+        data = action_data(EntryAction.MUTE, tag)
+        if len(data.encode()) <= TELEGRAM_MAX_CALLBACK_BYTES:
+            text = f"{label} " + labels["button_mute"].format(tag=button_tag(tag))
+            mutes.append([{"text": text, "callback_data": data}])
+    return [first, *mutes[:TELEGRAM_MENU_TAGS]]
+
+
+def callback_risks(ref: str) -> str:
+    """`risks:REF`, as the Risks button of a section answer carries it."""
+    return fitted_data(f"{Section.RISKS.value}:", ref)
+
+
+def _data(row: Sequence[Mapping[str, str]]) -> list[str]:
+    return [str(button.get("callback_data", "")) for button in row]
+
+
+def menu_closed(rows: Sequence[Sequence[Mapping[str, str]]]) -> Rows:
+    """The keyboard without its open menu: the row holding a Back button goes, and so do the
+    mute rows right after it; every other row stays as it was."""
+    kept: Rows = []
+    in_menu = False
+    for row in rows:
+        data = _data(row)
+        if any(item.startswith(BACK) for item in data):
+            in_menu = True
+            continue
+        mute = action_data(EntryAction.MUTE, "")
+        if in_menu and data and all(item.startswith(mute) for item in data):
+            continue
+        in_menu = False
+        kept.append([dict(button) for button in row])
+    return kept
+
+
+def menu_opened(rows: Sequence[Sequence[Mapping[str, str]]], pressed: str, menu: Rows) -> Rows:
+    """The keyboard with `menu` under the row of the button carrying `pressed` (a menu open
+    elsewhere closes first, so the keyboard never holds more than one)."""
+    opened: Rows = []
+    for row in menu_closed(rows):
+        opened.append(row)
+        if pressed in _data(row):
+            opened.extend(menu)
+    return opened
+
+
+def menu_is_open(rows: Sequence[Sequence[Mapping[str, str]]], ref: str) -> bool:
+    """Whether the keyboard shows the menu of REF (its Back button)."""
+    back = fitted_data(BACK, ref)
+    return any(back in _data(row) for row in rows)
+
+
+def pressed_label(rows: Sequence[Sequence[Mapping[str, str]]], pressed: str) -> str | None:
+    """The PR a ⋯ button names (`⋯ #7422` → `#7422`); None when no button carries `pressed`."""
+    for row in rows:
+        for button in row:
+            if button.get("callback_data") == pressed:
+                return str(button.get("text", "")).removeprefix(MENU_MARK).strip()
+    return None
+
+
 def parse_callback_data(data: str) -> tuple[Section, str]:
     """The inverse of `callback_data`: (section, REF). Raises ValueError if it is not ours."""
     name, _, ref = data.partition(":")
@@ -144,7 +239,11 @@ class TelegramChunk:
 
 
 class TelegramRenderer(PlatformRenderer[TelegramChunk]):
-    limit = (TELEGRAM_MAX_UTF16, TELEGRAM_MAX_ENTITIES, TELEGRAM_MAX_BUTTONS)
+    limit = (
+        TELEGRAM_MAX_UTF16,
+        TELEGRAM_MAX_ENTITIES,
+        TELEGRAM_MAX_BUTTONS - TELEGRAM_MENU_BUTTONS,
+    )
     separator = (2, 0, 0)
 
     def make_environment(self, templates_dir: Path) -> Environment:
@@ -198,20 +297,19 @@ class TelegramRenderer(PlatformRenderer[TelegramChunk]):
     def _entry_buttons(
         self, view: EntryView, labels: Mapping[str, str]
     ) -> tuple[tuple[dict[str, str], ...], ...]:
-        """Row 1: `#7422 ✅ Read`, `📄 Full report`; row 2: `💤 7d`, `🔇 rollout 7d` (when the
-        tag fits callback_data), `⚠ Risks`. Oneline keeps only Read."""
-        read = _action_button(f"{view.label} {labels['button_read']}", EntryAction.READ, view)
+        """One row, each button naming the PR: `#7422 ✅ Read`, `📄 #7422`, `⋯ #7422` (the
+        menu: Snooze, Mute, Risks). Oneline keeps only Read."""
+        label = pr_label(view)
+        read = _action_button(f"{label} {labels['button_read']}", EntryAction.READ, view)
         if view.verbosity is Verbosity.ONELINE:
             return ((read,),)
-        report = _action_button(labels["button_report"], EntryAction.REPORT, view)
-        second = [_action_button(labels["button_snooze"], EntryAction.SNOOZE, view)]
-        mute = action_data(EntryAction.MUTE, view.tag)
-        if view.tag and len(mute.encode()) <= TELEGRAM_MAX_CALLBACK_BYTES:
-            text = labels["button_mute"].format(tag=button_tag(view.tag))
-            second.append({"text": text, "callback_data": mute})
-        risks = callback_data(Section.RISKS, view)
-        second.append({"text": f"⚠ {labels['button_risks']}", "callback_data": risks})
-        return ((read, report), tuple(second))
+        report = _action_button(f"{REPORT_MARK} {label}", EntryAction.REPORT, view)
+        menu_ref = action_ref(view, _MENU_REF_ROOM)
+        menu = {
+            "text": f"{MENU_MARK} {label}",
+            "callback_data": action_data(EntryAction.MENU, menu_ref),
+        }
+        return ((read, report, menu),)
 
     def entry_chunk(self, view: EntryView, labels: Mapping[str, str]) -> TelegramChunk:
         rendered = self._render("entry", e=view, L=labels)

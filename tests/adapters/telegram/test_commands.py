@@ -209,12 +209,17 @@ async def test_a_digest_button_answers_with_that_prs_risks(
     fake.push_message(USER, "/digest")
     await until(lambda: len(fake.sent_to(USER)) == 2)
     digest = fake.sent_to(USER)[1]
-    risks = next(b for b in buttons(digest) if b["callback_data"].startswith("risks:"))
-    fake.push_callback_query(USER, digest.message_id, risks["callback_data"], USER)
-
+    menu = next(b for b in buttons(digest) if b["callback_data"].startswith("menu:"))
+    fake.press(USER, digest.message_id, menu["callback_data"], user=USER)  # ⋯ opens its menu
     await until(lambda: len(fake.sent_to(USER)) == 3)
-    assert len(fake.state.answered_callbacks) == 1
-    section = fake.sent_to(USER)[2].plain_text
+    opened = fake.sent_to(USER)[2]
+    assert opened.method == "editMessageReplyMarkup"
+    risks = next(b for b in buttons(opened) if b["callback_data"].startswith("risks:"))
+    fake.press(USER, digest.message_id, risks["callback_data"], user=USER)
+
+    await until(lambda: len(fake.sent_to(USER)) == 4)
+    assert len(fake.state.answered_callbacks) == 2
+    section = fake.sent_to(USER)[3].plain_text
     assert "#7500" in section and "Risks and impact" in section and "FP8 例外一并删除" in section
 
 

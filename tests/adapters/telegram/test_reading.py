@@ -1,5 +1,6 @@
-"""A Telegram group reads its digest: Read, Snooze, Mute tag, Full report and "+N more" from
-the entry's buttons (callback_data as bot/core/render/actions.py writes it), and `/unread`.
+"""A Telegram group reads its digest: Read, Full report, ⋯ (the entry's menu: Snooze, Mute
+tag, Risks, Back) and "+N more" from the entry's buttons (callback_data as
+bot/core/render/actions.py writes it), and `/unread`.
 
 The digest is planned and delivered like a scheduled one; each press is a callback_query the
 strict fake sends for a message the bot posted.
@@ -89,6 +90,29 @@ async def _press(
     return dict(fake.answered_callbacks[-1])
 
 
+def _rows(message: SentMessage) -> list[list[dict[str, str]]]:
+    """The rows of the keyboard under a message."""
+    markup = message.reply_markup or {}
+    rows = markup.get("inline_keyboard", [])
+    assert isinstance(rows, list)
+    return rows
+
+
+def _shown(fake: FakeTelegram, digest: SentMessage) -> SentMessage:
+    """The digest message as the chat shows it now (its keyboard may have been swapped)."""
+    return fake.state.chat(GROUP).messages[digest.message_id]
+
+
+async def _open_menu(fake: FakeTelegram, digest: SentMessage, ref: str, user: int) -> SentMessage:
+    """Press the entry's ⋯; the editMessageReplyMarkup that shows its menu."""
+    edits = len(fake.sent_to(GROUP))
+    await _press(fake, digest, EntryAction.MENU, ref, user)
+    await until(lambda: len(fake.sent_to(GROUP)) > edits)
+    edited = fake.sent_to(GROUP)[-1]
+    assert edited.method == "editMessageReplyMarkup" and edited.message_id == digest.message_id
+    return edited
+
+
 async def _press_data(
     fake: FakeTelegram, digest: SentMessage, data: str, user: int
 ) -> dict[str, Any]:
@@ -125,6 +149,7 @@ async def test_snooze_is_for_anyone_and_mute_for_admins_only(
     fake: FakeTelegram, bot: TelegramBot
 ) -> None:
     digest = await _digest(bot, fake)
+    await _open_menu(fake, digest, REF, MEMBER)  # Snooze and Mute are in the entry's ⋯ menu
     snoozed = await _press(fake, digest, EntryAction.SNOOZE, REF, MEMBER)
     assert "snoozed" in str(snoozed["text"]) and REF in str(snoozed["text"])
     refused = await _press(fake, digest, EntryAction.MUTE, "rollout", MEMBER)
@@ -219,3 +244,50 @@ async def test_forged_button_data_is_answered_and_does_nothing(
     assert await _marks(bot) == []
     async with bot.service.ctx.engine.connect() as conn:
         assert (await conn.execute(select(digest_runs.c.paged))).scalar_one() == 0
+
+
+async def test_the_menu_button_swaps_in_the_prs_menu_and_back_restores_the_digest(
+    fake: FakeTelegram, bot: TelegramBot
+) -> None:
+    digest = await _digest(bot, fake)
+    posted = _rows(digest)
+    before = len(fake.sent_to(GROUP))
+
+    opened = await _open_menu(fake, digest, REF, MEMBER)
+
+    rows = _rows(opened)
+    assert rows[0] == posted[0], "the entry's row stays"
+    menu = [[(b["text"], b["callback_data"]) for b in row] for row in rows[1:4]]
+    assert menu == [
+        [
+            ("#7422 💤 7d", f"snooze:{REF}"),
+            ("#7422 ⚠ Risks", f"risks:{REF}"),
+            ("↩ #7422", f"back:{REF}"),
+        ],
+        [("#7422 🔇 rollout 7d", "mute:rollout")],
+        [("#7422 🔇 fix 7d", "mute:fix")],
+    ]
+    assert rows[4:] == posted[1:], "then the digest's other rows"
+    assert len(fake.sent_to(GROUP)) == before + 1, "the keyboard changed in place: no message"
+
+    fake.press(GROUP, digest.message_id, f"back:{REF}", user=MEMBER)
+    await until(lambda: len(fake.sent_to(GROUP)) == before + 2)
+    restored = fake.sent_to(GROUP)[-1]
+    assert restored.method == "editMessageReplyMarkup"
+    assert _rows(restored) == posted, "Back shows the digest's keyboard as posted"
+    assert _shown(fake, digest).reply_markup == digest.reply_markup
+
+
+async def test_the_menu_button_again_closes_it_and_risks_answers_from_the_menu(
+    fake: FakeTelegram, bot: TelegramBot
+) -> None:
+    digest = await _digest(bot, fake)
+    await _open_menu(fake, digest, REF, MEMBER)
+    closed = await _open_menu(fake, digest, REF, MEMBER)  # ⋯ again: an edit that closes it
+    assert closed.reply_markup == digest.reply_markup
+    await _open_menu(fake, digest, REF, MEMBER)
+    before = len(fake.sent_to(GROUP))
+    fake.press(GROUP, digest.message_id, f"risks:{REF}", user=MEMBER)
+    await until(lambda: len(fake.sent_to(GROUP)) > before)
+    assert "Risks and impact" in texts(fake, GROUP)[-1]
+    assert await _marks(bot) == []

@@ -8,9 +8,11 @@ from typing import Any
 
 from bot.core.digest.select import DigestEntry, DigestFilter, StoredReport, build_digest
 from bot.core.models import Format, Layout, Locale, Verbosity
+from bot.core.render.labels import labels
 from bot.core.render.limits.telegram import TELEGRAM_MAX_BUTTONS, TELEGRAM_MAX_ENTITIES
 from bot.core.render.options import DigestOptions
 from bot.core.render.renderer import Renderer
+from bot.core.render.telegram import entry_menu, menu_opened
 from bot.core.reports.model import ImpactLevel, RecommendationLevel, Report
 from tests.fakes.telegram.messages import parse_text
 from tests.kits.render import check_platform
@@ -117,8 +119,10 @@ def test_a_hostile_tag_never_pings_from_a_mute_button() -> None:
 
     check_platform(Format.SLACK, slack)
     check_platform(Format.TELEGRAM, telegram)
-    rows = telegram[0].payload["reply_markup"]["inline_keyboard"]
-    assert {"text": "🔇 !here 7d", "callback_data": "mute:<!here>"} in rows[1]
+    [row] = telegram[0].payload["reply_markup"]["inline_keyboard"]
+    menu = entry_menu("verl-project/verl#7422", "#7422", hostile.tags, labels(Locale.EN))
+    opened = menu_opened([row], row[2]["callback_data"], menu)  # the mute is in ⋯'s menu
+    assert {"text": "#7422 🔇 !here 7d", "callback_data": "mute:<!here>"} in opened[2]
 
 
 def test_thirty_entries_keep_every_telegram_keyboard_within_its_limit() -> None:

@@ -248,19 +248,13 @@ def test_slack_entries_have_read_report_risks_files_buttons_and_a_later_menu() -
 def test_telegram_entries_have_a_keyboard_row_whose_data_reads_back() -> None:
     [message] = RENDERER.digest(digest_of(report()), Format.TELEGRAM, Locale.EN)
 
-    first, second = message.payload["reply_markup"]["inline_keyboard"]
-    assert [button["text"] for button in first] == ["#7422 ✅ Read", "📄 Full report"]
-    assert [button["text"] for button in second] == ["💤 7d", "🔇 rollout 7d", "⚠ Risks"]
-    assert [parse_action(b["callback_data"]) for b in [*first, *second[:2]]] == [
+    [row] = message.payload["reply_markup"]["inline_keyboard"]
+    assert [button["text"] for button in row] == ["#7422 ✅ Read", "📄 #7422", "⋯ #7422"]
+    assert [parse_action(b["callback_data"]) for b in row] == [
         (EntryAction.READ, "verl-project/verl#7422"),
         (EntryAction.REPORT, "verl-project/verl#7422"),
-        (EntryAction.SNOOZE, "verl-project/verl#7422"),
-        (EntryAction.MUTE, "rollout"),
+        (EntryAction.MENU, "verl-project/verl#7422"),
     ]
-    assert parse_callback_data(second[2]["callback_data"]) == (
-        Section.RISKS,
-        "verl-project/verl#7422",
-    )
     assert message.payload["link_preview_options"] == {"is_disabled": True}
 
 
