@@ -42,6 +42,16 @@ async def _deliver(store: ReportStore, sender: ScriptedSender, clock: FakeClock)
     await run_until_idle(deliverer, clock, 30)
 
 
+async def _daily_and_release_watch(store: ReportStore, clock: FakeClock) -> DigestTicker:
+    """A daily at 09:00 and a `now` route for breaking PRs, on one channel."""
+    return await _setup(
+        store,
+        clock,
+        channel("daily", "C1", schedule="0 9 * * *"),
+        channel("release-watch", "C1", schedule="now", query="tag:breaking"),
+    )
+
+
 async def test_daily_and_weekly_on_one_channel_both_arrive_and_a_shared_pr_shows_once(
     store: ReportStore,
 ) -> None:
@@ -91,12 +101,7 @@ async def test_a_now_subscription_posts_within_a_tick_and_the_digest_refers_to_i
     store: ReportStore,
 ) -> None:
     clock = FakeClock(THURSDAY - timedelta(hours=2))
-    ticker = await _setup(
-        store,
-        clock,
-        channel("daily", "C1", schedule="0 9 * * *"),
-        channel("release-watch", "C1", schedule="now", query="tag:breaking"),
-    )
+    ticker = await _daily_and_release_watch(store, clock)
     [catch_up] = await ticker.tick()  # the daily's catch-up; nothing new for `now`: no run
     assert catch_up.entries == 0
     await add_reports(store, [1], tags=["breaking"])
@@ -150,12 +155,7 @@ async def test_a_digest_whose_every_pr_the_now_route_posted_is_not_sent(
     store: ReportStore,
 ) -> None:
     clock = FakeClock(THURSDAY - timedelta(hours=2))
-    ticker = await _setup(
-        store,
-        clock,
-        channel("daily", "C1", schedule="0 9 * * *"),
-        channel("release-watch", "C1", schedule="now", query="tag:breaking"),
-    )
+    ticker = await _daily_and_release_watch(store, clock)
     await ticker.tick()  # the daily's catch-up, empty
     await add_reports(store, [1], tags=["breaking"])
     clock.advance(15)
