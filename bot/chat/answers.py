@@ -11,7 +11,15 @@ from collections.abc import Awaitable, Callable
 from datetime import timedelta
 
 from bot.chat.commands import SPECS, UsageError, command_prefix
-from bot.chat.messages import Answer, Chat, DigestAnswer, Notice, Reply, SectionAnswer
+from bot.chat.messages import (
+    Answer,
+    Chat,
+    DigestAnswer,
+    Notice,
+    Reply,
+    SectionAnswer,
+    in_private,
+)
 from bot.chat.reading import ReadingVerbs
 from bot.chat.replay import REPLAY_DAYS, replay
 from bot.chat.requests import (
@@ -27,7 +35,7 @@ from bot.chat.requests import (
     Verb,
 )
 from bot.chat.search_gate import SearchBusy, SearchGate
-from bot.chat.subscriptions import SubscriptionVerbs
+from bot.chat.subscriptions import SubscriptionVerbs, typed_error
 from bot.core.clock import Clock
 from bot.core.digest.select import (
     DigestFilter,
@@ -62,9 +70,10 @@ def render_notice(
     renderer: Renderer, notice: Notice, fmt: Format, locale: Locale
 ) -> RenderedMessage:
     """A notice in the words of the platform it is read on: Slack's `{cmd}` is "/pr " and its
-    `{chat}` a channel; Telegram's "/" and a chat (群)."""
+    `{chat}` a channel; Telegram's "/" and a chat (群); a private chat's words name the person
+    (`notice.private`: "your subscriptions")."""
     platform = Platform.SLACK if fmt is Format.SLACK else None
-    params = {**chat_words(platform, locale), **notice.params}
+    params = {**chat_words(platform, locale, private=notice.private), **notice.params}
     return renderer.notice(notice.key, fmt, locale, **params)
 
 
@@ -154,7 +163,7 @@ class Answerer:
         if spec is not None and spec.admin_only and not may_change and not await chat.is_admin():
             return Answer(Notice("not_admin"))
         try:
-            return await self._dispatch(request, chat)
+            return in_private(await self._dispatch(request, chat), chat)
         except (QueryTooSlow, QueryTooComplex, SearchBusy) as refused:
             return Answer(query_refusal(refused, self.config.search.timeout_seconds))
 
@@ -180,7 +189,7 @@ class Answerer:
         try:
             request = parse()
         except UsageError as exc:
-            return Answer(Notice(exc.key, dict(exc.params)))
+            return in_private(Answer(Notice(exc.key, dict(exc.params))), chat)
         return await self.answer(request, chat)
 
     async def _pr(self, request: ShowReport) -> Answer:
@@ -196,7 +205,7 @@ class Answerer:
     async def _find(self, request: Find, chat: Chat) -> Answer:
         typed = request.typed
         if typed.query is None:
-            return Answer(Notice("bad_query", {"error": typed.error}))
+            return Answer(Notice("bad_query", {"error": typed_error(typed, chat.locale)}))
         async with self.gate.admit(chat.user_id):
             result = await search(
                 self.reports,
@@ -255,9 +264,11 @@ class Answerer:
         the last REPLAY_DAYS days; at the default chat schedule when no cadence is given."""
         query = request.typed.query
         if query is None:
-            return Answer(Notice("bad_query", {"error": request.typed.error}))
+            return Answer(Notice("bad_query", {"error": typed_error(request.typed, chat.locale)}))
         now = self.clock()
-        typed = self.verbs.cadence(request.cadence, await self.verbs.mine(chat), now)
+        typed = self.verbs.cadence(
+            request.cadence, await self.verbs.mine(chat), now, locale=chat.locale
+        )
         if isinstance(typed, Answer):
             return typed
         cadence, tz = typed
@@ -307,7 +318,7 @@ class Answerer:
 
     async def answer_action(self, action: EntryAction, argument: str, chat: Chat) -> Answer:
         """A digest button (Read, Snooze, Mute, Full report, "+N more") pressed in `chat`."""
-        return await self.reading.act(action, argument, chat)
+        return in_private(await self.reading.act(action, argument, chat), chat)
 
     async def _help(self, request: Ask, chat: Chat) -> Answer:
         return Answer(Notice("help", {"commands": help_lines(chat.platform, chat.locale)}))

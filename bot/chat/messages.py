@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date
 
 from bot.core.digest.select import Digest
@@ -16,6 +16,9 @@ from bot.core.render.options import DigestOptions
 class Notice:
     key: str
     params: dict[str, str] = field(default_factory=dict)
+    # Said in a private chat (a Slack DM, a Telegram private chat): its words name the person
+    # ("your subscriptions"), not the place. Answerer.answer sets it from the Chat.
+    private: bool = field(default=False, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,3 +56,10 @@ class Chat:
     locale: Locale  # ChatService.chat_at: the destination's, the user's, or config.locale
     user_name: str = ""
     private: bool = False  # a Slack DM or a Telegram private chat: the person owns it
+
+
+def in_private(answer: Answer, chat: Chat) -> Answer:
+    """`answer` with its notices marked as said in `chat` when that is a private chat."""
+    if not chat.private or not isinstance(answer.reply, Notice):
+        return answer
+    return replace(answer, reply=replace(answer.reply, private=True))

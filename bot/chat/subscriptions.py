@@ -16,15 +16,15 @@ from datetime import datetime
 from bot.chat.commands import command_prefix
 from bot.chat.messages import Answer, Chat, Notice
 from bot.chat.replay import REPLAY_DAYS
-from bot.chat.requests import Ask, OpenPicker, SetSchedule, Subscribe, Unsubscribe
+from bot.chat.requests import Ask, OpenPicker, SetSchedule, Subscribe, TypedQuery, Unsubscribe
 from bot.chat.search_gate import SearchGate
 from bot.core.calendar import WorkingCalendar
 from bot.core.clock import Clock, human_time
 from bot.core.digest.select import DigestFilter
-from bot.core.models import Locale, Origin
-from bot.core.query import And, Field, Query, parse, unparse
+from bot.core.models import Locale, Origin, Platform
+from bot.core.query import And, Field, Query, QueryError, parse, unparse
 from bot.core.query.known_tags import bare_words, read_known_tags, tag_terms
-from bot.core.render.labels import notice_text
+from bot.core.render.labels import chat_words, error_text, notice_text, slack_mention
 from bot.core.store.finder.search import search
 from bot.core.store.reports import ReportStore
 from bot.core.store.runs import last_scheduled_time
@@ -119,14 +119,14 @@ class SubscriptionVerbs:
         return f"{result.total}+" if result.capped else str(result.total)
 
     def cadence(
-        self, typed: str, subs: list[Subscription], now: datetime
+        self, typed: str, subs: list[Subscription], now: datetime, *, locale: Locale = Locale.EN
     ) -> tuple[Cadence, str] | Answer:
         """The cadence typed after `at` (the default chat schedule if none) and the zone it
-        runs in (the chat's, else the config's); a bad cadence is the answer."""
+        runs in (the chat's, else the config's); a bad cadence is the answer, in `locale`."""
         try:
             cadence = parse_cadence(typed or DEFAULT_CHAT_SCHEDULE, next_fire=next_fire, now=now)
         except CadenceError as error:
-            return Answer(Notice("bad_cadence", {"error": str(error)}))
+            return Answer(Notice("bad_cadence", {"error": error_text(error, locale)}))
         return cadence, subs[0].timezone if subs else self.config.timezone
 
     async def mine(self, chat: Chat) -> list[Subscription]:
@@ -146,9 +146,9 @@ class SubscriptionVerbs:
         if isinstance(request, OpenPicker):  # the platform's picker opens (a hint elsewhere)
             return Answer(Notice(PICKER))
         if request.typed.query is None:
-            return Answer(Notice("bad_query", {"error": request.typed.error}))
+            return Answer(Notice("bad_query", {"error": typed_error(request.typed, chat.locale)}))
         now = self.clock()
-        typed = self.cadence(request.cadence, subs, now)
+        typed = self.cadence(request.cadence, subs, now, locale=chat.locale)
         if isinstance(typed, Answer):
             return typed
         return await self._add(request.typed.query, request.typed.text, typed, chat)
@@ -236,7 +236,7 @@ class SubscriptionVerbs:
                 "cadence": sub.cadence,
                 "next": self._next(sub, now),
                 "last": human_time(last, sub.timezone) if last else "-",
-                "owner": _owner(sub, chat.locale),
+                "owner": _owner(sub, chat),
             }
             lines.append(notice_text("subscription_line", chat.locale, params))
         lines += await self._tag_hints(subs, chat)
@@ -267,14 +267,16 @@ class SubscriptionVerbs:
         if (refused := self._locked(subs)) is not None:
             return refused
         own = [s for s in subs if s.origin is not Origin.CONFIG and not s.instant]
-        if not own:
+        if not subs:
             return Answer(Notice("no_subscriptions"))
+        if not own:
+            return Answer(Notice("schedule_none_own", {"items": _unschedulable(subs, chat)}))
         tz = request.timezone or own[0].timezone
         calendar = self.calendars.for_destination(chat.platform, chat.chat_id, tz)
         try:
             found = next_real_fire(request.cron, tz, self.clock(), calendar)
         except CronError as exc:
-            return Answer(Notice("bad_schedule", {"reason": str(exc)}))
+            return Answer(Notice("bad_schedule", {"reason": error_text(exc, chat.locale)}))
         await self.store.set_schedule([s.id for s in own], request.cron, tz, actor(chat))
         upcoming = found.at.isoformat(timespec="minutes") if found is not None else "-"
         params = {"cron": request.cron, "tz": tz, "next": upcoming}
@@ -301,7 +303,7 @@ def _tag_hint(sub: Subscription, stored: Query, known: set[str], chat: Chat) -> 
         "cadence": sub.cadence,
         "cmd": command_prefix(chat.platform),
     }
-    return notice_text("subscription_bare_tags", chat.locale, params)
+    return notice_text("subscription_bare_tags", chat.locale, {**_words(chat), **params})
 
 
 def _read_as_tags(written: Query, read: Query) -> list[str]:
@@ -316,9 +318,47 @@ def _config_filter(sub: Subscription) -> str:
     return sub.filter.listed_query()
 
 
-def _owner(sub: Subscription, locale: Locale) -> str:
+def _words(chat: Chat) -> dict[str, str]:
+    """The chat's words for a notice line built here (`{cmd}`, `{chat}`, `{whose}`...)."""
+    return chat_words(chat.platform, chat.locale, private=chat.private)
+
+
+def _owner(sub: Subscription, chat: Chat) -> str:
+    """Whose the subscription is: the config's, the chat's, or a person's, who is "you" to
+    themselves, a mention on Slack, their name when it is known and otherwise their id (a
+    notice is plain text, so a Telegram link to the person cannot be made). The CLI asks as
+    nobody (no user id): it shows the id."""
+    words = _words(chat)
     if sub.origin is Origin.CONFIG:
-        return notice_text("owner_config", locale, {"name": sub.name})
-    if sub.owner:
-        return notice_text("owner_person", locale, {"user": sub.owner})
-    return notice_text("owner_chat", locale, {})
+        return notice_text("owner_config", chat.locale, {**words, "name": sub.name})
+    if not sub.owner:
+        return notice_text("owner_chat", chat.locale, words)
+    if chat.user_id and sub.owner == chat.user_id:
+        if chat.private:
+            return notice_text("owner_you", chat.locale, words)
+        if chat.user_name:
+            return notice_text("owner_user", chat.locale, {**words, "user": chat.user_name})
+    if chat.user_id and chat.platform is Platform.SLACK:
+        return notice_text("owner_user", chat.locale, {**words, "user": slack_mention(sub.owner)})
+    return notice_text("owner_person", chat.locale, {**words, "user": sub.owner})
+
+
+def _unschedulable(subs: Sequence[Subscription], chat: Chat) -> str:
+    """One line per subscription that no schedule applies to, and why: the config's, or
+    posted as PRs arrive (`now`)."""
+    lines = []
+    for sub in subs:
+        key = "schedule_skip_config" if sub.origin is Origin.CONFIG else "schedule_skip_now"
+        params = {**_words(chat), "number": str(sub.number), "name": sub.name}
+        lines.append(notice_text(key, chat.locale, params))
+    return "\n".join(lines)
+
+
+def typed_error(typed: TypedQuery, locale: Locale) -> str:
+    """What is wrong with a query that did not parse, in `locale`: the query is read again
+    for its QueryError (the request keeps only its English line)."""
+    try:
+        parse(typed.text)
+    except QueryError as error:
+        return error_text(error, locale)
+    return typed.error

@@ -46,7 +46,7 @@ def tokenize(text: str) -> list[Token]:
             i = end + 1
         elif ch == "-":
             if i + 1 == n or text[i + 1].isspace():
-                raise QueryError("'-' needs a term right after it", i + 1)
+                raise QueryError("'-' needs a term right after it", i + 1, key="query_dash")
             tokens.append(Token("-", "-", i + 1))
             i += 1
         else:
@@ -70,5 +70,5 @@ def _word(text: str, start: int) -> tuple[Token, int]:
 def _closing_quote(text: str, opening: int) -> int:
     close = text.find('"', opening + 1)
     if close < 0:
-        raise QueryError("unclosed '\"'", opening + 1)
+        raise QueryError("unclosed '\"'", opening + 1, key="query_unclosed_quote")
     return close

@@ -47,11 +47,15 @@ def parse(text: str, *, max_terms: int | None = MAX_TERMS) -> Query:
     reads a query stored before the cap (a subscription's filter, evaluated in memory, never
     sent to the database as SQL): it is not refused for its size."""
     if len(text) > MAX_QUERY_LENGTH:
-        raise QueryError(f"too long ({len(text)} characters, at most {MAX_QUERY_LENGTH})")
+        raise QueryError(
+            f"too long ({len(text)} characters, at most {MAX_QUERY_LENGTH})",
+            key="query_too_long",
+            params={"n": str(len(text)), "limit": str(MAX_QUERY_LENGTH)},
+        )
     _refuse_control_characters(text)
     tokens = tokenize(text)
     if not tokens:
-        raise QueryError("empty")
+        raise QueryError("empty", key="query_empty")
     if max_terms is not None:
         _count_terms(tokens, max_terms)
     return _Parser(tokens).query()
@@ -61,7 +65,11 @@ def _refuse_control_characters(text: str) -> None:
     for index, char in enumerate(text):
         if unicodedata.category(char) == "Cc" and char not in _TYPED_WHITESPACE:
             raise QueryError(
-                f"control character U+{ord(char):04X}", index + 1, "a query is plain text"
+                f"control character U+{ord(char):04X}",
+                index + 1,
+                "a query is plain text",
+                key="query_control",
+                params={"code": f"U+{ord(char):04X}"},
             )
 
 
@@ -73,6 +81,8 @@ def _count_terms(tokens: list[Token], limit: int) -> None:
             f"too many terms ({len(terms)}, at most {limit})",
             terms[limit].position,
             "narrow the query",
+            key="query_too_many_terms",
+            params={"n": str(len(terms)), "limit": str(limit)},
         )
 
 
@@ -94,7 +104,7 @@ class _Parser:
         result = self.or_()
         extra = self.peek()
         if extra is not None:  # only a `)` stops an OR run before the end
-            raise QueryError("unexpected ')'", extra.position)
+            raise QueryError("unexpected ')'", extra.position, key="query_unexpected_paren")
         return result
 
     def or_(self) -> Query:
@@ -110,7 +120,12 @@ class _Parser:
         while (token := self.peek()) is not None and token.kind not in _STOPS:
             if token.kind == "AND":
                 if not items:
-                    raise QueryError("AND needs a term on each side", token.position)
+                    raise QueryError(
+                        "AND needs a term on each side",
+                        token.position,
+                        key="query_both_sides",
+                        params={"op": "AND"},
+                    )
                 self.take()
                 self.need_term_after(token)
             items.append(self.unary())
@@ -118,8 +133,13 @@ class _Parser:
             token = self.peek()
             assert token is not None
             if token.kind == ")":
-                raise QueryError("unexpected ')'", token.position)
-            raise QueryError(f"{token.kind} needs a term on each side", token.position)
+                raise QueryError("unexpected ')'", token.position, key="query_unexpected_paren")
+            raise QueryError(
+                f"{token.kind} needs a term on each side",
+                token.position,
+                key="query_both_sides",
+                params={"op": token.kind},
+            )
         return _joined(And, items)
 
     def unary(self) -> Query:
@@ -143,17 +163,22 @@ class _Parser:
         if token.kind == "WORD":
             return _word(token)
         # OR/AND where a term should be (`(OR a)`), or a stray `)` reached by need_term_after
-        raise QueryError(f"{token.kind} needs a term on each side", token.position)
+        raise QueryError(
+            f"{token.kind} needs a term on each side",
+            token.position,
+            key="query_both_sides",
+            params={"op": token.kind},
+        )
 
     def group(self, opening: Token) -> Query:
         self.enter(opening)
         following = self.peek()
         if following is not None and following.kind == ")":
-            raise QueryError("empty parentheses", opening.position)
+            raise QueryError("empty parentheses", opening.position, key="query_empty_parens")
         inner = self.or_()
         closing = self.peek()
         if closing is None:
-            raise QueryError("unclosed '('", opening.position)
+            raise QueryError("unclosed '('", opening.position, key="query_unclosed_paren")
         self.take()
         self.depth -= 1
         return inner
@@ -163,12 +188,21 @@ class _Parser:
         if following is None or following.kind in ("OR", "AND", ")"):
             shown = "'-'" if token.kind == "-" else token.kind
             side = "after it" if token.kind in ("NOT", "-") else "on each side"
-            raise QueryError(f"{shown} needs a term {side}", token.position)
+            key = "query_after" if token.kind in ("NOT", "-") else "query_both_sides"
+            raise QueryError(
+                f"{shown} needs a term {side}", token.position, key=key, params={"op": token.kind}
+            )
 
     def enter(self, token: Token) -> None:
         self.depth += 1
         if self.depth > MAX_DEPTH:
-            raise QueryError("nested too deeply", token.position, f"at most {MAX_DEPTH} levels")
+            raise QueryError(
+                "nested too deeply",
+                token.position,
+                f"at most {MAX_DEPTH} levels",
+                key="query_too_deep",
+                params={"limit": str(MAX_DEPTH)},
+            )
 
 
 def _joined(kind: type[And] | type[Or], items: list[Query]) -> Query:
@@ -184,7 +218,7 @@ def _joined(kind: type[And] | type[Or], items: list[Query]) -> Query:
 def _phrase(token: Token) -> Query:
     value = normalize_text(token.text)
     if not value:
-        raise QueryError("empty phrase", token.position)
+        raise QueryError("empty phrase", token.position, key="query_empty_phrase")
     return Text(value, phrase=True)
 
 
@@ -204,7 +238,12 @@ def _word(token: Token) -> Query:
     if spec is None:
         close = difflib.get_close_matches(written.lower(), SPELLINGS, n=1, cutoff=0.6)
         hint = f"did you mean {close[0]}?" if close else "fields: " + ", ".join(FIELDS)
-        raise QueryError(f"unknown field '{written}'", token.position, hint)
+        key, params = (
+            ("query_field_guess", {"field": written, "guess": close[0]})
+            if close
+            else ("query_field", {"field": written, "fields": ", ".join(FIELDS)})
+        )
+        raise QueryError(f"unknown field '{written}'", token.position, hint, key=key, params=params)
     value_at = token.position + len(written) + len(op) + (1 if token.quoted else 0)
     return Field(spec.name, op, canonical(spec.name, op, raw, token.position, value_at))
 

@@ -49,10 +49,20 @@ def canonical(name: str, op: str, raw: str, start: int, position: int) -> str:
     (both 1-based)."""
     spec = field_spec(name)
     if op != ":" and not spec.ordered:
-        raise QueryError(f"{name} takes ':', not '{op}'", start)
+        raise QueryError(
+            f"{name} takes ':', not '{op}'",
+            start,
+            key="query_operator",
+            params={"field": name, "op": op},
+        )
     value = raw.strip()
     if not value:
-        raise QueryError(f"{name}{op} needs a value", start)
+        raise QueryError(
+            f"{name}{op} needs a value",
+            start,
+            key="query_no_value",
+            params={"field": name, "op": op},
+        )
     kind = spec.kind
     match kind:
         case Kind.TEXT:
@@ -78,7 +88,13 @@ def canonical(name: str, op: str, raw: str, start: int, position: int) -> str:
 def _level(names: dict[str, str], field: str, value: str, position: int, known: str) -> str:
     level = names.get(value.lower())
     if level is None:
-        raise QueryError(f"unknown {field} '{value}'", position, known)
+        raise QueryError(
+            f"unknown {field} '{value}'",
+            position,
+            known,
+            key="query_level",
+            params={"field": field, "value": value, "known": known},
+        )
     return level
 
 
@@ -93,7 +109,9 @@ def _time(value: str, position: int) -> str:
             pass
         else:
             return value
-    raise QueryError(f"bad date '{value}'", position, DATE_HINT)
+    raise QueryError(
+        f"bad date '{value}'", position, DATE_HINT, key="query_date", params={"value": value}
+    )
 
 
 def _number(op: str, value: str, position: int) -> str:
@@ -101,12 +119,30 @@ def _number(op: str, value: str, position: int) -> str:
         return str(int(value))
     found = _RANGE.fullmatch(value)
     if found is None or (not found.group(1) and not found.group(2)):
-        raise QueryError(f"bad number '{value}'", position, NUMBER_HINT)
+        raise QueryError(
+            f"bad number '{value}'",
+            position,
+            NUMBER_HINT,
+            key="query_number",
+            params={"value": value},
+        )
     if op != ":":
-        raise QueryError(f"bad number '{value}'", position, "a range takes ':'")
+        raise QueryError(
+            f"bad number '{value}'",
+            position,
+            "a range takes ':'",
+            key="query_range_colon",
+            params={"value": value},
+        )
     low, high = (str(int(part)) if part else "" for part in found.groups())
     if low and high and int(low) > int(high):
-        raise QueryError(f"bad range '{value}'", position, f"use {high}..{low}")
+        raise QueryError(
+            f"bad range '{value}'",
+            position,
+            f"use {high}..{low}",
+            key="query_range_order",
+            params={"value": value, "fixed": f"{high}..{low}"},
+        )
     return f"{low}..{high}"
 
 

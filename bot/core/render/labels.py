@@ -7,9 +7,10 @@ Templates read labels through `labels(locale)`; small bot messages ("not found",
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Final
 
 from bot.core.models import Locale, Platform
-from bot.core.render.notices import NOTICES
+from bot.core.render.notices import ERROR_TEXTS, ERROR_WORDS, NOTICES
 
 _ZH: dict[str, str] = {
     "tag_view": "标签视图",
@@ -171,14 +172,34 @@ _EN: dict[str, str] = {
 
 _LABELS: dict[Locale, dict[str, str]] = {Locale.ZH: _ZH, Locale.EN: _EN}
 
-# How a notice names the command prefix (`{cmd}`) and the place it is read in (`{chat}`):
-# Telegram's commands are `/subscribe`, and a chat there is a 群 (group); Slack's are words
-# after `/pr` (`/pr subscribe`), in a channel (频道). The CLI and Telegram use the default.
-_CHAT_WORDS: dict[Platform | None, dict[Locale, dict[str, str]]] = {
-    None: {Locale.EN: {"cmd": "/", "chat": "chat"}, Locale.ZH: {"cmd": "/", "chat": "群"}},
-    Platform.SLACK: {
-        Locale.EN: {"cmd": "/pr ", "chat": "channel"},
-        Locale.ZH: {"cmd": "/pr ", "chat": "频道"},
+# Around a user id in a notice's text (private-use code points): templates/slack/notice.j2
+# turns it into a mention, the other notice templates into the id.
+MENTION_OPEN: Final = "\ue000"
+MENTION_CLOSE: Final = "\ue001"
+
+# How a notice names the command prefix (`{cmd}`) and the place it is read in: `{chat}` (a
+# noun), `{whose}`/`{Whose}` (its possessive: 本群的, this channel's, your), `{holder}`/`{Holder}`
+# (the subject: 本群, this channel, you) and `{has}` (the verb that agrees with it). Telegram's
+# commands are `/subscribe`, and a chat there is a 群 (group); Slack's are words after `/pr`
+# (`/pr subscribe`), in a channel (频道). A private chat (a Slack DM, a Telegram private chat)
+# speaks of the person: 你的订阅, your subscriptions. The CLI and Telegram use the default.
+_PLACE_WORDS: dict[Locale, dict[str, dict[str, str]]] = {
+    Locale.EN: {
+        "chat": {"chat": "chat", "whose": "this chat's", "holder": "this chat", "has": "has"},
+        "channel": {
+            "chat": "channel",
+            "whose": "this channel's",
+            "holder": "this channel",
+            "has": "has",
+        },
+        "dm": {"chat": "DM", "whose": "your", "holder": "you", "has": "have"},
+        "private": {"chat": "chat", "whose": "your", "holder": "you", "has": "have"},
+    },
+    Locale.ZH: {
+        "chat": {"chat": "群", "whose": "本群的", "holder": "本群", "has": ""},
+        "channel": {"chat": "频道", "whose": "本频道的", "holder": "本频道", "has": ""},
+        "dm": {"chat": "私信", "whose": "你的", "holder": "你", "has": ""},
+        "private": {"chat": "私聊", "whose": "你的", "holder": "你", "has": ""},
     },
 }
 
@@ -199,18 +220,52 @@ _ZH_COMMANDS: dict[str, tuple[str, str]] = {
         "添加一个查询的摘要订阅；test：回放查询最近 30 天的结果",
     ),
     "unsubscribe": ("编号…|all", "按编号取消订阅，或全部取消"),
-    "subscriptions": ("", "查看本群的订阅（带编号）"),
+    "subscriptions": ("", "查看这里的订阅（带编号）"),
     "schedule": ('09:00 [时区] | "0 9 * * mon-fri" [时区]', "设置推送时间"),
     "status": ("", "推送状态"),
-    "unread": ("", "本群未读的必读 PR"),
+    "unread": ("", "这里未读的必读 PR"),
     "more": ("", "最近一份摘要的下一页（“还有 N 个”）"),
     "help": ("", "使用说明"),
 }
 
 
-def chat_words(platform: Platform | None, locale: Locale) -> dict[str, str]:
-    """`cmd` and `chat` for a notice read on `platform` (None: Telegram's words, the CLI)."""
-    return dict(_CHAT_WORDS.get(platform, _CHAT_WORDS[None])[Locale(locale)])
+def chat_words(
+    platform: Platform | None, locale: Locale, *, private: bool = False
+) -> dict[str, str]:
+    """`cmd`, `chat`, `whose`, `holder` and `has` for a notice read on `platform` (None:
+    Telegram's words, the CLI), in a group or channel or, `private`, a person's own chat."""
+    slack = platform is Platform.SLACK
+    place = ("dm" if slack else "private") if private else ("channel" if slack else "chat")
+    words = dict(_PLACE_WORDS[Locale(locale)][place])
+    words["Whose"] = _capitalized(words["whose"])
+    words["Holder"] = _capitalized(words["holder"])
+    return {"cmd": "/pr " if slack else "/", **words}
+
+
+def slack_mention(user_id: str) -> str:
+    """A Slack user as a mention in a notice's text: the Slack notice template makes it
+    `<@U123>` (only for an id of capitals and digits), the others show the id."""
+    return f"{MENTION_OPEN}{user_id}{MENTION_CLOSE}"
+
+
+def _capitalized(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def error_text(error: Exception, locale: Locale) -> str:
+    """A CadenceError, CronError or QueryError in `locale`: its `key` and `params` in the
+    error table, and where it is (`position`); English, or a key the table lacks, is the
+    error's own line."""
+    key: str = getattr(error, "key", "")
+    table = ERROR_TEXTS.get(Locale(locale), {})
+    if key not in table:
+        return str(error)
+    words = ERROR_WORDS.get(Locale(locale), {})
+    params: Mapping[str, str] = getattr(error, "params", {})
+    shown = {name: words.get(name, {}).get(value, value) for name, value in params.items()}
+    text = table[key].format_map(shown)
+    position: int | None = getattr(error, "position", None)
+    return text if position is None else text + table["at"].format(position=position)
 
 
 def zh_command(name: str) -> tuple[str, str]:

@@ -31,7 +31,7 @@ NOTICES: dict[Locale, dict[str, str]] = {
         "unknown_command": "不认识的命令：{command}。发送 {cmd}help 查看用法。",
         "not_admin": "只有本{chat}管理员可以修改订阅。",
         "config_managed": "订阅 {name} 来自配置文件，请在配置里修改。",
-        "locked": "本{chat}的订阅已在配置文件中锁定（频道 {name}），请在配置里修改。",
+        "locked": "{whose}订阅已在配置文件中锁定（频道 {name}），请在配置里修改。",
         "unknown_subscription": "这里没有编号为 {numbers} 的订阅。发送 {cmd}subscriptions 查看。",
         "subscribed": "已添加订阅 {number}：{query}（{cadence}），下一次：{next}。"
         "最近 {days} 天它会匹配 {recent} 个 PR。",
@@ -45,16 +45,22 @@ NOTICES: dict[Locale, dict[str, str]] = {
         "请先在私聊里用 {cmd}unsubscribe 编号 取消不需要的订阅。",
         "subscription_added": "{user} 添加了订阅 {number}：{query}（{cadence}）",
         "subscription_removed": "{user} 取消了订阅：{items}",
-        "subscriptions": "本{chat}的订阅：\n{items}",
+        "subscriptions": "{whose}订阅：\n{items}",
         "subscription_line": "{number}. {query} · {cadence} · 下一次 {next} · "
         "上一次 {last} · {owner}",
         "subscription_bare_tags": "{number}. 里的 {words} 按文字匹配，它们现在也是标签。"
         "要按标签订阅：{cmd}unsubscribe {number}，再 {cmd}subscribe {query} at {cadence}",
-        "owner_chat": "本群",
-        "owner_person": "个人（{user}）",
+        "owner_chat": "本{chat}",
+        "owner_you": "你",
+        "owner_user": "{user}",
+        "owner_person": "用户 {user}",
         "owner_config": "配置 {name}",
-        "no_subscriptions": "本{chat}还没有订阅。发送 {cmd}subscribe 查询 [at 频率] 开始，"
+        "no_subscriptions": "{holder}还没有订阅。发送 {cmd}subscribe 查询 [at 频率] 开始，"
         "例如 {cmd}subscribe tag:rollout at daily 09:00。",
+        "schedule_none_own": "{whose}订阅都不能设置推送时间：\n{items}\n"
+        "配置文件里的订阅请在配置中修改；立即推送的订阅在 PR 到达时推送，没有推送时间。",
+        "schedule_skip_config": "{number}. {name}（来自配置文件）",
+        "schedule_skip_now": "{number}. {name}（立即推送）",
         "schedule_set": "推送时间已设为 {cron}（{tz}），下一次：{next}",
         "schedule_changed": "{user} 把推送时间改为 {cron}（{tz}），下一次：{next}",
         "status": "状态：{state}\n上次推送：{last}\n待发送：{pending}，失败：{failed}",
@@ -97,13 +103,13 @@ NOTICES: dict[Locale, dict[str, str]] = {
         "所以按标签分话题的摘要改为直接发在群里。"
         "在群设置中开启「话题」后，之后的摘要会按标签发到各自的话题。",
         "marked_read": "✅ {ref} 已由 {user} 标记为已读",
-        "snoozed": "💤 {user} 暂停了 {ref}：{until} 前不再出现在本{chat}的摘要中",
-        "muted": "🔕 {user} 屏蔽了标签 {tag}：{until} 前不再出现在本{chat}的摘要中",
+        "snoozed": "💤 {user} 暂停了 {ref}：{until} 前不再出现在{whose}摘要中",
+        "muted": "🔕 {user} 屏蔽了标签 {tag}：{until} 前不再出现在{whose}摘要中",
         "mute_not_admin": "只有本{chat}管理员可以屏蔽标签。",
-        "no_digest_here": "本{chat}还没有推送过摘要。",
-        "unread_list": "本{chat}未读的必读 PR（{n}）：\n{items}",
+        "no_digest_here": "{holder}还没有收到过摘要。",
+        "unread_list": "{whose}未读必读 PR（{n}）：\n{items}",
         "unread_line": "{ref} {title} · 首次出现 {first} · 还剩 {left} 天",
-        "unread_none": "本{chat}最近 {days} 天的必读 PR 都已读。",
+        "unread_none": "{whose}最近 {days} 天的必读 PR 都已读。",
         "more_none": "最近的摘要没有更多条目了。",
         "reaction_read": "✅ {refs} 已由 {user} 标记为已读",
     },
@@ -129,7 +135,7 @@ NOTICES: dict[Locale, dict[str, str]] = {
         "unknown_command": "Unknown command: {command}. Send {cmd}help for usage.",
         "not_admin": "Only admins of this {chat} can change its subscriptions.",
         "config_managed": "Subscription {name} comes from the config: change it there.",
-        "locked": "This {chat}'s subscriptions are locked in the config (channel {name}): "
+        "locked": "{Whose} subscriptions are locked in the config (channel {name}): "
         "change them there.",
         "unknown_subscription": "No subscription {numbers} here: send {cmd}subscriptions to "
         "see them.",
@@ -145,16 +151,22 @@ NOTICES: dict[Locale, dict[str, str]] = {
         "most allowed. Remove one first ({cmd}unsubscribe NUMBER in your DM with the bot).",
         "subscription_added": "{user} added subscription {number}: {query} ({cadence})",
         "subscription_removed": "{user} removed: {items}",
-        "subscriptions": "Subscriptions of this {chat}:\n{items}",
+        "subscriptions": "{Whose} subscriptions:\n{items}",
         "subscription_line": "{number}. {query} · {cadence} · next {next} · last {last} · {owner}",
         "subscription_bare_tags": "{number}. matches {words} in the text, not as tags (a tag "
         "has that name now). To mean the tags: {cmd}unsubscribe {number}, then "
         "{cmd}subscribe {query} at {cadence}",
         "owner_chat": "the chat",
+        "owner_you": "you",
+        "owner_user": "{user}",
         "owner_person": "personal ({user})",
         "owner_config": "config {name}",
-        "no_subscriptions": "This {chat} has no subscription yet: send "
+        "no_subscriptions": "{Holder} {has} no subscription yet: send "
         "{cmd}subscribe QUERY [at CADENCE], e.g. {cmd}subscribe tag:rollout at daily 09:00.",
+        "schedule_none_own": "None of {whose} subscriptions takes a schedule:\n{items}\n"
+        "Change a config subscription in the config; one at now posts as PRs arrive.",
+        "schedule_skip_config": "{number}. {name} (from the config)",
+        "schedule_skip_now": "{number}. {name} (at now)",
         "schedule_set": "Digests now arrive at {cron} ({tz}); next: {next}",
         "schedule_changed": "{user} set the digest schedule to {cron} ({tz}); next: {next}",
         "status": "State: {state}\nLast digest: {last}\nPending: {pending}, failed: {failed}",
@@ -201,8 +213,8 @@ NOTICES: dict[Locale, dict[str, str]] = {
         "posted here directly instead of one topic per tag. Turn topics on in the group's "
         "settings and later digests go to a topic per tag.",
         "marked_read": "✅ {ref} read by {user}",
-        "snoozed": "💤 {user} snoozed {ref}: it leaves this {chat}'s digests until {until}",
-        "muted": "🔕 {user} muted tag {tag}: it leaves this {chat}'s digests until {until}",
+        "snoozed": "💤 {user} snoozed {ref}: it leaves {whose} digests until {until}",
+        "muted": "🔕 {user} muted tag {tag}: it leaves {whose} digests until {until}",
         "mute_not_admin": "Only admins of this {chat} can mute a tag.",
         "no_digest_here": "No digest has been posted in this {chat} yet.",
         "unread_list": "Unread must-read PRs in this {chat} ({n}):\n{items}",
@@ -211,5 +223,60 @@ NOTICES: dict[Locale, dict[str, str]] = {
         "marked read.",
         "more_none": "The latest digest has no more entries.",
         "reaction_read": "✅ {refs} read by {user}",
+    },
+}
+
+# The errors of cadences, crons and queries (CadenceError, CronError, QueryError) in a chat's
+# language, by the error's `key`, filled with its `params`. English is the error's own line
+# (`str(error)`, what the CLI prints too). What the user typed is shown in backticks.
+ERROR_TEXTS: dict[Locale, dict[str, str]] = {
+    Locale.ZH: {
+        "at": "（第 {position} 个字符）",
+        "cadence_unknown": "`{text}` 不是推送频率。可以写定时表达式（如 `0 9 * * mon-fri`）、"
+        "`daily 09:00`、`workdays 09:30`、`weekly fri 17:00` 或 `now`",
+        "cadence_form": "`{text}` 应写成 `{form}`，例如 `{example}`",
+        "cadence_time": "时间 `{time}` 写法有误，请写 `HH:MM`（`00:00` 到 `23:59`）",
+        "cadence_day_guess": "不认识的星期 `{day}`（是不是 `{guess}`？）",
+        "cadence_day": "不认识的星期 `{day}`，可写 `{days}`",
+        "cron_fields": "定时表达式 `{cron}` 需要 5 个字段（分钟 小时 日 月 星期）",
+        "cron_question_mark": "定时表达式 `{cron}` 不能用 `?`，{part}字段请写 `*`",
+        "cron_bad_field": "定时表达式 `{cron}` 的{part}字段 `{value}` 写法有误",
+        "cron_never_fires": "定时表达式 `{cron}` 一年内都不会触发：没有日期与它匹配"
+        "（例如二月没有 30、31 日，29 日四年才有一次）",
+        "query_dash": "`-` 后面要紧跟一个词",
+        "query_unclosed_quote": '引号 `"` 没有闭合',
+        "query_too_long": "查询太长（{n} 个字符，最多 {limit} 个）",
+        "query_empty": "查询是空的",
+        "query_control": "查询里有控制字符 `{code}`，查询只能是纯文本",
+        "query_too_many_terms": "词太多（{n} 个，最多 {limit} 个），请缩小查询",
+        "query_unexpected_paren": "多了一个 `)`",
+        "query_both_sides": "`{op}` 两边都要有词",
+        "query_after": "`{op}` 后面要有一个词",
+        "query_empty_parens": "括号里是空的",
+        "query_unclosed_paren": "`(` 没有闭合",
+        "query_too_deep": "嵌套太深（最多 {limit} 层）",
+        "query_empty_phrase": "引号里是空的",
+        "query_field_guess": "不认识的字段 `{field}`（是不是 `{guess}`？）",
+        "query_field": "不认识的字段 `{field}`，可用的字段：`{fields}`",
+        "query_operator": "`{field}` 只能用 `:`，不能用 `{op}`",
+        "query_no_value": "`{field}{op}` 后面要写一个值",
+        "query_level": "`{field}` 没有 `{value}` 这个值，可选：`{known}`",
+        "query_date": "日期 `{value}` 写法有误，请写 `7d`、`2w` 或 `2026-11-01`",
+        "query_number": "编号 `{value}` 写法有误，请写 `7422` 或 `7400..7500`",
+        "query_range_colon": "编号范围 `{value}` 要用 `:`",
+        "query_range_order": "范围 `{value}` 写反了，请写 `{fixed}`",
+    },
+}
+
+# Parameter values an error names in English (a cron's field), in the chat's language.
+ERROR_WORDS: dict[Locale, dict[str, dict[str, str]]] = {
+    Locale.ZH: {
+        "part": {
+            "minute": "分钟",
+            "hour": "小时",
+            "day of month": "日",
+            "month": "月",
+            "day of week": "星期",
+        },
     },
 }

@@ -22,6 +22,7 @@ Every error is a CadenceError whose message names what was wrong and how to writ
 from __future__ import annotations
 
 import difflib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Final, Literal
@@ -60,7 +61,14 @@ SHORTHANDS: Final = {
 
 
 class CadenceError(ValueError):
-    """A cadence that cannot be read; the message says how to write one."""
+    """A cadence that cannot be read; the message says how to write one. `str(error)` is the
+    English line (the CLI's); `key` and `params` name it for a chat's language
+    (labels.error_text)."""
+
+    def __init__(self, message: str, *, key: str = "", params: Mapping[str, str] | None = None):
+        super().__init__(message)
+        self.key = key
+        self.params = dict(params or {})
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,11 +107,17 @@ def parse_cadence(text: str, *, next_fire: NextFire, now: datetime) -> Cadence:
     elif (cron := schedule_cron(" ".join(words).lower())) != " ".join(words).lower():
         canonical = " ".join(words).lower()  # `09:00 mon-fri`, as `schedule:` reads it
     else:
-        raise CadenceError(f"cadence: '{text.strip()}' is not a cadence ({FORMS})")
+        raise CadenceError(
+            f"cadence: '{text.strip()}' is not a cadence ({FORMS})",
+            key="cadence_unknown",
+            params={"text": text.strip()},
+        )
     try:
         next_fire(cron, VALIDATION_ZONE, now)
     except ValueError as exc:
-        raise CadenceError(f"cadence: {exc}") from exc
+        key: str = getattr(exc, "key", "")  # a CronError says which
+        params: Mapping[str, str] = getattr(exc, "params", {})
+        raise CadenceError(f"cadence: {exc}", key=key, params=params) from exc
     return Cadence(kind="cron", cron=cron, text=canonical, fires=next_fire)
 
 
@@ -119,7 +133,11 @@ def _shorthand(head: str, rest: list[str], text: str) -> tuple[str | None, str]:
     form, example = SHORTHANDS[head]
     if len(rest) != len(form.split()) - 1:
         hint = "" if example == form else f", e.g. '{example}'"
-        raise CadenceError(f"cadence: '{text.strip()}' is written '{form}'{hint}")
+        raise CadenceError(
+            f"cadence: '{text.strip()}' is written '{form}'{hint}",
+            key="cadence_form",
+            params={"text": text.strip(), "form": form, "example": example},
+        )
     if head == "now":
         return None, "now"
     clock = _clock(rest[-1])
@@ -135,7 +153,11 @@ def _clock(word: str) -> str:
     """`9:00` -> `09:00`; a CadenceError unless a 24-hour HH:MM time."""
     match = HHMM.match(word)
     if match is None:
-        raise CadenceError(f"cadence: bad time '{word}' (use HH:MM, 00:00-23:59)")
+        raise CadenceError(
+            f"cadence: bad time '{word}' (use HH:MM, 00:00-23:59)",
+            key="cadence_time",
+            params={"time": word},
+        )
     return f"{int(match[1]):02d}:{match[2]}"
 
 
@@ -155,5 +177,14 @@ def _day(word: str) -> str:
     close = difflib.get_close_matches(folded, spellings, n=1, cutoff=0.5)
     if close:
         guess = close[0][:3]
-        raise CadenceError(f"cadence: unknown day '{word}' (did you mean {guess}?)")
-    raise CadenceError(f"cadence: unknown day '{word}' (use {', '.join(DAY_NAMES)})")
+        raise CadenceError(
+            f"cadence: unknown day '{word}' (did you mean {guess}?)",
+            key="cadence_day_guess",
+            params={"day": word, "guess": guess},
+        )
+    days = ", ".join(DAY_NAMES)
+    raise CadenceError(
+        f"cadence: unknown day '{word}' (use {days})",
+        key="cadence_day",
+        params={"day": word, "days": days},
+    )

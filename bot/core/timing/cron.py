@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Final
 from zoneinfo import ZoneInfo
@@ -61,7 +61,14 @@ CHANGE_PROBE: Final = timedelta(days=7)  # clock changes are months apart
 
 
 class CronError(ValueError):
-    """A schedule that is not a valid 5-field cron expression, or never fires."""
+    """A schedule that is not a valid 5-field cron expression, or never fires. `str(error)`
+    is the English line (the CLI's); `key` and `params` name it for a chat's language
+    (labels.error_text)."""
+
+    def __init__(self, message: str, *, key: str = "", params: Mapping[str, str] | None = None):
+        super().__init__(message)
+        self.key = key
+        self.params = dict(params or {})
 
 
 def _day_number(word: str) -> int | None:
@@ -94,10 +101,18 @@ def normalize(expr: str) -> str:
     CronError names the field that is wrong and how to write it."""
     fields = expr.lower().split()
     if len(fields) != CRON_FIELDS:
-        raise CronError(f"cron {expr!r} needs 5 fields (minute hour day month day-of-week)")
+        raise CronError(
+            f"cron {expr!r} needs 5 fields (minute hour day month day-of-week)",
+            key="cron_fields",
+            params={"cron": expr},
+        )
     for name, field in zip(FIELD_NAMES, fields, strict=True):
         if "?" in field:
-            raise CronError(f"cron {expr!r}: '?' is not crontab; write '*' in the {name}")
+            raise CronError(
+                f"cron {expr!r}: '?' is not crontab; write '*' in the {name}",
+                key="cron_question_mark",
+                params={"cron": expr, "part": name},
+            )
     fields[4] = ",".join(_unwrap(term) for term in fields[4].split(","))
     normal = " ".join(fields)
     for name, field in zip(FIELD_NAMES, fields, strict=True):
@@ -106,7 +121,9 @@ def normalize(expr: str) -> str:
             CronSim(probe, datetime(2000, 1, 1))  # noqa: DTZ001 - only parses the fields
         except CronSimError:
             raise CronError(
-                f"cron {expr!r}: bad {name} {field!r} (use {FIELD_HINTS[name]})"
+                f"cron {expr!r}: bad {name} {field!r} (use {FIELD_HINTS[name]})",
+                key="cron_bad_field",
+                params={"cron": expr, "part": name, "value": field},
             ) from None
     return normal
 
@@ -114,7 +131,9 @@ def normalize(expr: str) -> str:
 def never_fires(expr: str) -> CronError:
     return CronError(
         f"cron {expr!r} never fires within a year: no date matches it (e.g. February has no"
-        " day 30 or 31, and a 29th only once in four years)"
+        " day 30 or 31, and a 29th only once in four years)",
+        key="cron_never_fires",
+        params={"cron": expr},
     )
 
 

@@ -214,7 +214,7 @@ async def test_anyone_subscribes_in_a_dm_and_owns_it_but_not_in_a_channel(bot: S
     assert added.response_type == "ephemeral"
     listed = _only(await bot.command("subscriptions", channel=DM))
     assert "1. tag:rollout · daily 09:00" in all_text(listed)
-    assert f"personal ({USER})" in all_text(listed)
+    assert "· you" in all_text(listed), "a person's own subscription, in their own DM"
     (sub,) = await _subscriptions(bot, DM)
     assert (sub.owner, sub.schedule) == (USER, "0 9 * * *")
     assert channel_posts(bot.fake, DM) == [], "a DM has nobody else to tell"

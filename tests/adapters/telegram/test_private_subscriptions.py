@@ -6,11 +6,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bot.core.models import Platform
+from bot.core.models import Locale, Platform
+from bot.core.render.labels import chat_words
 from tests.fakes.telegram.api import FakeTelegram
 from tests.kits.telegram import USER, TelegramBot, notice, subscribed, texts, until
 
-PERSONAL = f"personal ({USER})"
+PRIVATE = chat_words(Platform.TELEGRAM, Locale.EN, private=True)  # "your", "you"
+OWNER = "you"  # a person's own subscription, listed in their own chat
 
 
 async def test_a_private_chat_subscribes_twice_lists_removes_one_and_lists_again(
@@ -27,10 +29,10 @@ async def test_a_private_chat_subscribes_twice_lists_removes_one_and_lists_again
     assert first.startswith(subscribed(number="1", query="tag:rollout", cadence="daily 09:00"))
     assert second.startswith("Added subscription 2: repo:verl-project/verl -tag:ci (weekly")
     lines = listed.split("\n")
-    assert lines[0] == "Subscriptions of this chat:"
+    assert lines[0] == "Your subscriptions:"
     assert lines[1].startswith("1. tag:rollout · daily 09:00 · next ")
     assert lines[2].startswith("2. repo:verl-project/verl -tag:ci · weekly")
-    assert all(line.endswith(f"last - · {PERSONAL}") for line in lines[1:]), lines
+    assert all(line.endswith(f"last - · {OWNER}") for line in lines[1:]), lines
     assert removed == notice("unsubscribed", items="1. tag:rollout")
     relines = relisted.split("\n")
     assert len(relines) == 2, "one subscription is left"
@@ -56,7 +58,7 @@ async def test_unsubscribe_all_in_a_private_chat_removes_them_and_the_chat_stays
     shown = texts(fake, USER)
     assert shown[2] == notice("unknown_subscription", cmd="/", numbers="7")
     assert shown[3] == notice("unsubscribed", items="1. tag:rollout, 2. tag:ci")
-    assert shown[4] == notice("no_subscriptions", cmd="/")
+    assert shown[4] == notice("no_subscriptions", **PRIVATE)
     assert await bot.service.subscriptions.of(Platform.TELEGRAM, str(USER)) == []
     dest = await bot.service.destinations.find(Platform.TELEGRAM, str(USER))
     assert dest is not None and dest.active, "removing subscriptions does not switch it off"
