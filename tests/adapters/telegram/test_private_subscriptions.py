@@ -58,7 +58,7 @@ async def test_unsubscribe_all_in_a_private_chat_removes_them_and_the_chat_stays
     shown = texts(fake, USER)
     assert shown[2] == notice("unknown_subscription", cmd="/", numbers="7")
     assert shown[3] == notice("unsubscribed", items="1. tag:rollout, 2. tag:ci")
-    assert shown[4] == notice("no_subscriptions", **PRIVATE)
+    assert shown[4] == notice("no_subscriptions", Locale.EN, **PRIVATE)
     assert await bot.service.subscriptions.of(Platform.TELEGRAM, str(USER)) == []
     dest = await bot.service.destinations.find(Platform.TELEGRAM, str(USER))
     assert dest is not None and dest.active, "removing subscriptions does not switch it off"
