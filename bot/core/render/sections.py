@@ -7,6 +7,7 @@ split between messages, other blocks are cut with "…" when a single one is too
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -83,10 +84,15 @@ def summary_blocks(report: Report, labels: Mapping[str, str]) -> list[Block]:
     return blocks
 
 
+# The impact text often ends by naming the level ("影响程度：中。"); the level's own field says it.
+_STATED_LEVEL = re.compile(r"\s*(?:影响程度|impact level)\s*[:：]\s*[^\s。.]{1,12}[。.]?\s*$", re.I)
+
+
 def risks_blocks(report: Report, labels: Mapping[str, str]) -> list[Block]:
     impact = labels[f"impact_{report.impact_level.value}"] if report.impact_level else ""
     blocks = _paras(report.risks, labels["risks_text"])
-    blocks += _paras(report.impact, labels["impact_text"])
+    stated = _STATED_LEVEL.sub("", report.impact) if impact else report.impact
+    blocks += _paras(stated, labels["impact_text"])
     blocks += _fields(
         [
             (labels["impact_level"], impact),
