@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from bot.core.models import Section
-from bot.core.render.views import split_paragraphs
+from bot.core.render.views import github_pr_url, link_url, split_paragraphs
 from bot.core.reports.model import KeyFile, Report
 
 
@@ -79,9 +79,17 @@ def summary_blocks(report: Report, labels: Mapping[str, str]) -> list[Block]:
             (labels["merged_at"], merged),
         ]
     )
-    if report.url:
-        blocks.append(Block("link", text=report.url, label=labels["link"], tight=True))
-    return blocks
+    return blocks + _links(report, labels)
+
+
+def _links(report: Report, labels: Mapping[str, str]) -> list[Block]:
+    """The PR on GitHub and the full report, as a digest entry links them (one link when the
+    report's URL is the PR itself)."""
+    pr_url = github_pr_url(report.repo, report.number)
+    links = [(labels["github_link"], pr_url)] if pr_url else []
+    if report.url and link_url(report.url) != pr_url:
+        links.append((labels["link"], report.url))
+    return [Block("link", text=url, label=label, tight=True) for label, url in links]
 
 
 # The impact text often ends by naming the level ("影响程度：中。"); the level's own field says it.

@@ -470,7 +470,7 @@ def test_summary_card_has_title_one_liner_recommendation_impact_flags_tags_and_l
         "Impact level: medium",
         "Risk flags: 移除隐式配置兜底, FP8 例外一并删除",
         "Tags: rollout, fix",
-        "Link: https://github.com/verl-project/verl/pull/7422",
+        "GitHub: https://github.com/verl-project/verl/pull/7422",
     ):
         assert expected in text
 

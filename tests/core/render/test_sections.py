@@ -1,4 +1,4 @@
-"""What `/pr REF risks` shows: each fact once."""
+"""What `/pr REF SECTION` shows: each fact once, and links where a digest entry links."""
 
 from __future__ import annotations
 
@@ -21,3 +21,23 @@ def test_the_risks_section_states_the_impact_level_once(fmt: Format, locale: Loc
     shown = "\n".join(m.text for m in messages)
     assert shown.count("影响程度") + shown.lower().count("impact level") == 1, shown
     assert labels(locale)["impact_level"] in shown
+
+
+@pytest.mark.parametrize("fmt", [Format.SLACK, Format.TELEGRAM])
+def test_a_pr_answer_links_the_pr_on_github_and_the_full_report(fmt: Format) -> None:
+    report = parse_file(SEED).report
+    messages = Renderer().section(StoredReport(report, 1), Section.SUMMARY, fmt, Locale.ZH)
+    shown = str([m.payload for m in messages])
+    github = "https://github.com/verl-project/verl/pull/7422"
+    links = {github: shown.count(github), report.url: shown.count(report.url)}
+    assert all(n >= 1 for n in links.values()), links
+    assert ("<" + github) in shown or f'href="{github}"' in shown, "a link, not plain text"
+
+
+def test_a_report_whose_url_is_the_pr_links_it_once() -> None:
+    report = parse_file(SEED).report.model_copy(
+        update={"url": "https://github.com/verl-project/verl/pull/7422"}
+    )
+    messages = Renderer().section(StoredReport(report, 1), Section.SUMMARY, Format.TEXT, Locale.EN)
+    shown = "\n".join(m.text for m in messages)
+    assert shown.count("https://github.com/verl-project/verl/pull/7422") == 1
