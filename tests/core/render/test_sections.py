@@ -29,6 +29,7 @@ def test_a_pr_answer_links_the_pr_on_github_and_the_full_report(fmt: Format) -> 
     messages = Renderer().section(StoredReport(report, 1), Section.SUMMARY, fmt, Locale.ZH)
     shown = str([m.payload for m in messages])
     github = "https://github.com/verl-project/verl/pull/7422"
+    assert report.url is not None and report.url != github
     links = {github: shown.count(github), report.url: shown.count(report.url)}
     assert all(n >= 1 for n in links.values()), links
     assert ("<" + github) in shown or f'href="{github}"' in shown, "a link, not plain text"
