@@ -223,7 +223,7 @@ def _typed_query(text: str) -> TypedQuery:
     try:
         return TypedQuery(typed, parse_query(typed))
     except QueryError as error:
-        return TypedQuery(typed, None, str(error))
+        return TypedQuery(typed, None, str(error), error)
 
 
 def _find(text: str) -> Find:

@@ -7,12 +7,12 @@ never reads a field another verb set.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import ClassVar
 
 from bot.core.models import Section
-from bot.core.query import Query
+from bot.core.query import Query, QueryError
 from bot.core.reports.refs import PRRef
 
 
@@ -34,11 +34,13 @@ class Verb(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class TypedQuery:
-    """A query as typed: its text (echoed back), and the parsed query or the error line."""
+    """A query as typed: its text (echoed back), and the parsed query or the error line (and
+    the error itself, which the chat words in its own language)."""
 
     text: str
     query: Query | None
     error: str = ""
+    problem: QueryError | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True, slots=True)

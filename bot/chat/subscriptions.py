@@ -22,7 +22,7 @@ from bot.core.calendar import WorkingCalendar
 from bot.core.clock import Clock, human_time
 from bot.core.digest.select import DigestFilter
 from bot.core.models import Locale, Origin, Platform
-from bot.core.query import And, Field, Query, QueryError, parse, unparse
+from bot.core.query import And, Field, Query, parse, unparse
 from bot.core.query.known_tags import bare_words, read_known_tags, tag_terms
 from bot.core.render.labels import chat_words, error_text, notice_text, slack_mention
 from bot.core.store.finder.search import search
@@ -355,10 +355,5 @@ def _unschedulable(subs: Sequence[Subscription], chat: Chat) -> str:
 
 
 def typed_error(typed: TypedQuery, locale: Locale) -> str:
-    """What is wrong with a query that did not parse, in `locale`: the query is read again
-    for its QueryError (the request keeps only its English line)."""
-    try:
-        parse(typed.text)
-    except QueryError as error:
-        return error_text(error, locale)
-    return typed.error
+    """What is wrong with a query that did not parse, in `locale`."""
+    return typed.error if typed.problem is None else error_text(typed.problem, locale)
