@@ -130,7 +130,9 @@ def _checks_dialect(tree: ast.AST) -> bool:
 
 
 def dialect_violations(found: Mapping[str, Module]) -> list[str]:
-    """SQL dialects are the store's business: no module outside `bot.core.store` looks at one."""
+    """SQL dialects are the store's business: no module outside `bot.core.store` looks at one.
+    Migrations are the exception: each is a frozen snapshot that imports nothing from `bot`
+    (so not the store's helpers), and a schema step differs by dialect (FTS5 or pg_trgm)."""
     return sorted(
         f"{name} checks the SQL dialect"
         for name, module in found.items()

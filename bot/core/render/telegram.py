@@ -182,12 +182,12 @@ def menu_closed(rows: Sequence[Sequence[Mapping[str, str]]]) -> Rows:
     mute rows right after it; every other row stays as it was."""
     kept: Rows = []
     in_menu = False
+    mute = action_data(EntryAction.MUTE, "")
     for row in rows:
         data = _data(row)
         if any(item.startswith(BACK) for item in data):
             in_menu = True
             continue
-        mute = action_data(EntryAction.MUTE, "")
         if in_menu and data and all(item.startswith(mute) for item in data):
             continue
         in_menu = False
