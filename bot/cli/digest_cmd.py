@@ -14,14 +14,12 @@ from bot.core import clock
 from bot.core.clock import human_time
 from bot.core.delivery.deliverer import Deliverer
 from bot.core.delivery.ledger import unfinished_count
-from bot.core.delivery.outbox import plan_digest
-from bot.core.digest.select import build_digest, default_title, select_new
+from bot.core.delivery.outbox import Due, plan_digest, rehearse_run
 from bot.core.models import Format, Origin
-from bot.core.render.options import DigestOptions
 from bot.core.render.renderer import Renderer
 from bot.core.store.runs import last_scheduled_time
-from bot.core.store.subscriptions import NOW, Subscription, SubscriptionStore
-from bot.core.timing.cron import cadence_over_a_day
+from bot.core.store.sql.db import rehearsal_transaction
+from bot.core.store.subscriptions import Subscription, SubscriptionStore
 from bot.scheduling.due import longer_than_a_day
 from bot.service.app import build_senders, worker_id
 from bot.service.context import Context, load, open_context
@@ -55,29 +53,29 @@ def nothing_new(name: str, last: datetime | None) -> str:
 
 
 async def _dry_run(ctx: Context, channel: Channel, fmt: Format) -> int:
-    found = await SubscriptionStore(ctx.engine).named(channel.name)
-    existing = found[0] if found else None
-    watermark = existing.watermark if existing else 0
-    # the filter the bot keeps for it (its query's bare tags read at start), as delivered
-    flt = existing.filter if existing else channel.digest_filter()
-    window = await ctx.reports.since(watermark)
-    tz = channel.timezone or ctx.config.timezone
+    """The digest `prdigest digest CHANNEL` would deliver now, planned by the same code in a
+    transaction that is rolled back: the payloads are the ones delivery would send."""
+    store = SubscriptionStore(ctx.engine)
     now = clock.utc_clock()
-    weekly = channel.schedule != NOW and cadence_over_a_day(channel.schedule, tz, now)
-    title = default_title(flt, channel.name)
-    digest = build_digest(select_new(window, flt, watermark), flt, title, synthesis=weekly)
-    if digest.is_empty and not channel.post_empty:
-        last = await last_scheduled_time(ctx.engine, existing.id) if existing else None
+    async with rehearsal_transaction(ctx.engine) as conn:
+        await store.sync_config_in(conn, ctx.config)
+        found = await SubscriptionStore.named_in(conn, channel.name)
+        [dest] = [s for s in found if s.origin is Origin.CONFIG]
+        due = [Due(dest, now, longer_than_a_day(dest, now))]
+        reading = reading_policy(ctx.config)
+        payloads = await rehearse_run(
+            conn, dest.destination_id, due, Renderer(), now, reading=reading, fmt=fmt
+        )
+    if not dest.active:
+        print(f"{dest.label} is deactivated: {dest.deactivated_reason}", file=sys.stderr)
+    if not payloads:
+        last = await last_scheduled_time(ctx.engine, dest.id)
         print(nothing_new(channel.name, last), file=sys.stderr)
         return 0
-    locale = ctx.config.channel_locale(channel)
-    options = DigestOptions(layout=channel.layout, verbosity=channel.verbosity, synthesis=weekly)
-    parts = Renderer().digest_parts(digest, fmt, locale, date=now.date(), options=options)
-    messages = [message for part in parts for message in part.messages]
     if fmt is Format.TEXT:
-        print("\n\n".join(m.text for m in messages))
+        print("\n\n".join(str(payload.get("text", "")) for payload in payloads))
     else:
-        print_json_lines(m.payload for m in messages)
+        print_json_lines(payloads)
     return 0
 
 

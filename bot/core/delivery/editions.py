@@ -24,7 +24,7 @@ from bot.core.delivery.queue import Queued, lay_out, layout_for, prepare_topics,
 from bot.core.delivery.reading import entry_rows
 from bot.core.delivery.runs import PLATFORM_FORMAT, Run
 from bot.core.digest.select import Digest
-from bot.core.models import Layout
+from bot.core.models import Format, Layout
 from bot.core.render.options import DigestOptions
 from bot.core.render.renderer import Renderer
 from bot.core.store.editions import EditionMessage, EntryRow, fill_editions, new_editions
@@ -47,9 +47,10 @@ Pending = dict[Hashable, Edition]  # the editions a batch wrote in its open tran
 class EditionBook:
     """The digests and editions of one tick (or one planning call)."""
 
-    def __init__(self, renderer: Renderer, now: datetime) -> None:
+    def __init__(self, renderer: Renderer, now: datetime, fmt: Format | None = None) -> None:
         self.renderer = renderer
         self.now = now
+        self.fmt = fmt  # a dry run's format; else each run's platform's
         self._digests: dict[Hashable, Digest] = {}
         self._editions: dict[Hashable, Edition] = {}  # written by transactions now committed
         self.rendered = 0  # editions rendered (and written)
@@ -118,7 +119,7 @@ class EditionBook:
             synthesis=digest.synthesis is not None,
             more_key=str(edition_id) if digest.more else "",
         )
-        fmt = PLATFORM_FORMAT[lead.platform]
+        fmt = self.fmt or PLATFORM_FORMAT[lead.platform]
         parts = self.renderer.digest_parts(digest, fmt, lead.locale, date=run.day, options=options)
         queued = lay_out(parts, layout)
         picked = [item for part in run.parts for item in part.picked]

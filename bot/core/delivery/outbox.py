@@ -29,7 +29,9 @@ import asyncio
 import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Hashable, Mapping, Sequence
 from datetime import datetime
+from typing import Any
 
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from bot.core.delivery.audiences import alone, merged, posted_before
@@ -54,10 +56,13 @@ from bot.core.digest.select import (
     select_new,
 )
 from bot.core.logs import log
+from bot.core.models import Format
 from bot.core.render.renderer import Renderer
+from bot.core.store.editions import PAYLOAD
 from bot.core.store.reading import Marks, marks_in
 from bot.core.store.reports import WINDOW_LIMIT, WindowCache, count_after
 from bot.core.store.sql.db import redoable_write_transaction, writers_run_at_once
+from bot.core.store.sql.tables import outbox
 from bot.core.store.subscriptions import Subscription
 
 __all__ = [
@@ -68,6 +73,7 @@ __all__ = [
     "plan_digest",
     "plan_pages",
     "plan_run",
+    "rehearse_run",
 ]
 
 logger = logging.getLogger("prdigest.outbox")
@@ -85,11 +91,12 @@ class TickPlan:
         now: datetime,
         windows: WindowCache | None = None,
         reading: ReadingPolicy = DEFAULT_READING,
+        fmt: Format | None = None,
     ) -> None:
         self.now = now
         self.windows = windows or WindowCache(WINDOW_LIMIT)
         self.reading = reading
-        self.book = EditionBook(renderer, now)
+        self.book = EditionBook(renderer, now, fmt)
         self._window: list[StoredReport] | None = None  # the window the picks are of
         self.generation = 0  # counts the windows the picks were of (an audience names its own)
         self._picks: dict[tuple[DigestFilter, int, datetime], list[StoredReport]] = {}
@@ -296,6 +303,29 @@ async def plan_run(
     """Plan the due subscriptions of one destination as one run, once across replicas."""
     tick = TickPlan(renderer, now, windows, reading)
     return (await plan_runs(engine, {destination_id: due}, tick))[destination_id]
+
+
+async def rehearse_run(
+    conn: AsyncConnection,
+    destination_id: int,
+    due: Sequence[Due],
+    renderer: Renderer,
+    now: datetime,
+    reading: ReadingPolicy = DEFAULT_READING,
+    fmt: Format | None = None,
+) -> list[dict[str, Any]]:
+    """Plan one destination's run in `conn`, a transaction the caller rolls back (a dry run),
+    exactly as delivery plans it, and return the payloads its outbox rows would send, in
+    sending order (`fmt`: render them in another format than the platform's)."""
+    tick = TickPlan(renderer, now, reading=reading, fmt=fmt)
+    run = Run(destination_id, due)
+    await _plan_in(conn, [run], tick, {})
+    if run.result.run_id is None or not run.messages:
+        return []
+    rows = await conn.execute(
+        select(PAYLOAD).where(outbox.c.run_id == run.result.run_id).order_by(outbox.c.id)
+    )
+    return [dict(payload) for payload in rows.scalars()]
 
 
 async def plan_digest(

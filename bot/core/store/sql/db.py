@@ -165,6 +165,19 @@ async def write_transaction(engine: AsyncEngine) -> AsyncIterator[AsyncConnectio
             yield conn
 
 
+@asynccontextmanager
+async def rehearsal_transaction(engine: AsyncEngine) -> AsyncIterator[AsyncConnection]:
+    """`write_transaction` that is always rolled back: a dry run makes the very writes it
+    previews (a digest planned, its outbox rows queued) and reads them back, then keeps
+    nothing."""
+    async with write_transaction(engine) as conn:
+        rehearsal = await conn.begin_nested()
+        try:
+            yield conn
+        finally:
+            await rehearsal.rollback()
+
+
 def writers_run_at_once(engine: AsyncEngine) -> bool:
     """Whether several transactions (of this process or of replicas) write at once: true on
     PostgreSQL, so planning may run lanes side by side and replicas share a pace in the

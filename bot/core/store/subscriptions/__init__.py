@@ -144,6 +144,16 @@ async def current_seq(conn: AsyncConnection) -> int:
     return int(value or 0)
 
 
+async def _select_in(conn: AsyncConnection, *where: Any) -> list[Subscription]:
+    query = (
+        select(*_COLUMNS)
+        .join(destinations, destinations.c.id == subscriptions.c.destination_id)
+        .where(*where)
+        .order_by(subscriptions.c.destination_id, subscriptions.c.number)
+    )
+    return [_from_row(row) for row in (await conn.execute(query)).all()]
+
+
 class SubscriptionStore:
     def __init__(self, engine: AsyncEngine, clock: Clock = utc_clock) -> None:
         self.engine = engine
@@ -152,38 +162,42 @@ class SubscriptionStore:
     async def sync_config(self, config: ConfigChannels) -> list[Subscription]:
         """One subscription per config channel, in the destination of its target; a config
         subscription whose channel left the config is removed. Returns the config's."""
+        async with write_transaction(self.engine) as conn:
+            await self.sync_config_in(conn, config)
+        return [s for s in await self.all() if s.origin is Origin.CONFIG]
+
+    async def sync_config_in(self, conn: AsyncConnection, config: ConfigChannels) -> None:
+        """`sync_config` in the caller's transaction (a dry run rolls it back)."""
         now = self.clock()
         kept: dict[int, set[str]] = {}
         specs = config.channel_specs()
         known = await known_channel_tags(self.engine, specs, config.rule_tags())
         queries = [channel_query(spec.filter.query, known) for spec in specs]
-        async with write_transaction(self.engine) as conn:
-            for spec, query in zip(specs, queries, strict=True):
-                dest_id = await ensure_destination(conn, spec.platform, spec.target, now)
-                kept.setdefault(dest_id, set()).add(spec.name)
-                values = {"origin": Origin.CONFIG.value, **channel_values(spec, query)}
-                where = and_(
-                    subscriptions.c.destination_id == dest_id,
-                    subscriptions.c.name == spec.name,
-                )
-                done = await conn.execute(
-                    update(subscriptions).where(where).values(updated_at=now, **values)
-                )
-                if done.rowcount:
-                    continue
-                fresh = {
-                    "destination_id": dest_id,
-                    "number": await _next_number(conn, dest_id),
-                    "name": spec.name,
-                    "watermark": 0,
-                    "owner": None,
-                    "created_at": now,
-                    "updated_at": now,
-                    **values,
-                }
-                await _insert_ignore(conn, fresh)  # a replica may have inserted it just now
-            await self._drop_stale(conn, kept)
-        return [s for s in await self.all() if s.origin is Origin.CONFIG]
+        for spec, query in zip(specs, queries, strict=True):
+            dest_id = await ensure_destination(conn, spec.platform, spec.target, now)
+            kept.setdefault(dest_id, set()).add(spec.name)
+            values = {"origin": Origin.CONFIG.value, **channel_values(spec, query)}
+            where = and_(
+                subscriptions.c.destination_id == dest_id,
+                subscriptions.c.name == spec.name,
+            )
+            done = await conn.execute(
+                update(subscriptions).where(where).values(updated_at=now, **values)
+            )
+            if done.rowcount:
+                continue
+            fresh = {
+                "destination_id": dest_id,
+                "number": await _next_number(conn, dest_id),
+                "name": spec.name,
+                "watermark": 0,
+                "owner": None,
+                "created_at": now,
+                "updated_at": now,
+                **values,
+            }
+            await _insert_ignore(conn, fresh)  # a replica may have inserted it just now
+        await self._drop_stale(conn, kept)
 
     async def _drop_stale(self, conn: AsyncConnection, kept: dict[int, set[str]]) -> None:
         rows = await conn.execute(
@@ -196,14 +210,8 @@ class SubscriptionStore:
             await conn.execute(delete(subscriptions).where(subscriptions.c.id.in_(stale)))
 
     async def _select(self, *where: Any) -> list[Subscription]:
-        query = (
-            select(*_COLUMNS)
-            .join(destinations, destinations.c.id == subscriptions.c.destination_id)
-            .where(*where)
-            .order_by(subscriptions.c.destination_id, subscriptions.c.number)
-        )
         async with self.engine.connect() as conn:
-            return [_from_row(row) for row in (await conn.execute(query)).all()]
+            return await _select_in(conn, *where)
 
     async def active_pages(self, destinations_per_page: int) -> AsyncIterator[list[Subscription]]:
         """The subscriptions of active destinations, a page of destinations at a time (a
@@ -242,6 +250,11 @@ class SubscriptionStore:
 
     async def named(self, name: str) -> list[Subscription]:
         return await self._select(subscriptions.c.name == name)
+
+    @staticmethod
+    async def named_in(conn: AsyncConnection, name: str) -> list[Subscription]:
+        """`named` in the caller's transaction."""
+        return await _select_in(conn, subscriptions.c.name == name)
 
     async def owned_by(self, platform: Platform, owner: str) -> list[Subscription]:
         """A person's own subscriptions (made in their DMs) on a platform."""
