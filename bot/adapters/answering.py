@@ -2,7 +2,8 @@
 
 - An answer is at most `MAX_ANSWER_MESSAGES` messages. A longer one (`/pr N full` of a huge
   report, a mention, a big `/digest`) shows its first messages and then one line saying how
-  much was left out and where the whole report is (its link, and `prdigest pr REF full`).
+  much was left out and where the whole report is (its link, and the Full report button,
+  which shows every section: a Slack modal, a Telegram pager).
 - Rendering a report or a digest runs in a worker thread: a huge report costs CPU, and while
   it renders every other chat's command, every ack and `/healthz` must go on.
 - A store that cannot be reached (a database outage) is answered "temporarily unavailable",
@@ -18,6 +19,7 @@ from bot.chat.answers import DigestAnswer, Notice, Reply, SectionAnswer, render_
 from bot.core.models import Format, Locale
 from bot.core.render.limits.slack import SLACK_RESPONSE_URL_USES
 from bot.core.render.renderer import RenderedMessage, Renderer
+from bot.core.render.views import github_pr_url
 
 # One rule for every interactive answer on every platform: as many messages as Slack's
 # response_url takes (slash commands and buttons answer through it), and no more.
@@ -37,7 +39,8 @@ def _cut_notice(reply: Reply, shown: int, total: int) -> Notice:
     counts = {"shown": str(shown), "total": str(total)}
     if isinstance(reply, SectionAnswer):
         report = reply.item.report
-        return Notice("answer_cut", {**counts, "link": report.url or "-", "ref": report.ref})
+        link = report.url or github_pr_url(report.repo, report.number) or "-"
+        return Notice("answer_cut", {**counts, "link": link, "ref": report.ref})
     return Notice("answer_cut_digest", counts)
 
 

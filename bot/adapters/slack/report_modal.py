@@ -1,7 +1,9 @@
 """The digest's "Full report" button in Slack: a modal with the whole report.
 
-The report is rendered a new message at each section (Renderer.report_pages); its
-blocks are cut into pages that fit a modal (Slack shows at most 100 blocks in a view), and a
+The report is rendered as `/pr REF full` renders it (Renderer.section): its title once at
+the top, then each section under its own heading, once (a message that continues a section
+opens with a repeated head, which the modal leaves out). Its blocks are cut into pages that
+fit a modal (Slack shows at most 100 blocks in a view), and a
 "Next page" button replaces the view with the next one (`views.update`, so any number of
 pages fits, where `views.push` stops at three views).
 """
@@ -17,7 +19,7 @@ from slack_sdk.errors import SlackApiError
 
 from bot.adapters.slack import errors
 from bot.chat.messages import StoredReport
-from bot.core.models import Format, Locale
+from bot.core.models import Format, Locale, Section
 from bot.core.render.flow import RenderedMessage
 from bot.core.render.labels import labels
 from bot.core.render.limits.slack import (
@@ -36,12 +38,15 @@ PAGE_BLOCKS: Final = SLACK_VIEW_BLOCKS_MAX - 2  # room for the page line and the
 
 
 def report_blocks(messages: Sequence[RenderedMessage]) -> list[dict[str, Any]]:
-    """The report's blocks, message after message; a message without blocks as one section."""
+    """The report's blocks, message after message, without the head a continuing message
+    repeats (a context line); a message without blocks as one section."""
     blocks: list[dict[str, Any]] = []
-    for message in messages:
+    for index, message in enumerate(messages):
         found = message.payload.get("blocks")
         if isinstance(found, list) and found:
-            blocks += [dict(block) for block in found if block.get("type") != "actions"]
+            repeated = index > 0 and found[0].get("type") == "context"
+            shown = found[1:] if repeated else found
+            blocks += [dict(block) for block in shown if block.get("type") != "actions"]
         else:
             text = str(message.payload.get("text", ""))[:SLACK_SECTION_TEXT_MAX]
             blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": text}})
@@ -106,7 +111,7 @@ async def show_report(
 ) -> bool:
     """Open the modal (with `trigger_id`) or turn the open `view` to `page`; False when
     Slack refused (an expired trigger, a view closed meanwhile)."""
-    messages = renderer.report_pages(item, Format.SLACK, locale)
+    messages = renderer.section(item, Section.FULL, Format.SLACK, locale)
     shown = report_view(item, messages, page, locale)
     try:
         if view is None:

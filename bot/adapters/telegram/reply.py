@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from bot.adapters.telegram.sender import TelegramSender
-from bot.core.delivery.port import Moved, RetryAfter, Sent
+from bot.core.delivery.port import Moved, Outcome, RetryAfter, Sent
 from bot.core.render.renderer import RenderedMessage
 from bot.logs import log
 
@@ -64,14 +64,21 @@ class Replier:
         return len(messages)
 
     async def _send_one(self, chat_id: str, payload: dict[str, Any]) -> bool:
+        return isinstance(await self.send_one(chat_id, payload), Sent)
+
+    async def send_one(self, chat_id: str, payload: dict[str, Any]) -> Outcome | None:
+        """One message, paced; what Telegram answered (Sent, or why not: Blocked when the
+        user never started the bot, Gone for a chat Telegram does not know), None when it
+        was dropped unsent (stopping, or the chat busy too long)."""
+        outcome: Outcome | None = None
         for _ in range(REPLY_ATTEMPTS):
             if not await self._take_turn(chat_id):
                 reason = "stopping" if self._stopping.is_set() else "chat busy too long"
                 log(logger, "telegram.reply_dropped", logging.WARNING, chat=chat_id, reason=reason)
-                return False
+                return None
             outcome = await self.sender.deliver(chat_id, payload)
             if isinstance(outcome, Sent):
-                return True
+                return outcome
             if not isinstance(outcome, RetryAfter):
                 reason = outcome.new_target if isinstance(outcome, Moved) else outcome.reason
                 kind = type(outcome).__name__
@@ -83,7 +90,7 @@ class Replier:
                     outcome=kind,
                     reason=reason,
                 )
-                return False
+                return outcome
             # The sender made the pacer hold this chat for retry_after: the next turn waits.
         log(logger, "telegram.reply_dropped", logging.WARNING, chat=chat_id, reason="rate limited")
-        return False
+        return outcome

@@ -1,8 +1,10 @@
 """What a digest's buttons carry, on every platform: `read:REF`, `snooze:REF`, `mute:TAG`,
 `report:REF`, `more:RUN`, and in Telegram `menu:REF` (the ⋯ button that opens an entry's
-menu in the keyboard; it never reaches the application layer). Telegram sends it back as
-`callback_data` (at most 64 bytes), Slack as the element's `value` (buttons and overflow
-options alike, with an action_id that starts with ENTRY_ACTION_PREFIX).
+menu in the keyboard; it never reaches the application layer) and `sec:REF:SECTION:PAGE` (a
+full report's section or page, or `dm` for SECTION: send the report privately; the adapter
+answers it too). Telegram sends it back as `callback_data` (at most 64 bytes), Slack as the
+element's `value` (buttons and overflow options alike, with an action_id that starts with
+ENTRY_ACTION_PREFIX).
 
 A pressed value is checked here, once for both platforms, before anything acts on it: the
 platform hands back whatever the client sent, so a forged or garbled value (a 5,000-digit
@@ -20,6 +22,7 @@ from typing import Final
 
 from bot.core.digest.filter_query import fold
 from bot.core.logs import log
+from bot.core.models import Section
 from bot.core.store.bounds import max_chars, max_int
 from bot.core.store.sql.tables import digest_runs, edition_entries, reading_marks, reports
 
@@ -44,6 +47,14 @@ class EntryAction(StrEnum):
     MORE = "more"  # the next page of the same digest run (the argument is the run id)
     # Telegram: opens the entry's menu under its row (REF); the adapter answers it itself
     MENU = "menu"
+    # Telegram: a full report's tab or page, `REF:SECTION:PAGE`; the adapter answers it itself
+    SECTION = "sec"
+
+
+# A `sec:` press whose SECTION is this sends the report to the presser's private chat.
+PRIVATE_COPY: Final = "dm"
+# What a `sec:` press may name: every section but `full` (the tabs are the full report).
+SECTION_NAMES: Final = frozenset(s.value for s in Section if s is not Section.FULL)
 
 
 def action_data(action: EntryAction, argument: str) -> str:
@@ -65,9 +76,29 @@ def page_number(text: str) -> int | None:
     return ascii_number(text, PAGE_MAX)
 
 
+def section_data(ref: str, section: str, page: int) -> str:
+    """What a full report's tab or page button carries: `sec:REF:SECTION:PAGE`."""
+    return action_data(EntryAction.SECTION, f"{ref}:{section}:{page}")
+
+
+def section_argument(argument: str) -> tuple[str, str, int] | None:
+    """(REF, SECTION, PAGE) of a `sec:` press, the REF unchecked; None when the SECTION or
+    the PAGE is not one a button carries."""
+    parts = argument.split(":")
+    if len(parts) != 3 or parts[1] not in SECTION_NAMES | {PRIVATE_COPY}:
+        return None
+    page = page_number(parts[2])
+    return None if page is None else (parts[0], parts[1], page)
+
+
 def argument_problem(action: EntryAction, argument: str) -> str | None:
     """Why `argument` is not what a button of `action` carries; None when it is."""
     match action:
+        case EntryAction.SECTION:
+            parsed = section_argument(argument)
+            if parsed is None:
+                return f"not REF:SECTION:PAGE (a section of a report, a page up to {PAGE_MAX})"
+            return _ref_problem(parsed[0])
         case EntryAction.MORE:
             key = ascii_number(argument, KEY_MAX)
             return None if key else f"not a digest's key (ASCII digits, 1 to {KEY_MAX})"
@@ -77,6 +108,10 @@ def argument_problem(action: EntryAction, argument: str) -> str | None:
             if len(argument) > TAG_MAX or len(fold(argument)) > MUTED_MAX:
                 return f"a tag longer than {TAG_MAX} characters"
             return None
+    return _ref_problem(argument)
+
+
+def _ref_problem(argument: str) -> str | None:
     found = _REF.fullmatch(argument)
     if found is None:
         return "not a PR reference (owner/repo#7422 or 7422)"

@@ -303,6 +303,14 @@ class PlatformRenderer(ABC, Generic[C]):
                 messages += self._blocks(report, updated, title, blocks, L, False)
         return messages
 
+    def titled_blocks(
+        self, item: StoredReport | Report, title: str, blocks: Sequence[Block], locale: Locale
+    ) -> list[RenderedMessage]:
+        """Blocks of a report under a head naming the PR and `title` (a full report's tab),
+        split between messages as a section is, without buttons."""
+        report, updated = as_stored(item)
+        return self._blocks(report, updated, title, blocks, labels(locale), False)
+
     def _blocks(
         self,
         report: Report,

@@ -14,6 +14,7 @@ from bot.core.render.notices import ERROR_TEXTS, ERROR_WORDS, NOTICES
 
 _ZH: dict[str, str] = {
     "tag_view": "标签视图",
+    "untitled": "PR 摘要",  # a digest title when no title, repo or name fits
     "colon": "：",
     "prs": "{n} 个 PR",
     "prs_one": "{n} 个 PR",
@@ -78,6 +79,14 @@ _ZH: dict[str, str] = {
     "button_snooze_long": "💤 暂停这个 PR 7 天",
     "button_mute_long": "🔇 这里屏蔽 {tag} 7 天",
     "button_more": "▶ 下一页",
+    "tab_summary": "摘要",
+    "tab_motivation": "动机",
+    "tab_impl": "实现",
+    "tab_files": "文件",
+    "tab_comments": "评论",
+    "tab_risks": "风险",
+    "tab_related": "关联",
+    "button_send_private": "📩 私聊发给我",
     "more_typed": "（或发送 {cmd}more）",
     "group_counts": "分组",
     "synthesis": "综述",
@@ -94,6 +103,7 @@ _ZH: dict[str, str] = {
 
 _EN: dict[str, str] = {
     "tag_view": "tag view",
+    "untitled": "PR digest",
     "colon": ": ",
     "prs": "{n} PRs",
     "prs_one": "{n} PR",
@@ -158,6 +168,14 @@ _EN: dict[str, str] = {
     "button_snooze_long": "💤 Snooze this PR 7d",
     "button_mute_long": "🔇 Mute {tag} here 7d",
     "button_more": "▶ Next page",
+    "tab_summary": "Summary",
+    "tab_motivation": "Motivation",
+    "tab_impl": "Implementation",
+    "tab_files": "Files",
+    "tab_comments": "Comments",
+    "tab_risks": "Risks",
+    "tab_related": "Related",
+    "button_send_private": "📩 Send privately",
     "more_typed": " (or send {cmd}more)",
     "group_counts": "groups",
     "synthesis": "Synthesis",

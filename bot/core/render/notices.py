@@ -94,7 +94,9 @@ NOTICES: dict[Locale, dict[str, str]] = {
         "unavailable": "机器人暂时无法使用（数据库连接中断），请稍后再试。",
         "busy": "机器人正忙，没有接下这条请求，请一分钟后再试。",
         "answer_cut": "只显示了前 {shown} 条（共 {total} 条）。完整报告：{link}，"
-        "或在机器人所在主机运行 prdigest pr {ref} full。",
+        "或点摘要里 {ref} 的 📄 完整报告按钮，逐章节翻看。",
+        "report_start_bot": "请先私聊我并点「开始」（Start），再点 📩 私聊发给我。",
+        "report_sent_private": "完整报告已私聊发给你。",
         "answer_cut_digest": "只显示了前 {shown} 条（共 {total} 条）。"
         "其余条目会在下一次定时推送中出现。",
         "digest_failing": "⚠ 这里的摘要已连续 {failures} 次没能生成，推送暂停，"
@@ -203,7 +205,10 @@ NOTICES: dict[Locale, dict[str, str]] = {
         "please try again in a few minutes.",
         "busy": "The bot is busy and did not take this request; please try again in a minute.",
         "answer_cut": "Showing the first {shown} of {total} messages. The full report: {link}, "
-        "or run prdigest pr {ref} full on the bot's host.",
+        "or press 📄 Full report under {ref} in a digest to read it section by section.",
+        "report_start_bot": "Start a private chat with me first (open it and press Start), "
+        "then press 📩 Send privately again.",
+        "report_sent_private": "The full report is in your private chat with me.",
         "answer_cut_digest": "Showing the first {shown} of {total} messages. "
         "The rest arrive with the next scheduled digest.",
         "digest_failing": "⚠ The digest here failed to build {failures} times in a row, so "

@@ -8,6 +8,7 @@ report text reaches output), templates under `templates/{slack,telegram,text}/`,
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from bot.core.render.compose import DigestComposer
 from bot.core.render.flow import PlatformRenderer, RenderedMessage
 from bot.core.render.labels import notice_text
 from bot.core.render.options import DigestOptions, DigestPart
+from bot.core.render.sections import Block
 from bot.core.render.slack import SlackRenderer
 from bot.core.render.telegram import TelegramRenderer
 from bot.core.render.text import TextRenderer
@@ -106,6 +108,17 @@ class Renderer:
         boundary (Telegram replies with them; a Slack modal shows one message's blocks a
         page)."""
         return self._platform(fmt).report_pages(item, Locale(locale))
+
+    def titled_blocks(
+        self,
+        item: StoredReport | Report,
+        title: str,
+        blocks: Sequence[Block],
+        fmt: Format,
+        locale: Locale,
+    ) -> list[RenderedMessage]:
+        """Some blocks of a report under a head naming the PR and `title`, split to fit."""
+        return self._platform(fmt).titled_blocks(item, title, blocks, Locale(locale))
 
     def notice(self, key: str, fmt: Format, locale: Locale, **params: str) -> RenderedMessage:
         """A small bot message from the labels table; `params` are escaped like report text."""
