@@ -24,10 +24,16 @@ from bot.core.digest.select import DigestFilter
 from bot.core.models import Locale, Origin, Platform
 from bot.core.query import And, Field, Query, parse, unparse
 from bot.core.query.known_tags import bare_words, read_known_tags, tag_terms
-from bot.core.render.labels import chat_words, error_text, notice_text, slack_mention
+from bot.core.render.labels import (
+    chat_words,
+    error_text,
+    labels,
+    notice_text,
+    slack_mention,
+)
 from bot.core.store.finder.search import search
 from bot.core.store.reports import ReportStore
-from bot.core.store.runs import last_scheduled_time
+from bot.core.store.runs import last_posted_time
 from bot.core.store.search.known import known_tag_words, read_bare_tags
 from bot.core.store.subscriptions import (
     DEFAULT_CHAT_SCHEDULE,
@@ -228,14 +234,15 @@ class SubscriptionVerbs:
             return Answer(Notice("no_subscriptions"))
         now = self.clock()
         lines = []
+        words = labels(chat.locale)
         for sub in subs:
-            last = await last_scheduled_time(self.store.engine, sub.id)
+            last = await last_posted_time(self.store.engine, sub.id)
             params = {
                 "number": str(sub.number),
                 "query": _config_filter(sub),
                 "cadence": sub.cadence,
                 "next": self._next(sub, now),
-                "last": human_time(last, sub.timezone) if last else "-",
+                "last": human_time(last, sub.timezone) if last else words["not_yet"],
                 "owner": _owner(sub, chat),
             }
             lines.append(notice_text("subscription_line", chat.locale, params))

@@ -4,13 +4,15 @@ the coming fire times of a cadence, as `systemd-analyze calendar --iterations` s
 EXPR is what `cadence:` and `/pr subscribe … at` take: a 5-field cron, `daily 09:00`,
 `workdays 09:30`, `weekly fri 17:00`, `now`. `--channel NAME` takes a config channel's cadence
 (unless EXPR is given), zone and calendar: its holidays, days off and quiet hours hold fires as
-the scheduler does. Each fire has a note when something moved it (a holiday, quiet hours, a
+the scheduler does (an `urgent: true` channel's ignore the quiet hours, a `holidays: false`
+one's the holidays). Each fire has a note when something moved it (a holiday, quiet hours, a
 DST change): bot/core/timing/upcoming.py.
 """
 
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
 from datetime import datetime
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -61,24 +63,39 @@ def _start(text: str | None, zone: str) -> datetime:
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=ZoneInfo(zone))
 
 
-def _channel(name: str) -> tuple[str, str, WorkingCalendar]:
-    """(cadence, zone, calendar) of the config channel `name`."""
+@dataclass(frozen=True, slots=True)
+class _Channel:
+    """A config channel as `--channel` reads it."""
+
+    cadence: str
+    zone: str
+    calendar: WorkingCalendar  # the one that holds it: an urgent one's has no quiet hours
+    route: str  # what its `urgent:` / `holidays:` switches drop of its destination's calendar
+    shown: WorkingCalendar  # its destination's, as printed
+
+
+def _channel(name: str) -> _Channel:
+    """The config channel `name`: its cadence, zone and calendars."""
     _, config = load()
     for channel in config.channels:
         if channel.name == name:
-            zone = config.channel_timezone(channel)
-            calendar = config.calendars().for_destination(channel.platform, channel.target, zone)
-            return channel.cadence or channel.schedule, zone, calendar
+            zone, book = config.channel_timezone(channel), config.calendars()
+            shown = book.for_destination(channel.platform, channel.target, zone)
+            own = book.for_destination(
+                channel.platform, channel.target, zone, channel.urgent, channel.holidays
+            )
+            route = shown.route_text(channel.urgent, channel.holidays)
+            return _Channel(channel.cadence or channel.schedule, zone, own, route, shown)
     known = ", ".join(channel.name for channel in config.channels) or "none"
     raise CliError(f"no channel {name!r} in the config (channels: {known})")
 
 
 async def _handle(args: argparse.Namespace) -> int:
     calendar: WorkingCalendar | None = None
-    expr, zone = args.expr, DEFAULT_ZONE
+    expr, zone, chosen = args.expr, DEFAULT_ZONE, None
     if args.channel is not None:
-        own, zone, calendar = _channel(args.channel)
-        expr = expr or own
+        chosen = _channel(args.channel)
+        expr, zone, calendar = expr or chosen.cadence, chosen.zone, chosen.calendar
     if not expr:
         raise CliError("give a cadence (e.g. '0 9 * * mon-fri', 'daily 09:00') or --channel")
     if not 1 <= args.count <= MAX_COUNT:
@@ -97,17 +114,19 @@ async def _handle(args: argparse.Namespace) -> int:
     if args.fmt == "json":
         print_json_lines({"at": f.at.isoformat(), "local": f.local, "note": f.note} for f in listed)
         return 0
-    _print_text(cadence.text, cadence.cron, zone, calendar, listed)
+    _print_text(cadence.text, cadence.cron, zone, chosen, listed)
     return 0
 
 
 def _print_text(
-    text: str, cron: str | None, zone: str, calendar: WorkingCalendar | None, listed: list[Fire]
+    text: str, cron: str | None, zone: str, chosen: _Channel | None, listed: list[Fire]
 ) -> None:
     print(f"cadence:  {text}" + (f"  (cron {cron})" if cron is not None and cron != text else ""))
     print(f"zone:     {zone}")
-    if calendar is not None and not calendar.always:
-        print(f"calendar: {calendar.describe()}")
+    if chosen is not None and not chosen.shown.always:
+        print(f"calendar: {chosen.shown.describe()}")
+    if chosen is not None and chosen.route:
+        print(f"route:    {chosen.route}")
     if cron is None:
         print("posts each matching PR as it arrives: no fire times")
         return

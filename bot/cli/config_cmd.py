@@ -1,8 +1,9 @@
 """`prdigest check-config`, `prdigest schema`, `prdigest migrate`.
 
 check-config prints what would run (database, platforms, every query's budget, sources,
-channels with their next digest on working time and, under each, its calendar when it has one
-and the query its repos/tags/exclude_tags/query filters mean) and then every problem that
+channels with their next digest on working time and, under each, its calendar when it has one,
+what its `urgent:` / `holidays:` switches drop of it, and the query its
+repos/tags/exclude_tags/query filters mean) and then every problem that
 would stop `prdigest run`, one line each, exit status 2.
 """
 
@@ -139,7 +140,11 @@ def _subscription_lines(config: BotConfig, now: datetime) -> list[str]:
     for channel in config.channels:
         tz = config.channel_timezone(channel)
         calendar = calendars.for_destination(channel.platform, channel.target, tz)
-        upcoming = _upcoming(channel.schedule, tz, now, calendar)
+        # its next fire on its own calendar: an urgent one's ignores the quiet hours
+        route = calendars.for_destination(
+            channel.platform, channel.target, tz, channel.urgent, channel.holidays
+        )
+        upcoming = _upcoming(channel.schedule, tz, now, route)
         cadence = channel.cadence or channel.schedule
         others = [n for n in places[(channel.platform, channel.target)] if n != channel.name]
         shared = f" (one destination with {', '.join(others)})" if others else ""
@@ -149,6 +154,8 @@ def _subscription_lines(config: BotConfig, now: datetime) -> list[str]:
         )
         if not calendar.always:
             lines.append(f"  calendar: {calendar.describe()}")
+        if switches := calendar.route_text(channel.urgent, channel.holidays):
+            lines.append(f"  route:    {switches}")
         # repos, tags, exclude_tags and query: as the digest reads them (bare words that
         # name a tag rule's tag read as tags; the store's tags are read when the bot starts)
         read = channel_query(channel.query or "", config.rule_tags())

@@ -24,7 +24,10 @@ missed while the process was down is caught up at the first working tick, never 
 hours or on a holiday. A `now` subscription holds while the moment is not working time and
 posts what it held at the first working tick: the end of the quiet hours on a working day, or
 the start of the next working day (its midnight, or the end of its quiet hours when they run
-past midnight).
+past midnight). Each subscription is judged on its own view of that calendar
+(`CalendarBook.for_subscription`): an urgent one's has no quiet time and one with
+`holidays: false` no holidays, so an urgent `now` route posts alone inside the quiet hours while
+the other subscriptions of its destination wait for their end.
 
 A schedule that never fires (stored before such schedules were refused, e.g. day 31 of
 February) is found by one bounded search, skipped and logged once; its verdict is kept for a

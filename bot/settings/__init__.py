@@ -35,9 +35,11 @@ from bot.settings.values import (
     ChannelQuery,
     ChatId,
     Cron,
+    HolidaysSwitch,
     Repo,
     Tag,
     Timezone,
+    UrgentSwitch,
     WebhookURL,
     read_cadence,
 )
@@ -152,6 +154,11 @@ class Channel(_Frozen):
     verbosity: Verbosity = Verbosity.STANDARD  # oneline | standard | full
     locked: bool = False  # the chat may not change this destination's subscriptions
     calendar: CalendarConfig | None = None  # its destination's, over the top level key by key
+    # This channel's own switches over its destination's calendar (docs/calendar.md): an
+    # urgent one is not held by quiet time (quiet hours, an ICS file's timed events), and one
+    # with `holidays: false` not by the holidays; the other channels of the target still are.
+    urgent: UrgentSwitch = False
+    holidays: HolidaysSwitch = True
     unread_days: int | None = Field(None, ge=1, le=30)  # None: `reading.unread_days`
 
     @model_validator(mode="before")
@@ -244,6 +251,8 @@ class BotConfig(_Frozen):
                 verbosity=channel.verbosity,
                 post_empty=channel.post_empty,
                 locked=channel.locked,
+                urgent=channel.urgent,
+                holidays=channel.holidays,
             )
             for channel in self.channels
         )

@@ -93,6 +93,33 @@ def _valid_query(text: str) -> str:
     return text.strip()
 
 
+def _urgent_switch(value: object) -> object:
+    """A channel's `urgent:`: true or false, nothing YAML would read as another thing."""
+    if isinstance(value, bool):
+        return value
+    raise ValueError(
+        f"{value!r} is not true or false (urgent: true lets this channel's digests through"
+        " its destination's quiet hours; its holidays still hold them)"
+    )
+
+
+def _holidays_switch(value: object) -> object:
+    """A channel's `holidays:`: whether its destination's holidays hold this subscription.
+    The holidays themselves are the destination's, under `calendar:`."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, dict):
+        raise ValueError(
+            "a channel's `holidays:` is true or false (false: its destination's holidays do"
+            " not hold this channel); the holidays themselves go under `calendar:`"
+            " (calendar: {holidays: {country: CN}})"
+        )
+    raise ValueError(
+        f"{value!r} is not true or false (false: its destination's holidays do not hold this"
+        " channel)"
+    )
+
+
 Timezone = Annotated[str, AfterValidator(_valid_timezone)]
 Cron = Annotated[str, BeforeValidator(_clock_schedule), AfterValidator(_valid_cron)]
 ChatId = Annotated[str, BeforeValidator(_id_text), Field(min_length=1)]
@@ -100,6 +127,8 @@ WebhookURL = Annotated[str, AfterValidator(_valid_webhook_url)]
 Tag = Annotated[str, AfterValidator(_lower_tag)]
 Repo = Annotated[str, AfterValidator(_repo_name)]
 ChannelQuery = Annotated[str, AfterValidator(_valid_query)]
+UrgentSwitch = Annotated[bool, BeforeValidator(_urgent_switch)]
+HolidaysSwitch = Annotated[bool, BeforeValidator(_holidays_switch)]
 
 
 def read_cadence(data: Any) -> Any:

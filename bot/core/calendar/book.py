@@ -1,4 +1,5 @@
-"""Which calendar a subscription keeps: its destination's, else the default one.
+"""Which calendar a subscription keeps: its destination's, else the default one, minus
+what the subscription's own switches drop (`urgent`: quiet time; `holidays: false`: holidays).
 
 The config's top-level `calendar:` is the default for every destination (chat-made ones too); a
 config channel's own `calendar:` is its destination's. A calendar with no zone of its own runs
@@ -29,6 +30,12 @@ class Placed(Protocol):
     @property
     def timezone(self) -> str: ...
 
+    @property
+    def urgent(self) -> bool: ...
+
+    @property
+    def holidays(self) -> bool: ...
+
 
 @dataclass(frozen=True, slots=True)
 class CalendarSpec:
@@ -49,15 +56,30 @@ class CalendarBook:
 
     default: CalendarSpec = field(default_factory=CalendarSpec)
     destinations: Mapping[tuple[Platform, str], CalendarSpec] = field(default_factory=dict)
-    _built: dict[tuple[CalendarSpec, str], WorkingCalendar] = field(default_factory=dict)
+    # Each calendar built once and kept: the tick keys its verdicts by the calendar's identity.
+    _built: dict[tuple[CalendarSpec, str, bool, bool], WorkingCalendar] = field(
+        default_factory=dict
+    )
 
-    def for_destination(self, platform: Platform, target: str, zone: str) -> WorkingCalendar:
+    def for_destination(
+        self,
+        platform: Platform,
+        target: str,
+        zone: str,
+        urgent: bool = False,
+        holidays: bool = True,
+    ) -> WorkingCalendar:
+        """The destination's calendar in `zone`, as a subscription with these switches keeps
+        it (`urgent`: no quiet time; `holidays=False`: no holiday calendar)."""
         spec = self.destinations.get((platform, target), self.default)
-        key = (spec, zone)
+        key = (spec, zone, urgent, holidays)
         found = self._built.get(key)
         if found is None:
-            found = self._built[key] = spec.at(zone)
+            found = self._built[key] = spec.at(zone).for_route(urgent, holidays)
         return found
 
     def for_subscription(self, sub: Placed) -> WorkingCalendar:
-        return self.for_destination(sub.platform, sub.target, sub.timezone)
+        """The calendar that holds `sub`: its destination's, minus what its switches drop."""
+        return self.for_destination(
+            sub.platform, sub.target, sub.timezone, sub.urgent, sub.holidays
+        )

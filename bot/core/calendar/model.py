@@ -11,13 +11,13 @@ whose start is before its end (`12:00-13:00`) stays within a day.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, datetime, time, timedelta
 from enum import StrEnum
 from typing import Final
 from zoneinfo import ZoneInfo
 
-from bot.core.calendar.holidays import CalendarError, HolidaySource
+from bot.core.calendar.holidays import CalendarError, HolidaySource, IcsHolidays
 
 WEEKDAYS: Final = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 EVERY_DAY: Final = frozenset(range(7))
@@ -114,11 +114,27 @@ class WorkingCalendar:
     workdays: frozenset[int] = EVERY_DAY
     quiet: QuietHours | None = None
     holidays: HolidaySource | None = None
+    # An urgent subscription's view (`urgent: true`): no quiet time holds it, neither the
+    # quiet hours nor the ICS file's timed events; holidays and days off still do.
+    urgent: bool = False
 
     @property
     def always(self) -> bool:
         """Every moment is working time (no calendar configured: today's behaviour)."""
         return self.workdays == EVERY_DAY and self.quiet is None and self.holidays is None
+
+    def for_route(self, urgent: bool, holidays: bool) -> WorkingCalendar:
+        """This calendar as one subscription keeps it: `urgent` drops its quiet time, and
+        `holidays=False` its holiday calendar (the holidays, make-up working days and timed
+        events of its country or ICS file)."""
+        if not urgent and holidays:
+            return self
+        return replace(
+            self,
+            quiet=None if urgent else self.quiet,
+            holidays=self.holidays if holidays else None,
+            urgent=urgent,
+        )
 
     def day_block(self, day: date) -> Block | None:
         if self.holidays is not None:
@@ -137,7 +153,7 @@ class WorkingCalendar:
             return None
         local = moment.astimezone(ZoneInfo(self.zone))
         found = self.day_block(local.date())
-        if found is None and self.holidays is not None:
+        if found is None and self.holidays is not None and not self.urgent:
             event = self.holidays.timed_event(moment, self.zone)
             if event is not None:
                 found = Block(BlockKind.QUIET, local.date(), event.name, until=event.end)
@@ -178,3 +194,27 @@ class WorkingCalendar:
         if self.holidays is not None:
             parts.append(f"holidays {self.holidays.label}")
         return ", ".join([*parts, self.zone])
+
+    def route_text(self, urgent: bool, holidays: bool) -> str:
+        """What a subscription's switches do to this, its destination's calendar:
+        `urgent (ignores quiet hours 22:00-08:00; holidays CN apply)`; "" with neither."""
+        if not urgent and holidays:
+            return ""
+        quiet = [] if self.quiet is None else [f"quiet hours {self.quiet.text}"]
+        if isinstance(self.holidays, IcsHolidays) and holidays:
+            quiet.append("the ICS file's timed events")  # quiet time too: urgent drops them
+        days = [] if self.holidays is None else [f"holidays {self.holidays.label}"]
+        ignored = (quiet if urgent else []) + ([] if holidays else days)
+        kept = ([] if urgent else quiet) + (days if holidays else [])
+        dropped = [what for what, on in (("quiet hours", urgent), ("holidays", not holidays)) if on]
+        parts = [
+            f"ignores {' and '.join(ignored)}"
+            if ignored
+            else f"no {' or '.join(dropped)} to ignore"
+        ]
+        if kept:
+            parts.append(" and ".join(kept) + " apply")
+        switches = [
+            word for word, on in (("urgent", urgent), ("holidays: false", not holidays)) if on
+        ]
+        return f"{', '.join(switches)} ({'; '.join(parts)})"

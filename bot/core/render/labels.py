@@ -15,6 +15,7 @@ from bot.core.render.notices import ERROR_TEXTS, ERROR_WORDS, NOTICES
 _ZH: dict[str, str] = {
     "tag_view": "标签视图",
     "untitled": "PR 摘要",  # a digest title when no title, repo or name fits
+    "not_yet": "尚未推送",  # a subscription's last digest, before its first
     "colon": "：",
     "prs": "{n} 个 PR",
     "prs_one": "{n} 个 PR",
@@ -104,6 +105,7 @@ _ZH: dict[str, str] = {
 _EN: dict[str, str] = {
     "tag_view": "tag view",
     "untitled": "PR digest",
+    "not_yet": "none yet",
     "colon": ": ",
     "prs": "{n} PRs",
     "prs_one": "{n} PR",

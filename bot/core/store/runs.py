@@ -35,6 +35,20 @@ async def last_run(engine: AsyncEngine, subscription_id: int) -> LastRun | None:
     return LastRun(row.scheduled_for, RunStatus(row.status)) if row is not None else None
 
 
+async def last_posted_time(engine: AsyncEngine, subscription_id: int) -> datetime | None:
+    """When the subscription's latest digest that posted something was due: a run with
+    nothing new (or one whose notes said so to nobody) is not a digest anyone saw. None
+    before the first."""
+    async with engine.connect() as conn:
+        found = await conn.execute(
+            select(func.max(run_members.c.scheduled_for))
+            .join(digest_runs, digest_runs.c.id == run_members.c.run_id)
+            .where(run_members.c.subscription_id == subscription_id, digest_runs.c.messages > 0)
+        )
+        last: datetime | None = found.scalar()
+    return last
+
+
 async def last_scheduled_time(engine: AsyncEngine, subscription_id: int) -> datetime | None:
     """When the subscription's latest run was due; None before the first."""
     run = await last_run(engine, subscription_id)

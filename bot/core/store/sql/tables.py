@@ -23,6 +23,8 @@ from sqlalchemy import (
     Text,
     TypeDecorator,
     UniqueConstraint,
+    false,
+    true,
 )
 from sqlalchemy.engine import Dialect
 
@@ -166,6 +168,10 @@ subscriptions = Table(
     Column("watermark", BigInteger, nullable=False, default=0),
     Column("created_at", UtcDateTime(), nullable=False),
     Column("updated_at", UtcDateTime(), nullable=False),
+    # Its own switches over the destination's calendar (migration 0017): `urgent` is not held
+    # by quiet time, and `holidays` false is not held by the holiday calendar.
+    Column("urgent", Boolean, nullable=False, default=False, server_default=false()),
+    Column("holidays", Boolean, nullable=False, default=True, server_default=true()),
     UniqueConstraint("destination_id", "number", name="uq_subscriptions_dest_number"),
     UniqueConstraint("destination_id", "name", name="uq_subscriptions_dest_name"),
 )

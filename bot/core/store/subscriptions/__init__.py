@@ -34,6 +34,7 @@ from bot.core.store.subscriptions.filters import filter_from_json as filter_from
 from bot.core.store.subscriptions.filters import filter_to_json as filter_to_json
 from bot.core.store.subscriptions.filters import stored_filter
 from bot.core.store.subscriptions.limits import SubscriptionLimits, check_limits
+from bot.core.store.subscriptions.new import NewSubscription as NewSubscription
 
 NOW = "now"  # the schedule of a subscription that posts each matching PR as it arrives
 DEFAULT_CHAT_SCHEDULE = "0 9 * * mon-fri"
@@ -64,6 +65,8 @@ class Subscription:
     deactivated_reason: str | None
     plan_error: str | None = None  # the destination's digest last failed to plan, why
     plan_retry_at: datetime | None = None  # and not before then is it tried again
+    urgent: bool = False  # not held by its destination's quiet time (config `urgent: true`)
+    holidays: bool = True  # held by its destination's holidays (config `holidays: false`: not)
 
     @property
     def label(self) -> str:
@@ -98,6 +101,8 @@ _COLUMNS = (  # in Subscription's field order
     destinations.c.deactivated_reason,
     destinations.c.plan_error,
     destinations.c.plan_retry_at,
+    subscriptions.c.urgent,
+    subscriptions.c.holidays,
 )
 
 
@@ -113,12 +118,12 @@ def _from_row(row: Any) -> Subscription:
     where they already are the field's; its words by dict, faster than an enum's lookup)."""
     id_, dest, platform, target, number, name, origin, filters, schedule, cadence = row[:10]
     zone, locale, layout, verbosity, owner, post_empty, locked, watermark, active, why = row[10:20]
-    plan_error, plan_retry_at = row[20:]
+    plan_error, plan_retry_at, urgent, holidays = row[20:]
     return Subscription(
         id_, dest, _PLATFORMS[platform], target, number, name, _ORIGINS[origin],
         stored_filter(filters), schedule, cadence, zone, _LOCALES[locale], _LAYOUTS[layout],
         _VERBOSITIES[verbosity], owner, bool(post_empty), bool(locked), watermark, bool(active),
-        why, plan_error, plan_retry_at,
+        why, plan_error, plan_retry_at, bool(urgent), bool(holidays),
     )  # fmt: skip
 
 
@@ -364,38 +369,3 @@ class SubscriptionStore:
     async def changes(self, limit: int = 10) -> list[Change]:
         """The newest changes made from chats, newest first."""
         return await recent_changes(self.engine, limit)
-
-
-@dataclass(frozen=True, slots=True)
-class NewSubscription:
-    """What a chat asks for: `subscribe QUERY [at CADENCE]`."""
-
-    name: str
-    filter: DigestFilter
-    schedule: str
-    cadence: str
-    timezone: str
-    locale: Locale
-    owner: str | None
-    actor: str
-    layout: Layout = Layout.FLAT
-    verbosity: Verbosity = Verbosity.STANDARD
-
-    def values(self, name: str, watermark: int, now: datetime) -> dict[str, Any]:
-        return {
-            "name": name,
-            "origin": Origin.CHAT.value,
-            "filters": filter_to_json(self.filter),
-            "schedule": self.schedule,
-            "cadence": self.cadence,
-            "timezone": self.timezone,
-            "locale": self.locale.value,
-            "layout": self.layout.value,
-            "verbosity": self.verbosity.value,
-            "owner": self.owner,
-            "post_empty": False,
-            "locked": False,
-            "watermark": watermark,
-            "created_at": now,
-            "updated_at": now,
-        }

@@ -37,6 +37,8 @@ class ChannelSpec:
     verbosity: Verbosity
     post_empty: bool
     locked: bool
+    urgent: bool = False  # quiet time does not hold it (`urgent: true`)
+    holidays: bool = True  # the holidays hold it (`holidays: false`: they do not)
 
 
 class ConfigChannels(Protocol):
@@ -58,6 +60,8 @@ def channel_values(spec: ChannelSpec, query: str) -> dict[str, Any]:
         "verbosity": spec.verbosity.value,
         "post_empty": spec.post_empty,
         "locked": spec.locked,
+        "urgent": spec.urgent,
+        "holidays": spec.holidays,
     }
 
 
