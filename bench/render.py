@@ -108,9 +108,10 @@ def render_all(
         }
         for fmt in Format
     }
-    for name, flt, fmt, locale in channels:
+    for _name, flt, fmt, locale in channels:
         started, cpu_started = time.perf_counter(), time.process_time()
-        digest = build_digest(select_new(items, flt, 0), flt, default_title(flt, name))
+        picked = select_new(items, flt, 0)
+        digest = build_digest(picked, flt, default_title([flt], picked))
         messages = renderer.digest(digest, fmt, locale, date=today) if not digest.is_empty else []
         row = stats[fmt]
         row["seconds"] += time.perf_counter() - started

@@ -251,9 +251,8 @@ class Answerer:
             if len(subs) == 1
             else DigestFilter(max_items=max(s.filter.max_items for s in subs))
         )
-        title = default_title(
-            flt, subs[0].label if len(subs) == 1 else " · ".join(s.label for s in subs)
-        )
+        named = [sub.title for sub in subs if sub.title]
+        title = named[0] if named else default_title([s.filter for s in subs], chosen.values())
         digest = build_digest(sorted(chosen.values(), key=lambda item: item.seq), flt, title)
         if digest.is_empty:
             return Answer(Notice("digest_empty"))

@@ -3,6 +3,11 @@
 A fire time is looked for within CATCH_UP_HORIZON_DAYS back (a weekly schedule missed once
 still catches up); a schedule that never fires is judged once a day (ScheduleGate) and skipped.
 The cron arithmetic itself is core/timing's.
+
+A new subscription catches up nothing from before the day it was made (a weekly made on
+Monday does not post last Friday's digest; a daily made at 09:29 still gets today's 09:00),
+and its first digest covers one window of its cadence: the PRs merged since its previous fire,
+not the whole history a store may hold (`first_window`); the digest says so.
 """
 
 from __future__ import annotations
@@ -13,8 +18,10 @@ from collections.abc import Hashable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import cast
+from zoneinfo import ZoneInfo
 
 from bot.core.calendar import HolidaySource, WorkingCalendar
+from bot.core.delivery.runs import Due
 from bot.core.logs import log
 from bot.core.store.subscriptions import Subscription
 from bot.core.timing.cron import (
@@ -22,6 +29,7 @@ from bot.core.timing.cron import (
     cadence_over_a_day,
     next_fire,
     next_real_fire,
+    previous_fire,
     previous_real_fire,
 )
 from bot.core.timing.working import WorkingFire
@@ -29,6 +37,7 @@ from bot.core.timing.working import WorkingFire
 logger = logging.getLogger("prdigest.scheduler")
 
 CATCH_UP_HORIZON_DAYS = 8  # a weekly schedule missed once still catches up
+FIRST_WINDOW_MAX_DAYS = 32  # a first digest looks back one cadence window, a month at most
 SCHEDULE_RECHECK = timedelta(days=1)  # how long a schedule's "fires / never fires" verdict holds
 _GATE_SLACK = 256  # verdicts kept beyond twice the destinations before unused ones are dropped
 
@@ -56,6 +65,44 @@ def due_time(
     if calendar is not None and not calendar.is_working(fire):
         return None
     return fire
+
+
+def due_item(
+    sub: Subscription, fire: datetime, synthesis: bool, last: datetime | None
+) -> Due | None:
+    """`sub` due at `fire` (its latest), given its last run: None when that ran already, or
+    when it is its first and the fire predates it; a first digest starts one window back."""
+    if sub.instant:
+        return Due(sub, fire, synthesis)
+    if last is None:
+        return None if predates(sub, fire) else Due(sub, fire, synthesis, first_window(sub, fire))
+    return Due(sub, fire, synthesis) if fire > last else None
+
+
+def predates(sub: Subscription, fire: datetime) -> bool:
+    """Whether `fire` falls on a day before the one `sub` was made (in its zone)."""
+    if sub.created_at is None:
+        return False
+    zone = ZoneInfo(sub.timezone)
+    return fire.astimezone(zone).date() < sub.created_at.astimezone(zone).date()
+
+
+def first_window(sub: Subscription, fire: datetime) -> datetime:
+    """Where the first digest of `sub`, due at `fire`, starts: its schedule's fire before
+    that one, so that it covers one window of its cadence as every later digest does."""
+    return _window_start(sub.schedule, sub.timezone, fire)
+
+
+@functools.lru_cache(maxsize=1024)
+def _window_start(schedule: str, timezone: str, fire: datetime) -> datetime:
+    try:
+        start = previous_fire(schedule, timezone, fire - _ONE_SECOND, FIRST_WINDOW_MAX_DAYS)
+    except CronError:
+        start = None
+    return start or fire - timedelta(days=FIRST_WINDOW_MAX_DAYS)
+
+
+_ONE_SECOND = timedelta(seconds=1)
 
 
 @functools.lru_cache(maxsize=1024)

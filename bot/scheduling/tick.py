@@ -57,7 +57,7 @@ from bot.core.store.prune import prune
 from bot.core.store.reports import WindowCache
 from bot.core.store.runs import last_scheduled_times
 from bot.core.store.subscriptions import Subscription, SubscriptionStore
-from bot.scheduling.due import ScheduleGate, due_time, longer_than_a_day
+from bot.scheduling.due import ScheduleGate, due_item, due_time, longer_than_a_day
 
 logger = logging.getLogger("prdigest.scheduler")
 
@@ -136,9 +136,9 @@ class DigestTicker:
                 fire = due_time(sub, now, None, calendar)
                 known = fires[key] = (fire, fire is not None and longer_than_a_day(sub, fire))
             fire, synthesis = known
-            last = None if sub.instant else lasts.get(sub.id)
-            if fire is not None and (last is None or fire > last):
-                due.setdefault(sub.destination_id, []).append(Due(sub, fire, synthesis))
+            item = None if fire is None else due_item(sub, fire, synthesis, lasts.get(sub.id))
+            if item is not None:
+                due.setdefault(sub.destination_id, []).append(item)
         return due
 
     async def tick(self) -> list[PlannedRun]:

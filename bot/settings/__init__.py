@@ -26,7 +26,7 @@ from bot.core.calendar import CalendarBook
 from bot.core.digest.select import DigestFilter
 from bot.core.models import Layout, Locale, Platform, Verbosity
 from bot.core.query.reading import tag_text
-from bot.core.store.subscriptions.config import ChannelSpec
+from bot.core.store.subscriptions.config import TITLE_MAX, ChannelSpec
 from bot.settings.calendars import CalendarConfig, calendar_book, shared_calendar_problem
 from bot.settings.errors import ConfigError as ConfigError
 from bot.settings.errors import describe_config_error
@@ -159,6 +159,8 @@ class Channel(_Frozen):
     # with `holidays: false` not by the holidays; the other channels of the target still are.
     urgent: UrgentSwitch = False
     holidays: HolidaysSwitch = True
+    # What the digest header calls the destination ("RL team"); None: the repo it follows.
+    title: str | None = Field(None, min_length=1, max_length=TITLE_MAX)
     unread_days: int | None = Field(None, ge=1, le=30)  # None: `reading.unread_days`
 
     @model_validator(mode="before")
@@ -253,6 +255,7 @@ class BotConfig(_Frozen):
                 locked=channel.locked,
                 urgent=channel.urgent,
                 holidays=channel.holidays,
+                title=channel.title,
             )
             for channel in self.channels
         )
@@ -348,7 +351,9 @@ def default_config() -> BotConfig:
                 name="console",
                 platform=Platform.CONSOLE,
                 target="stdout",
-                schedule="0 9 * * mon-fri",
+                # Each new report as it arrives: the samples print at the first start, at any
+                # hour (a cron's first digest waits for its next fire on the day it is made).
+                schedule="now",
             )
         ],
     )

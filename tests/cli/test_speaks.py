@@ -73,7 +73,7 @@ def test_a_dry_run_is_readable_text_unless_a_format_is_asked(
     text = capsys.readouterr().out
     assert main(["digest", "team", "--dry-run", "--format", "text"]) == 0
     assert text == capsys.readouterr().out
-    assert text.startswith("team · tag view · ") and "#7422" in text
+    assert text.startswith("PR digest · tag view · ") and "#7422" in text
     assert main(["digest", "team", "--dry-run", "--format", "slack"]) == 0
     assert all("blocks" in json.loads(line) for line in capsys.readouterr().out.splitlines())
 

@@ -48,7 +48,7 @@ async def test_subscriptions_list_shows_the_first_digest_after_golden_week(
     assert lines == [
         "telegram:-100",
         "  1. * · daily 09:00 · next 2026-10-08 09:00 Asia/Shanghai (after the holidays "
-        "2026-10-01 to 2026-10-07: National Day, National Day (observed), ...) · last - · "
+        "2026-10-01 to 2026-10-07: National Day, National Day (observed), ...) · last none yet · "
         "config team · flat · standard",
     ]
 

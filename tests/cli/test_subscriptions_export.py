@@ -480,7 +480,7 @@ async def test_list_prints_what_the_chat_answers(
     assert status == 0
     lines = out.splitlines()
     assert lines[0] == "slack:C0RELEASE"
-    assert lines[1].startswith("  1. tag:breaking · now · next now · last - · the chat")
+    assert lines[1].startswith("  1. tag:breaking · now · next now · last none yet · the chat")
     at = lines.index("telegram:-100")  # speaks its first subscription's language: the config's
     assert lines[at + 1].startswith("  1. tag:rollout · 0 9 * * mon-fri · 下一次 ")
     assert lines[at + 1].endswith(" · 配置 team · flat · standard")

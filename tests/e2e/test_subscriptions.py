@@ -20,7 +20,7 @@ from bot.core.store.subscriptions import SubscriptionStore
 from bot.scheduling.tick import DigestTicker
 from bot.settings import BotConfig
 from tests.fakes.slack.api import FakeSlack
-from tests.kits.delivery import FakeClock, add_reports, run_until_idle
+from tests.kits.delivery import LONG_AGO, FakeClock, add_reports, run_until_idle
 
 TEAM = "C0TEAM"
 THURSDAY_0900 = datetime(2026, 9, 3, 9, 0, 5, tzinfo=UTC)
@@ -59,7 +59,8 @@ async def test_daily_weekly_and_now_on_one_slack_channel(
     store: ReportStore, fake: FakeSlack
 ) -> None:
     fake.add_channel(TEAM)
-    subs = await SubscriptionStore(store.engine).sync_config(BotConfig.model_validate(CONFIG))
+    made = SubscriptionStore(store.engine, clock=lambda: LONG_AGO)  # not new: it catches up
+    subs = await made.sync_config(BotConfig.model_validate(CONFIG))
     assert len({s.destination_id for s in subs}) == 1  # three subscriptions, one channel
     clock = FakeClock(THURSDAY_0900)
     ticker = DigestTicker(store.engine, SubscriptionStore(store.engine), Renderer(), clock)
@@ -74,14 +75,14 @@ async def test_daily_weekly_and_now_on_one_slack_channel(
     await ticker.tick()  # the next tick after they were stored
     await run_until_idle(deliverer, clock, 5)
     [instant] = _shown(fake)
-    assert "breaking · tag view" in instant and "#1" in instant and "#2" not in instant
+    assert "verl-project/verl · tag view" in instant and "#1" in instant and "#2" not in instant
 
     clock.now = FRIDAY_0900
     fake.posted.clear()
     await ticker.tick()
     await run_until_idle(deliverer, clock, 5)
     [digest] = _shown(fake)
-    assert "daily · weekly · tag view" in digest
+    assert '"text": "verl-project/verl · tag view"' in digest  # the repo, not the names
     assert "change number 1* · posted 14:02" in digest  # the `now` post, referred to
     assert "one-liner 1" not in digest
     assert digest.count("one-liner 2") == 1 and "matched: daily, weekly" in digest

@@ -106,8 +106,16 @@ def channel(name: str, target: str, **extra: object) -> Channel:
     return Channel.model_validate(values)
 
 
-async def setup_destinations(engine: AsyncEngine, *channels: Channel) -> list[Subscription]:
-    return await SubscriptionStore(engine).sync_config(BotConfig(channels=list(channels)))
+# When the config channels of `setup_destinations` were made: long before the tests' fake
+# times, so a first tick catches up its latest fire as for a channel that has been there.
+LONG_AGO = datetime(2020, 1, 1, tzinfo=UTC)
+
+
+async def setup_destinations(
+    engine: AsyncEngine, *channels: Channel, made_at: datetime = LONG_AGO
+) -> list[Subscription]:
+    store = SubscriptionStore(engine, clock=lambda: made_at)
+    return await store.sync_config(BotConfig(channels=list(channels)))
 
 
 async def add_reports(store: ReportStore, numbers: range | list[int], **kw: object) -> None:

@@ -26,6 +26,7 @@ from bot.scheduling.tick import DigestTicker
 from bot.settings import BotConfig
 from tests.fakes.telegram.api import FakeTelegram
 from tests.kits.delivery import (
+    LONG_AGO,
     FakeClock,
     add_reports,
     channel,
@@ -155,7 +156,7 @@ async def test_golden_week_sends_nothing_then_one_catch_up_on_october_8(
     caplog.set_level(logging.INFO, logger="prdigest.scheduler")
     telegram.add_chat(GOLDEN_WEEK_CHAT, "supergroup")
     config = BotConfig.model_validate(GOLDEN_WEEK)
-    await SubscriptionStore(store.engine).sync_config(config)
+    await SubscriptionStore(store.engine, clock=lambda: LONG_AGO).sync_config(config)
     ticker = DigestTicker(
         store.engine, SubscriptionStore(store.engine), Renderer(), clock, config.calendars()
     )

@@ -11,6 +11,7 @@ three names at most, see render/views.py), or when a `now` subscription already 
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from zoneinfo import ZoneInfo
 
@@ -23,6 +24,7 @@ from bot.core.store.sql.bulk import among
 from bot.core.store.sql.tables import instant_posts
 
 POSTED_FORMAT = "%H:%M"  # "posted 14:02", in the subscription's zone
+SINCE_FORMAT = "%m-%d %H:%M"  # a first digest's "merged since 12-04 09:00"
 
 
 def alone(run: Run) -> tuple[Hashable, Callable[[], Digest]]:
@@ -31,16 +33,19 @@ def alone(run: Run) -> tuple[Hashable, Callable[[], Digest]]:
     if len(run.parts) > 1:
         return merged(run, {})
     part = run.parts[0]
-    flt, title = part.sub.filter, default_title(part.sub.filter, part.sub.label)
+    flt = part.sub.filter
+    title = part.sub.title or default_title([flt], part.picked)
     if part.sub.instant:
         run.instant = sorted(item.seq for item in part.picked)
     picked = part.picked
-    audience = ("alone", run.window, flt, part.start, part.fire, title, part.synthesis)
+    since = _since_label(run.parts)
+    audience = ("alone", run.window, flt, part.start, part.fire, title, part.synthesis, since)
 
     def build() -> Digest:
         items = sorted(picked, key=lambda item: item.seq)
         notes: dict[int, tuple[tuple[str, ...], str]] = {item.seq: ((), "") for item in items}
-        return build_digest(items, flt, title, notes, synthesis=part.synthesis)
+        digest = build_digest(items, flt, title, notes, synthesis=part.synthesis)
+        return dataclasses.replace(digest, first_since=since) if since else digest
 
     return audience, build
 
@@ -68,8 +73,25 @@ def merged(run: Run, posted: Mapping[int, str]) -> tuple[Hashable, Callable[[], 
     synthesis = any(part.synthesis for part in run.parts)
     seqs = tuple(sorted(chosen))
     items = [chosen[seq] for seq in seqs]
-    audience = (seqs, flt, title, tuple(sorted(notes.items())), synthesis)
-    return audience, lambda: build_digest(items, flt, title, notes, synthesis=synthesis)
+    since = _since_label(run.parts)
+    audience = (seqs, flt, title, tuple(sorted(notes.items())), synthesis, since)
+
+    def build() -> Digest:
+        digest = build_digest(items, flt, title, notes, synthesis=synthesis)
+        return dataclasses.replace(digest, first_since=since) if since else digest
+
+    return audience, build
+
+
+def _since_label(parts: Sequence[Part]) -> str:
+    """A first digest's window, as its header says it ("12-04 09:00", the subscription's
+    zone); "" when every part has run before. Several first parts: the earliest start."""
+    firsts = [part for part in parts if part.since is not None]
+    if not firsts:
+        return ""
+    first = min(firsts, key=lambda part: part.since or part.fire)
+    assert first.since is not None
+    return first.since.astimezone(ZoneInfo(first.sub.timezone)).strftime(SINCE_FORMAT)
 
 
 async def posted_before(conn: AsyncConnection, runs: Sequence[Run]) -> dict[int, dict[int, str]]:
@@ -94,9 +116,12 @@ def _combined(parts: Sequence[Part]) -> tuple[DigestFilter, str]:
     """The filter the merged digest is grouped and capped by, and its title: those of the
     subscriptions that picked something (all of them for an empty digest)."""
     shown = [part for part in parts if part.picked] or list(parts)
+    named = [part.sub.title for part in parts if part.sub.title]  # the destination's own name
+    title = named[0] if named else default_title(
+        [part.sub.filter for part in shown], (item for part in shown for item in part.picked)
+    )  # fmt: skip
     if len(shown) == 1:
-        sub = shown[0].sub
-        return sub.filter, default_title(sub.filter, sub.label)
+        return shown[0].sub.filter, title
     tags = dict.fromkeys(tag for part in shown for tag in part.sub.filter.tags)
     flt = DigestFilter(tags=tuple(tags), max_items=max(part.sub.filter.max_items for part in shown))
-    return flt, " · ".join(part.sub.label for part in shown)
+    return flt, title

@@ -23,6 +23,7 @@ from bot.core.delivery.queue import Queued
 from bot.core.digest.select import Digest, StoredReport
 from bot.core.models import Format, Platform
 from bot.core.store.editions import queue_editions
+from bot.core.store.reports import seq_before
 from bot.core.store.sql.bulk import among, insert_columns, insert_ignore_many, lock_rows
 from bot.core.store.sql.tables import (
     destinations,
@@ -60,6 +61,7 @@ class Due:
     subscription: Subscription
     fire: datetime
     synthesis: bool = False  # its cadence is longer than a day: the weekly synthesis on top
+    since: datetime | None = None  # its first digest: only reports stored since (one window)
 
 
 @dataclass(slots=True)
@@ -71,6 +73,7 @@ class Part:
     start: int  # its watermark, or past its runs still being delivered
     picked: list[StoredReport] = field(default_factory=list)
     synthesis: bool = False  # a cadence over a day: the weekly synthesis
+    since: datetime | None = None  # a first digest's window: the reports stored since
 
 
 @dataclass(slots=True)
@@ -148,14 +151,29 @@ async def take_parts(conn: AsyncConnection, runs: Sequence[Run]) -> None:
     sub_ids = [item.subscription.id for run in runs for item in run.due]
     taken = await _already(conn, run_members.c.subscription_id, subscriptions.c.id, sub_ids, fires)
     starts = await covered_seqs(conn, sub_ids)
+    floors = {since: await seq_before(conn, since) for since in _first_windows(runs)}
     for run in runs:
         if (run.destination_id, run.fire) in taken_runs:
             continue
         run.parts = [
-            Part(item.subscription, item.fire, starts[item.subscription.id], [], item.synthesis)
+            Part(
+                item.subscription,
+                item.fire,
+                starts[item.subscription.id],
+                [],
+                item.synthesis,
+                item.since,
+            )
             for item in run.due
             if (item.subscription.id, item.fire) not in taken
         ]
+        for part in run.parts:  # a first digest covers one window, not the whole store
+            if part.since is not None:
+                part.start = max(part.start, floors[part.since])
+
+
+def _first_windows(runs: Sequence[Run]) -> set[datetime]:
+    return {item.since for run in runs for item in run.due if item.since is not None}
 
 
 async def _already(

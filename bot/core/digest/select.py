@@ -153,7 +153,7 @@ class TagGroup:
 
 @dataclass(frozen=True, slots=True)
 class Digest:
-    title: str  # the repo name if the channel follows one repo, else the channel name
+    title: str  # the destination's title, else its one repo; "" says "PR digest"
     groups: tuple[TagGroup, ...]
     total: int
     shown: int
@@ -169,6 +169,7 @@ class Digest:
     unread_over: tuple[DigestEntry, ...] = ()  # unread PRs past the budget: behind "+N more"
     show_repo: bool = False  # entries come from more than one repo: name it (`sglang#9087`)
     synthesis: Synthesis | None = None  # the weekly synthesis of every item (cadences > a day)
+    first_since: str = ""  # a first digest: the reports since this (local "12-04 09:00")
 
     @property
     def is_empty(self) -> bool:
@@ -186,9 +187,16 @@ class Digest:
         return not self.is_empty and not self.only_reposts
 
 
-def default_title(flt: DigestFilter, channel_name: str) -> str:
-    """The digest title: the repo when the channel follows exactly one, else the channel."""
-    return flt.repos[0] if len(flt.repos) == 1 else channel_name
+def default_title(filters: Iterable[DigestFilter], items: Iterable[StoredReport] = ()) -> str:
+    """The title of a digest whose destination has none: the repo its subscriptions all
+    follow, else the one repo all its PRs come from; else empty, and the header says what
+    the digest is ("PR digest"). Never the subscriptions' own names: those are the bot's
+    words for them, not the reader's."""
+    followed = {tuple(flt.repos) for flt in filters}
+    if len(followed) == 1 and len(repos := followed.pop()) == 1:
+        return repos[0]
+    shown = {item.report.repo for item in items}
+    return shown.pop() if len(shown) == 1 else ""
 
 
 def group_tag(report: Report, wanted: Sequence[str]) -> str:

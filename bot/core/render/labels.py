@@ -16,6 +16,7 @@ _ZH: dict[str, str] = {
     "tag_view": "标签视图",
     "untitled": "PR 摘要",  # a digest title when no title, repo or name fits
     "not_yet": "尚未推送",  # a subscription's last digest, before its first
+    "first_digest_line": " · 首期：{since} 以来的报告",
     "colon": "：",
     "prs": "{n} 个 PR",
     "prs_one": "{n} 个 PR",
@@ -106,6 +107,7 @@ _EN: dict[str, str] = {
     "tag_view": "tag view",
     "untitled": "PR digest",
     "not_yet": "none yet",
+    "first_digest_line": " · first digest: reports since {since}",
     "colon": ": ",
     "prs": "{n} PRs",
     "prs_one": "{n} PR",

@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 
 from bot.core.digest.select import OTHER_TAG, Digest, StoredReport
 from bot.core.models import Locale, Verbosity
-from bot.core.render.labels import count_label
+from bot.core.render.labels import count_label, labels
 from bot.core.reports.model import RecommendationLevel, Report
 
 LEAD_MIN = 24  # a lead shorter than this ("值得精读。") takes the next sentence too
@@ -258,6 +258,7 @@ class HeaderView:
     date: str
     counts: str  # "8 个 PR · 2 个高影响"
     top_flags: str  # "a ×3 · b ×2"
+    since: str = ""  # a first digest: the reports since this ("12-04 09:00")
 
 
 def header_view(digest: Digest, locale: Locale, when: date | None) -> HeaderView:
@@ -266,10 +267,11 @@ def header_view(digest: Digest, locale: Locale, when: date | None) -> HeaderView
         counts.append(count_label(locale, "high_impact", digest.high_impact))
     flags = FLAG_SEPARATOR.join(f"{flag} ×{count}" for flag, count in digest.top_flags)
     return HeaderView(
-        title=digest.title,
+        title=digest.title or labels(locale)["untitled"],
         date=when.isoformat() if when else "",
         counts=" · ".join(counts),
         top_flags=flags,
+        since=digest.first_since,
     )
 
 

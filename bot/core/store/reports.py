@@ -142,6 +142,13 @@ def _values(report: Report, digest: str, source: str, now: datetime) -> dict[str
     }
 
 
+async def seq_before(conn: AsyncConnection, when: datetime) -> int:
+    """The last seq given before `when` (a report's seq is given when it is stored or
+    updated): a first digest that covers one window starts after it."""
+    found = await conn.execute(select(func.max(reports.c.seq)).where(reports.c.updated_at < when))
+    return int(found.scalar() or 0)
+
+
 async def reports_after(
     conn: AsyncConnection, watermark: int, limit: int = WINDOW_LIMIT
 ) -> list[StoredReport]:

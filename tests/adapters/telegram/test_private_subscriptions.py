@@ -32,7 +32,7 @@ async def test_a_private_chat_subscribes_twice_lists_removes_one_and_lists_again
     assert lines[0] == "Your subscriptions:"
     assert lines[1].startswith("1. tag:rollout · daily 09:00 · next ")
     assert lines[2].startswith("2. repo:verl-project/verl -tag:ci · weekly")
-    assert all(line.endswith(f"last - · {OWNER}") for line in lines[1:]), lines
+    assert all(line.endswith(f"last none yet · {OWNER}") for line in lines[1:]), lines
     assert removed == notice("unsubscribed", items="1. tag:rollout")
     relines = relisted.split("\n")
     assert len(relines) == 2, "one subscription is left"

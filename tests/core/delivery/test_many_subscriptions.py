@@ -72,7 +72,7 @@ async def test_daily_and_weekly_on_one_channel_both_arrive_and_a_shared_pr_shows
     sender = ScriptedSender(clock)
     await _deliver(store, sender, clock)
     [daily] = _texts(sender)
-    assert "daily" in daily and "matched" not in daily
+    assert daily.startswith("verl-project/verl · tag view") and "matched" not in daily
 
     await add_reports(store, [3], tags=["breaking"])
     clock.now = FRIDAY
@@ -81,7 +81,8 @@ async def test_daily_and_weekly_on_one_channel_both_arrive_and_a_shared_pr_shows
     sender.calls.clear()
     await _deliver(store, sender, clock)
     [both] = _texts(sender)
-    assert "daily · weekly" in both
+    # the header names what the chat reads (the one repo), the matched-by lines the names
+    assert both.startswith("verl-project/verl · tag view") and "daily · weekly" not in both
     entries = [line for line in both.splitlines() if line.startswith(("#", "★ #"))]
     assert sum(1 for line in entries if "#3 " in line) == 1, "an entry once (the synthesis aside)"
     assert "matched: daily, weekly" in both

@@ -76,7 +76,7 @@ async def test_one_destination_failing_to_render_leaves_the_others_planned(
 ) -> None:
     clock = FakeClock(datetime(2026, 9, 1, 9, 0, 5, tzinfo=UTC))
     await setup_destinations(
-        store.engine, channel("a", "A"), channel(POISONED, "P"), channel("c", "C")
+        store.engine, channel("a", "A"), channel(POISONED, "P", title=POISONED), channel("c", "C")
     )
     await add_reports(store, [1, 2])
     renderer = FailingRenderer()
@@ -96,7 +96,7 @@ async def test_a_failing_destination_backs_off_tells_its_chat_once_and_recovers(
     store: ReportStore,
 ) -> None:
     clock = FakeClock(datetime(2026, 9, 1, 9, 0, 5, tzinfo=UTC))
-    await setup_destinations(store.engine, channel(POISONED, "P"))
+    await setup_destinations(store.engine, channel(POISONED, "P", title=POISONED))
     await add_reports(store, [1])
     renderer = FailingRenderer()
     ticker = DigestTicker(store.engine, SubscriptionStore(store.engine), renderer, clock)

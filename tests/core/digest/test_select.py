@@ -278,13 +278,23 @@ def test_updated_mark_follows_the_revision() -> None:
 
 
 @pytest.mark.parametrize(
-    ("repos", "expected"),
-    [(("verl-project/verl",), "verl-project/verl"), ((), "daily"), (("a/b", "c/d"), "daily")],
+    ("repos", "shown", "expected"),
+    [
+        (("verl-project/verl",), (), "verl-project/verl"),
+        ((), ("o/r", "o/r"), "o/r"),
+        ((), ("o/r", "a/b"), ""),
+        (("a/b", "c/d"), ("a/b",), "a/b"),
+        (("a/b", "c/d"), (), ""),
+    ],
 )
-def test_title_is_the_repo_when_the_channel_follows_one(
-    repos: tuple[str, ...], expected: str
+def test_title_is_the_one_repo_followed_or_shown_never_a_subscription_name(
+    repos: tuple[str, ...], shown: tuple[str, ...], expected: str
 ) -> None:
-    assert default_title(DigestFilter(repos=repos), "daily") == expected
+    items = [
+        StoredReport(report=Report(repo=repo, number=seq + 1, title="t"), seq=seq + 1)
+        for seq, repo in enumerate(shown)
+    ]
+    assert default_title([DigestFilter(repos=repos)], items) == expected
 
 
 def test_a_revert_title_marks_only_the_pr_it_names_as_reverted() -> None:

@@ -147,6 +147,8 @@ destinations = Table(
 # locale, an owner (None: the chat; a user id: that person's, in a DM or private chat), and its
 # own watermark. `number` is what the chat calls it (`unsubscribe 2`); `name` is unique in
 # the destination.
+TITLE_MAX = 80  # a destination's title (config `title:`), in characters
+
 subscriptions = Table(
     "subscriptions",
     metadata,
@@ -172,6 +174,8 @@ subscriptions = Table(
     # by quiet time, and `holidays` false is not held by the holiday calendar.
     Column("urgent", Boolean, nullable=False, default=False, server_default=false()),
     Column("holidays", Boolean, nullable=False, default=True, server_default=true()),
+    # What its digest's header calls the destination (config `title:`, migration 0018).
+    Column("title", String(TITLE_MAX), nullable=True),
     UniqueConstraint("destination_id", "number", name="uq_subscriptions_dest_number"),
     UniqueConstraint("destination_id", "name", name="uq_subscriptions_dest_name"),
 )

@@ -67,6 +67,8 @@ class Subscription:
     plan_retry_at: datetime | None = None  # and not before then is it tried again
     urgent: bool = False  # not held by its destination's quiet time (config `urgent: true`)
     holidays: bool = True  # held by its destination's holidays (config `holidays: false`: not)
+    title: str | None = None  # what its digest's header calls the destination (config `title:`)
+    created_at: datetime | None = None  # fires before the day it was made are not caught up
 
     @property
     def label(self) -> str:
@@ -103,6 +105,8 @@ _COLUMNS = (  # in Subscription's field order
     destinations.c.plan_retry_at,
     subscriptions.c.urgent,
     subscriptions.c.holidays,
+    subscriptions.c.title,
+    subscriptions.c.created_at,
 )
 
 
@@ -118,12 +122,12 @@ def _from_row(row: Any) -> Subscription:
     where they already are the field's; its words by dict, faster than an enum's lookup)."""
     id_, dest, platform, target, number, name, origin, filters, schedule, cadence = row[:10]
     zone, locale, layout, verbosity, owner, post_empty, locked, watermark, active, why = row[10:20]
-    plan_error, plan_retry_at, urgent, holidays = row[20:]
+    plan_error, plan_retry_at, urgent, holidays, title, created_at = row[20:]
     return Subscription(
         id_, dest, _PLATFORMS[platform], target, number, name, _ORIGINS[origin],
         stored_filter(filters), schedule, cadence, zone, _LOCALES[locale], _LAYOUTS[layout],
         _VERBOSITIES[verbosity], owner, bool(post_empty), bool(locked), watermark, bool(active),
-        why, plan_error, plan_retry_at, bool(urgent), bool(holidays),
+        why, plan_error, plan_retry_at, bool(urgent), bool(holidays), title, created_at,
     )  # fmt: skip
 
 

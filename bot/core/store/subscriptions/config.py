@@ -17,6 +17,7 @@ from bot.core.models import Layout, Locale, Platform, Verbosity
 from bot.core.query import parse, unparse
 from bot.core.query.known_tags import bare_words, read_known_tags
 from bot.core.store.search.known import known_tag_words
+from bot.core.store.sql.tables import TITLE_MAX as TITLE_MAX
 from bot.core.store.subscriptions.filters import filter_to_json
 
 
@@ -39,6 +40,7 @@ class ChannelSpec:
     locked: bool
     urgent: bool = False  # quiet time does not hold it (`urgent: true`)
     holidays: bool = True  # the holidays hold it (`holidays: false`: they do not)
+    title: str | None = None  # what its digest's header calls the destination
 
 
 class ConfigChannels(Protocol):
@@ -62,6 +64,7 @@ def channel_values(spec: ChannelSpec, query: str) -> dict[str, Any]:
         "locked": spec.locked,
         "urgent": spec.urgent,
         "holidays": spec.holidays,
+        "title": spec.title,
     }
 
 
