@@ -7,7 +7,9 @@ here (the adapter supplies how to ask the platform); the wording lives in the la
 
 from __future__ import annotations
 
+import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from datetime import timedelta
 
 from bot.chat.commands import SPECS, UsageError, command_prefix
@@ -44,12 +46,14 @@ from bot.core.digest.select import (
     select_new,
 )
 from bot.core.models import Format, Locale, Platform
+from bot.core.query.ast import Query
 from bot.core.query.known_tags import bare_words
 from bot.core.render.actions import EntryAction
 from bot.core.render.labels import chat_words, zh_command
 from bot.core.render.renderer import RenderedMessage, Renderer
-from bot.core.render.results import narrower, result_notice
-from bot.core.store.finder.search import search
+from bot.core.render.results import narrowings, result_notice, results_message
+from bot.core.reports.model import Report
+from bot.core.store.finder.search import SearchResult, search
 from bot.core.store.lookup import AmbiguousRefError, ReportNotFoundError, find_report
 from bot.core.store.reports import ReportStore
 from bot.core.store.search.budget import QueryTooComplex, QueryTooSlow
@@ -59,11 +63,30 @@ from bot.core.store.subscriptions import SubscriptionStore
 from bot.core.store.subscriptions.destination_store import DestinationStore
 from bot.settings import BotConfig
 
-__all__ = ["Answer", "Answerer", "Chat", "DigestAnswer", "Notice", "Reply", "SectionAnswer"]
+__all__ = [
+    "Answer",
+    "Answerer",
+    "Chat",
+    "DigestAnswer",
+    "FoundReports",
+    "Notice",
+    "Reply",
+    "SectionAnswer",
+]
 
 FIND_LIMIT = 10  # results one chat answer lists; past it, "+N more"
+NARROWING_TRIES = 3  # narrower queries a "+N more" answer asks the store about, at most
 TAGS_WINDOW = timedelta(days=30)
 TAGS_SHOWN = 40
+
+
+@dataclass(frozen=True, slots=True)
+class FoundReports(Notice):
+    """A search's answer: the notice that words it (its `items`, one line per PR, are what
+    plain text shows) and the reports it lists, which Slack and Telegram show linked, each
+    with the digest's Full report and Read buttons."""
+
+    reports: tuple[Report, ...] = ()
 
 
 def render_notice(
@@ -71,9 +94,13 @@ def render_notice(
 ) -> RenderedMessage:
     """A notice in the words of the platform it is read on: Slack's `{cmd}` is "/pr " and its
     `{chat}` a channel; Telegram's "/" and a chat (群); a private chat's words name the person
-    (`notice.private`: "your subscriptions")."""
+    (`notice.private`: "your subscriptions"). Found reports are linked where the platform can."""
     platform = Platform.SLACK if fmt is Format.SLACK else None
     params = {**chat_words(platform, locale, private=notice.private), **notice.params}
+    if isinstance(notice, FoundReports) and notice.reports:
+        found = results_message(renderer, (notice.key, params), notice.reports, fmt, locale)
+        if found is not None:
+            return found
     return renderer.notice(notice.key, fmt, locale, **params)
 
 
@@ -214,7 +241,8 @@ class Answerer:
                 now=self.clock(),
                 seconds=self.config.search.timeout_seconds,
             )
-        example = f"{command_prefix(chat.platform)}find {narrower(typed.text)}"
+            narrowed = await self._narrowed(typed.query, typed.text, result)
+        example = f"{command_prefix(chat.platform)}find {narrowed}" if narrowed else None
         hits = [hit.report for hit in result.hits]
         words = bare_words(typed.query)  # searched as text; said when they are tags too
         tags = await tags_known(self.reports.engine, words) if words else set()
@@ -227,7 +255,29 @@ class Answerer:
             capped=result.capped,
             tags=[word for word in words if word in tags],
         )
-        return Answer(Notice(key, params))
+        return Answer(FoundReports(key, params, reports=tuple(hits)))
+
+    async def _narrowed(self, query: Query, text: str, result: SearchResult) -> str | None:
+        """A narrower query to suggest past "+N more", as written: the first candidate the
+        store says matches some of the reports but fewer than `result` (a count that stopped
+        at the window proves nothing). At most NARROWING_TRIES are asked, all within one
+        search budget; None when none narrows, or there is nothing more to narrow."""
+        if result.more <= 0:
+            return None
+        budget = self.config.search.timeout_seconds
+        ends = time.monotonic() + budget
+        for candidate, parsed in narrowings(query, text)[:NARROWING_TRIES]:
+            left = ends - time.monotonic()
+            if left <= 0:
+                return None
+            try:
+                found = await search(self.reports, parsed, limit=0, now=self.clock(), seconds=left)
+            except (QueryTooSlow, QueryTooComplex):  # the answer stands, without an example
+                return None
+            fewer = result.capped or found.total < result.total
+            if found.total > 0 and not found.capped and fewer:
+                return candidate
+        return None
 
     async def _tags(self, request: Ask, chat: Chat) -> Answer:
         counts = await self.reports.tag_counts(self.clock() - TAGS_WINDOW)

@@ -69,6 +69,8 @@ NOTICES: dict[Locale, dict[str, str]] = {
         "find_results": "与「{query}」匹配的报告：\n{items}{hint}",
         "find_results_more": "与「{query}」匹配的报告（共 {total} 个）：\n{items}\n"
         "还有 {more} 个未列出。加上条件可以缩小范围，例如 {example}{hint}",
+        "find_results_more_bare": "与「{query}」匹配的报告（共 {total} 个）：\n{items}\n"
+        "还有 {more} 个未列出。加上条件可以缩小范围。{hint}",
         "also_tags": "\n（{words} 也是标签：只看带这个标签的 PR，请写 {tags}）",
         "bad_query": "查询写法有误：{error}",
         "query_too_slow": "这个查询太慢（超过 {seconds} 秒），已停止。请缩小范围，"
@@ -177,6 +179,8 @@ NOTICES: dict[Locale, dict[str, str]] = {
         "find_results": "Reports matching {query}:\n{items}{hint}",
         "find_results_more": "Reports matching {query} ({total}):\n{items}\n"
         "+{more} more. Add terms to narrow it, e.g. {example}{hint}",
+        "find_results_more_bare": "Reports matching {query} ({total}):\n{items}\n"
+        "+{more} more. Add terms to narrow it.{hint}",
         "also_tags": "\n({words}: also a tag; for the PRs with that tag only, write {tags})",
         "bad_query": "{error}",
         "query_too_slow": "This query took too long (over {seconds} s) and was stopped; narrow "

@@ -22,7 +22,8 @@ class Block:
 
     heading: label · para: label (first paragraph only), text · field: label, text ·
     file: path, meta, text (note) · code: path, note, language, text (code) ·
-    related: number, label (title), text (relation) · link: text (URL) · empty: text.
+    related: number, label (title), text (relation), url (the PR on GitHub, "" when the repo
+    is not owner/name) · link: text (URL) · empty: text.
     `tight` joins it to the block before with a line break instead of a blank line."""
 
     kind: str
@@ -34,6 +35,7 @@ class Block:
     language: str = ""
     number: int = 0
     tight: bool = False
+    url: str = ""
 
 
 SPLITTABLE_KINDS = frozenset({"para", "code"})
@@ -120,8 +122,15 @@ def files_blocks(report: Report, labels: Mapping[str, str]) -> list[Block]:
 
 
 def related_blocks(report: Report) -> list[Block]:
+    """One block per related PR, each linking that PR on GitHub (the report's own repo)."""
     return [
-        Block("related", number=related.number, label=related.title, text=related.relation)
+        Block(
+            "related",
+            number=related.number,
+            label=related.title,
+            text=related.relation,
+            url=github_pr_url(report.repo, related.number) or "",
+        )
         for related in report.related
     ]
 

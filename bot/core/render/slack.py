@@ -25,6 +25,7 @@ from bot.core.render.flow import (
     PlatformRenderer,
     RenderedMessage,
     jinja_environment,
+    load_macros,
 )
 from bot.core.render.limits.slack import (
     SLACK_BUTTON_VALUE_MAX,
@@ -227,6 +228,19 @@ class SlackRenderer(PlatformRenderer[SlackChunk]):
             }
             return SlackChunk((section,), fallback)
         return SlackChunk((_section(text), self._entry_actions(view, labels)), fallback)
+
+    def result_chunk(self, view: EntryView, labels: Mapping[str, str]) -> SlackChunk:
+        """A search result: its line (results.j2), then 📄 Full report and ✅ Read, the
+        digest's own buttons (`entry:report`/`report:REF`, `entry:read`/`read:REF`), so the
+        digest's handlers answer them."""
+        text = str(load_macros(self.env, "results.j2").result(e=view, L=labels)).strip("\n")
+        buttons = [
+            _entry_button(labels["button_report"], EntryAction.REPORT, view),
+            _entry_button(labels["button_read"], EntryAction.READ, view),
+        ]
+        actions = {"type": "actions", "elements": buttons}
+        fallback = _unescape(_LINK.sub(lambda link: link.group(2), text))  # no URLs
+        return SlackChunk((_section(text), actions), fallback)
 
     def more_chunk(self, n: int, key: str, labels: Mapping[str, str]) -> SlackChunk:
         typed = labels["more_typed"].format(cmd="/pr ") if key else ""

@@ -26,6 +26,7 @@ from bot.core.render.flow import (
     RenderedMessage,
     jinja_environment,
     join_texts,
+    load_macros,
 )
 from bot.core.render.limits.telegram import (
     TELEGRAM_MAX_BUTTONS,
@@ -55,6 +56,7 @@ TELEGRAM_MENU_TAGS = 3
 # Buttons an open menu adds (Snooze, Risks, Back, the mutes): a digest keyboard keeps room.
 TELEGRAM_MENU_BUTTONS = 3 + TELEGRAM_MENU_TAGS
 REPORT_MARK: Final = "📄"
+READ_MARK: Final = "✅"
 MENU_MARK: Final = "⋯"
 BACK_MARK: Final = "↩"
 BACK: Final = "back:"  # an open menu's Back button: `back:REF`
@@ -316,6 +318,15 @@ class TelegramRenderer(PlatformRenderer[TelegramChunk]):
         if view.buttons:
             return TelegramChunk(rendered.html, self._entry_buttons(view, labels))
         return TelegramChunk(rendered.html, (self._buttons(view, labels),))
+
+    def result_chunk(self, view: EntryView, labels: Mapping[str, str]) -> TelegramChunk:
+        """A search result: its line (results.j2) and one keyboard row, `📄 #7422` (Full
+        report) and `✅ #7422` (Read), carrying the digest's `report:REF` and `read:REF`."""
+        html = str(load_macros(self.env, "results.j2").result(e=view, L=labels)).strip("\n")
+        label = pr_label(view)
+        report = _action_button(f"{REPORT_MARK} {label}", EntryAction.REPORT, view)
+        read = _action_button(f"{READ_MARK} {label}", EntryAction.READ, view)
+        return TelegramChunk(html, ((report, read),))
 
     def more_chunk(self, n: int, key: str, labels: Mapping[str, str]) -> TelegramChunk:
         typed = labels["more_typed"].format(cmd="/") if key else ""
