@@ -9,7 +9,9 @@ subscriptions follow). The wording lives in the labels table.
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any, Final
 from zoneinfo import ZoneInfo
 
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -19,17 +21,17 @@ from bot.core.clock import Clock
 from bot.core.delivery.reading import ReadingPolicy
 from bot.core.digest.select import DigestFilter, StoredReport, build_digest
 from bot.core.models import Section
-from bot.core.render.actions import KEY_MAX, EntryAction, ascii_number
+from bot.core.render.actions import KEY_MAX, ROW_MAX, EntryAction, ascii_number
 from bot.core.render.labels import notice_text
 from bot.core.render.options import DigestOptions
 from bot.core.reports.refs import BadRefError, parse_ref
 from bot.core.store.lookup import AmbiguousRefError, ReportNotFoundError, find_report
+from bot.core.store.readers import SentDigest, put_read, readers_in, sent_digest
 from bot.core.store.reading import (
     Mark,
     MarkKind,
     Page,
     item_key,
-    keys_in_message,
     marks_at,
     put_mark,
     reports_by_key,
@@ -42,7 +44,7 @@ from bot.core.store.subscriptions.destination_store import Destination, Destinat
 from bot.settings import BotConfig
 
 DATE_FORMAT = "%Y-%m-%d"
-DEFAULT_PAGE = 30  # a "+N more" page when the chat has no subscription left to size it
+DEFAULT_PAGE: Final = 30  # a "+N more" page when the chat has no subscription left to size it
 
 
 def reading_policy(config: BotConfig) -> ReadingPolicy:
@@ -82,15 +84,18 @@ class ReadingVerbs:
                 return await self.more(chat, key)
             case EntryAction.MUTE:
                 return await self.mute(argument, chat)
-            case EntryAction.MENU:  # a keyboard opens it in the adapter; it changes nothing here
+            # A keyboard opens the menu in the adapter; "mark all read" is `read_all`.
+            case EntryAction.MENU | EntryAction.READALL:
                 return Answer(Notice("unknown_command", {"command": action.value}))
         found = await self.find_report(argument)
         if isinstance(found, Notice):
             return Answer(found)
         if action is EntryAction.REPORT:
             return Answer(SectionAnswer(found, Section.FULL, by_section=True))
-        kind = MarkKind.READ if action is EntryAction.READ else MarkKind.SNOOZE
-        return await self.mark(kind, found, chat)
+        if action is EntryAction.READ:  # the chat hears of a PR's first read only
+            read = await self._read_found(found, chat, "")
+            return Answer(read.told, public=read.line is not None)
+        return await self.snooze(found, chat)
 
     async def find_report(self, text: str) -> StoredReport | Notice:
         try:
@@ -110,20 +115,16 @@ class ReadingVerbs:
         until = self.clock() + timedelta(days=days)
         return until, until.astimezone(ZoneInfo(self.config.timezone)).strftime(DATE_FORMAT)
 
-    async def mark(self, kind: MarkKind, item: StoredReport, chat: Chat) -> Answer:
-        """Read (for good) or Snooze (`reading.snooze_days`) a PR in this chat."""
+    async def snooze(self, item: StoredReport, chat: Chat) -> Answer:
+        """The PR leaves this chat's digests for `reading.snooze_days`."""
         dest = await self._here(chat)
         if dest is None:
             return Answer(Notice("no_digest_here"))
         user = chat.user_name or chat.user_id
-        ref = item.report.ref
-        if kind is MarkKind.READ:
-            await put_mark(self.engine, dest.id, Mark(kind, item_key(item), user, self.clock()))
-            return Answer(Notice("marked_read", {"ref": ref, "user": user}), public=True)
         until, shown = self._until(self.config.reading.snooze_days)
-        mark = Mark(kind, item_key(item), user, self.clock(), until)
+        mark = Mark(MarkKind.SNOOZE, item_key(item), user, self.clock(), until)
         await put_mark(self.engine, dest.id, mark)
-        params = {"ref": ref, "user": user, "until": shown}
+        params = {"ref": item.report.ref, "user": user, "until": shown}
         return Answer(Notice("snoozed", params), public=True)
 
     async def mute(self, tag: str, chat: Chat) -> Answer:
@@ -139,16 +140,64 @@ class ReadingVerbs:
         params = {"tag": tag[:64], "user": user, "until": shown}
         return Answer(Notice("muted", params), public=True)
 
-    async def read_message(self, chat: Chat, external_id: str) -> list[str]:
-        """A ✅ on a digest message: every PR it shows is read here; their refs."""
+    async def read(self, argument: str, chat: Chat, external_id: str) -> ReadOutcome:
+        """✅ Read pressed on the message `external_id` (a digest's, or any other message
+        carrying the button): the PR is read here, by one more reader after the first."""
+        found = await self.find_report(argument)
+        if isinstance(found, Notice):
+            return ReadOutcome(found)
+        return await self._read_found(found, chat, external_id)
+
+    async def _read_found(self, item: StoredReport, chat: Chat, external_id: str) -> ReadOutcome:
         dest = await self._here(chat)
         if dest is None:
-            return []
-        keys = await keys_in_message(self.engine, chat.platform, chat.chat_id, external_id)
-        user = chat.user_name or chat.user_id
-        for key in keys:
-            await put_mark(self.engine, dest.id, Mark(MarkKind.READ, key, user, self.clock()))
-        return keys
+            return ReadOutcome(Notice("no_digest_here"))
+        key, user = item_key(item), chat.user_name or chat.user_id
+        first, names = await put_read(self.engine, dest.id, key, user, self.clock())
+        told = Notice("marked_read", {"ref": item.report.ref, "user": ", ".join(names)})
+        sent = None
+        if external_id:
+            sent = await sent_digest(self.engine, chat.platform, chat.chat_id, external_id)
+        message = await self._read_message(dest.id, sent)
+        if first:
+            return ReadOutcome(told, (key,), told, message=message)
+        return ReadOutcome(told, again=((key, told),), message=message)
+
+    async def message_shown(self, chat: Chat, external_id: str) -> ReadMessage | None:
+        """The digest message `external_id` of this chat, with who read its PRs here."""
+        dest = await self._here(chat)
+        if dest is None:
+            return None
+        sent = await sent_digest(self.engine, chat.platform, chat.chat_id, external_id)
+        return await self._read_message(dest.id, sent)
+
+    async def read_all(self, chat: Chat, key: str) -> ReadOutcome:
+        """Every PR of this chat's digest message `key` (its outbox row: what a ✅ reaction's
+        "mark all read" carries) is read here; the chat hears of those read for the first time."""
+        row = ascii_number(key, ROW_MAX)
+        dest = await self._here(chat)
+        if dest is None or not row:
+            return ReadOutcome(Notice("no_digest_here"))
+        sent = await sent_digest(self.engine, chat.platform, chat.chat_id, row=row)
+        if sent is None or not sent.keys:
+            return ReadOutcome(Notice("no_digest_here"))
+        user, first, again = chat.user_name or chat.user_id, [], []
+        for pr in sent.keys:
+            new, names = await put_read(self.engine, dest.id, pr, user, self.clock())
+            if new:
+                first.append(pr)
+            else:
+                again.append((pr, Notice("marked_read", {"ref": pr, "user": ", ".join(names)})))
+        line = Notice("reaction_read", {"refs": ", ".join(first), "user": user}) if first else None
+        told = Notice("read_all_done", {"n": str(len(sent.keys))})
+        message = await self._read_message(dest.id, sent)
+        return ReadOutcome(told, tuple(first), line, tuple(again), message)
+
+    async def _read_message(self, dest_id: int, sent: SentDigest | None) -> ReadMessage | None:
+        if sent is None:
+            return None
+        readers = await readers_in(self.engine, dest_id, sent.keys)
+        return ReadMessage(sent.row, sent.external_id, sent.payload, tuple(sent.keys), readers)
 
     async def unread(self, chat: Chat) -> Answer:
         """The must-read PRs shown here that nobody marked read, with the days they have left."""
@@ -191,6 +240,29 @@ class ReadingVerbs:
         if page is None or not page.items:
             return Answer(Notice("more_none"))
         return Answer(_page_answer(page), public=True)
+
+
+@dataclass(frozen=True, slots=True)
+class ReadMessage:
+    """A digest message of a chat as it was posted (its rendered payload: the edit starts from
+    it, so it reads as a fresh render but for the marks), and who read which of its PRs there."""
+
+    row: int  # its outbox row: what "mark all read" carries
+    external_id: str  # the platform's id for it (Slack's ts, Telegram's message_id)
+    payload: dict[str, Any]
+    keys: tuple[str, ...]  # the PRs it shows, in order
+    readers: dict[str, list[str]]  # PR key -> who read it in this chat, in order
+
+
+@dataclass(frozen=True, slots=True)
+class ReadOutcome:
+    """What a Read did: who hears what, and the message to show the marks in."""
+
+    told: Notice  # the presser: "✅ REF read by alice, bob", or why nothing was read
+    first: tuple[str, ...] = ()  # the PRs read here for the first time
+    line: Notice | None = None  # the chat's one line about them (None: no new line)
+    again: tuple[tuple[str, Notice], ...] = ()  # PRs read before: their line as it now reads
+    message: ReadMessage | None = None  # None: not a digest message of this chat
 
 
 def _page_answer(page: Page) -> DigestAnswer:

@@ -21,6 +21,7 @@ from bot.chat.membership import Membership
 from bot.chat.messages import Answer, Chat, Notice
 from bot.chat.picker import Choices
 from bot.chat.picking import choices, picker_refusal
+from bot.chat.reading import ReadMessage, ReadOutcome
 from bot.chat.requests import Request
 from bot.core.clock import Clock
 from bot.core.digest.select import StoredReport
@@ -76,7 +77,17 @@ class ChatService(Protocol):
 
     async def find_report(self, text: str) -> StoredReport | Notice: ...
 
-    async def read_message(self, chat: Chat, external_id: str) -> list[str]: ...
+    async def read(self, argument: str, chat: Chat, external_id: str) -> ReadOutcome:
+        """✅ Read (`read:REF`, REF the argument) pressed on the message `external_id`."""
+        ...
+
+    async def message_shown(self, chat: Chat, external_id: str) -> ReadMessage | None:
+        """This chat's digest message `external_id`: its PRs and who read them here."""
+        ...
+
+    async def read_all(self, chat: Chat, key: str) -> ReadOutcome:
+        """Every PR of this chat's digest message `key` (ReadMessage.row) read here."""
+        ...
 
     async def picker_refusal(self, chat: Chat) -> Answer | None:
         """None when the subscribe picker may open for `chat`'s user; else their answer."""
@@ -157,8 +168,14 @@ class ChatApp:
     async def find_report(self, text: str) -> StoredReport | Notice:
         return await self.answerer.reading.find_report(text)
 
-    async def read_message(self, chat: Chat, external_id: str) -> list[str]:
-        return await self.answerer.reading.read_message(chat, external_id)
+    async def read(self, argument: str, chat: Chat, external_id: str) -> ReadOutcome:
+        return await self.answerer.reading.read(argument, chat, external_id)
+
+    async def message_shown(self, chat: Chat, external_id: str) -> ReadMessage | None:
+        return await self.answerer.reading.message_shown(chat, external_id)
+
+    async def read_all(self, chat: Chat, key: str) -> ReadOutcome:
+        return await self.answerer.reading.read_all(chat, key)
 
     async def picker_refusal(self, chat: Chat) -> Answer | None:
         return await picker_refusal(self.answerer, chat)

@@ -1,12 +1,18 @@
 """A digest entry's reading buttons in Slack, and the ✅ reaction on a digest message.
 
 Buttons (and overflow options) have an action_id starting with ENTRY_ACTION_PREFIX and carry
-`read:REF`, `snooze:REF`, `mute:TAG`, `report:REF` or `more:RUN` (bot/core/render/actions.py)
-as the element's `value` or the chosen option's. Read, Snooze and Mute are told to the
-channel in the digest message's thread ("✅ #7422 read by alice"); a refusal only to the
-presser; "+N more" posts the next page to the channel; Full report opens a modal.
+`read:REF`, `snooze:REF`, `mute:TAG`, `report:REF`, `more:RUN` or `readall:ROW`
+(bot/core/render/actions.py) as the element's `value` or the chosen option's. Snooze and Mute
+are told to the channel in the digest message's thread; a refusal only to the presser;
+"+N more" posts the next page to the channel; Full report opens a modal.
 
-A `reaction_added` ✅ (white_check_mark) on a digest message marks every PR it shows read.
+Read changes the digest message itself (chat.update): the entry ends in "✅ alice, bob" (who
+read it in this channel) and its Read button goes. The thread gets one line per PR, at its
+first Read ("✅ #7422 read by alice"); a later reader's name is added to that line.
+
+A `reaction_added` ✅ (white_check_mark, heavy_check_mark) on a digest message of one PR marks
+it read the same way; on a message of several, the reacting user is asked first (an ephemeral
+"Mark all N PRs in this message read?" whose button carries `readall:ROW`).
 """
 
 from __future__ import annotations
@@ -21,21 +27,36 @@ from slack_bolt.async_app import AsyncApp
 
 from bot.adapters.answering import UNAVAILABLE, answer_messages, notice_message
 from bot.adapters.slack.host import Ack, ListenerHost
-from bot.adapters.slack.replies import Respond, post_all, respond_all
+from bot.adapters.slack.replies import (
+    Respond,
+    post_all,
+    post_ephemeral,
+    post_read_line,
+    read_blocks,
+    read_marks,
+    respond_all,
+    respond_replacing,
+    update_message,
+    update_read_line,
+)
 from bot.adapters.slack.report_modal import NEXT_PAGE, show_report, view_metadata
 from bot.chat.answers import Answer, Chat, Notice, SectionAnswer, render_notice
-from bot.core.models import Format
+from bot.chat.reading import ReadMessage, ReadOutcome
+from bot.core.models import Format, Locale
 from bot.core.render.actions import (
     ENTRY_ACTION_PREFIX,
     EntryAction,
+    action_data,
     page_number,
     parse_action,
 )
+from bot.core.render.labels import labels
+from bot.core.render.renderer import RenderedMessage
 from bot.logs import log
 
 logger = logging.getLogger("prdigest.slack")
 
-READ_REACTIONS: Final = frozenset({"white_check_mark"})
+READ_REACTIONS: Final = frozenset({"white_check_mark", "heavy_check_mark"})
 
 
 def _value(action: dict[str, Any]) -> str:
@@ -108,6 +129,9 @@ class EntryActions:
             await respond_all(respond, [message], public=False, where="entry action")
             return
         chat = await self._chat(body)
+        if parsed[0] in (EntryAction.READ, EntryAction.READALL):
+            await self._read(body, parsed, chat, respond)
+            return
         answer = await self.host.service.answer_action(*parsed, chat)
         log(logger, "slack.entry_action", action=parsed[0].value, chat=chat.chat_id)
         if parsed[0] is EntryAction.REPORT and isinstance(answer.reply, SectionAnswer):
@@ -158,10 +182,65 @@ class EntryActions:
             return
         payload = {"channel": item.get("channel"), "user": event.get("user")}
         chat = await self._chat(payload)
-        keys = await self.host.service.read_message(chat, str(item.get("ts", "")))
-        log(logger, "slack.reaction_read", chat=chat.chat_id, prs=len(keys))
-        if not keys:
+        shown = await self.host.service.message_shown(chat, str(item.get("ts", "")))
+        log(logger, "slack.reaction_read", chat=chat.chat_id, prs=len(shown.keys if shown else ()))
+        if shown is None or not shown.keys:
             return
-        notice = Notice("reaction_read", {"refs": ", ".join(keys), "user": chat.user_name})
-        message = render_notice(self.host.renderer, notice, Format.SLACK, chat.locale)
-        await post_all(self.host.users.client, chat.chat_id, [message], str(item.get("ts")))
+        if len(shown.keys) == 1:  # nothing to ask: the one PR is read
+            outcome = await self.host.service.read_all(chat, str(shown.row))
+            await self._show_read(outcome, chat, shown.external_id)
+            return
+        ask = Notice("read_all_ask", {"n": str(len(shown.keys))})
+        message = render_notice(self.host.renderer, ask, Format.SLACK, chat.locale)
+        button = {
+            "type": "button",
+            "text": {"type": "plain_text", "text": labels(chat.locale)["button_read_all"]},
+            "action_id": ENTRY_ACTION_PREFIX + EntryAction.READALL.value,
+            "value": action_data(EntryAction.READALL, str(shown.row)),
+        }
+        blocks = [*message.payload.get("blocks", []), {"type": "actions", "elements": [button]}]
+        asked = RenderedMessage({**message.payload, "blocks": blocks}, message.text)
+        await post_ephemeral(self.host.users.client, chat.chat_id, chat.user_id, asked)
+
+    async def _read(
+        self, body: dict[str, Any], parsed: tuple[EntryAction, str], chat: Chat, respond: Respond
+    ) -> None:
+        """✅ Read on a message, or "mark all read" on the question a reaction asked."""
+        action, argument = parsed
+        container = body.get("container") or {}
+        ts = str(container.get("message_ts") or "")
+        if action is EntryAction.READ:
+            outcome = await self.host.service.read(argument, chat, ts)
+        else:
+            outcome = await self.host.service.read_all(chat, argument)
+        log(logger, "slack.entry_action", action=action.value, chat=chat.chat_id)
+        renderer = self.host.renderer
+        told = render_notice(renderer, outcome.told, Format.SLACK, chat.locale)
+        if outcome.line is None and not outcome.again:  # nothing read: why, to the presser
+            await respond_all(respond, [told], public=False, where="entry action")
+            return
+        if action is EntryAction.READALL:
+            await respond_replacing(respond, told, where="read all")
+        thread = outcome.message.external_id if outcome.message is not None else ts
+        await self._show_read(outcome, chat, thread)
+
+    async def _show_read(self, outcome: ReadOutcome, chat: Chat, thread: str) -> None:
+        """The digest message shows who read what; the thread gets the line of the PRs read
+        for the first time, and a PR's line names every reader."""
+        client, renderer = self.host.users.client, self.host.renderer
+        if outcome.message is not None:
+            await self._update_digest(chat.chat_id, outcome.message, chat.locale)
+        if outcome.line is not None:
+            line = render_notice(renderer, outcome.line, Format.SLACK, chat.locale)
+            await post_read_line(client, chat.chat_id, thread, line, list(outcome.first))
+        for pr, notice in outcome.again:
+            line = render_notice(renderer, notice, Format.SLACK, chat.locale)
+            await update_read_line(client, chat.chat_id, thread, pr, line)
+
+    async def _update_digest(self, channel: str, message: ReadMessage, locale: Locale) -> None:
+        marks = read_marks(message.readers, labels(locale)["read_by"])
+        blocks = message.payload.get("blocks")
+        if not marks or not isinstance(blocks, list):
+            return
+        shown = {**message.payload, "blocks": read_blocks(blocks, message.keys, marks)}
+        await update_message(self.host.users.client, channel, message.external_id, shown)

@@ -1,25 +1,35 @@
 """Sending answers back to Slack: through `response_url` (slash commands, buttons),
 `chat.postMessage` (a mention's thread, a subscription announcement) or `chat.postEphemeral`
-(the "busy" notice for a mention, which has no response_url).
+(the "busy" notice for a mention, which has no response_url), and `chat.update` (a digest
+whose PRs were read, a Read's line in its thread).
 
-Payloads come from the renderer (`text` + `blocks`); nothing here adds markup, so the house
-rules (escaped report text, `verbatim`, no `link_names`) hold for every reply.
+Payloads come from the renderer (`text` + `blocks`); nothing here adds markup but a read
+entry's "✅ alice, bob" (the names escaped), so the house rules (escaped report text,
+`verbatim`, no `link_names`) hold for every reply.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, Final
 
 import aiohttp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.adapters.slack import errors
-from bot.core.render.limits.slack import SLACK_PER_CHANNEL_INTERVAL, SLACK_RESPONSE_URL_USES
+from bot.core.render.actions import ENTRY_ACTION_PREFIX, EntryAction
+from bot.core.render.limits.slack import (
+    SLACK_MAX_MESSAGE_CHARS,
+    SLACK_PER_CHANNEL_INTERVAL,
+    SLACK_RESPONSE_URL_USES,
+    SLACK_SECTION_TEXT_MAX,
+)
 from bot.core.render.renderer import RenderedMessage
+from bot.core.render.slack import blocks_chars, escape_mrkdwn
+from bot.core.render.split import utf16_len
 from bot.logs import log
 
 logger = logging.getLogger("prdigest.slack")
@@ -28,6 +38,14 @@ RESPOND_KEYS = ("text", "blocks", "unfurl_links", "unfurl_media")
 _SMART_QUOTES = str.maketrans({"“": '"', "”": '"', "„": '"', "‘": "'", "’": "'"})
 
 Respond = Callable[..., Awaitable[Any]]
+Blocks = list[dict[str, Any]]
+
+READ_BUTTON: Final = ENTRY_ACTION_PREFIX + EntryAction.READ.value
+READ_PREFIX: Final = EntryAction.READ.value + ":"
+# A Read's line in a digest's thread carries this metadata (and the PRs it tells of), so a
+# later reader's press finds the line to add their name to.
+READ_LINE_EVENT: Final = "prdigest_read"
+THREAD_PAGE: Final = 200  # replies read when looking for a Read's line
 
 
 def clean_text(text: str) -> str:
@@ -113,3 +131,130 @@ async def post_ephemeral(
         log(logger, "slack.post_failed", logging.WARNING, channel=channel, reason=repr(exc))
         return False
     return True
+
+
+async def respond_replacing(respond: Respond, message: RenderedMessage, where: str) -> None:
+    """Replace the (ephemeral) message whose button was pressed with `message`."""
+    try:
+        await respond(replace_original=True, **_respond_args(message.payload))
+    except (aiohttp.ClientError, TimeoutError) as exc:
+        log(logger, "slack.respond_failed", logging.WARNING, where=where, reason=repr(exc))
+
+
+def key_of(ref: str, keys: Sequence[str]) -> str | None:
+    """Which of a message's PR keys a button's REF names (`owner/repo#7422`, or `7422` alone
+    where the whole REF did not fit the value)."""
+    if ref in keys:
+        return ref
+    found = [key for key in keys if key.rpartition("#")[2] == ref]
+    return found[0] if len(found) == 1 else None
+
+
+def _read_ref(element: object) -> str | None:
+    """The REF a digest's ✅ Read button carries; None for any other element."""
+    if not isinstance(element, dict) or element.get("action_id") != READ_BUTTON:
+        return None
+    value = str(element.get("value", ""))
+    return value.removeprefix(READ_PREFIX) if value.startswith(READ_PREFIX) else None
+
+
+def _with_mark(block: dict[str, Any], mark: str, separator: str) -> dict[str, Any]:
+    """A section block with `mark` after its text, when the section still holds it."""
+    text = block.get("text")
+    if block.get("type") != "section" or not isinstance(text, dict):
+        return block
+    shown = f"{text.get('text', '')}{separator}{mark}"
+    if utf16_len(shown) > SLACK_SECTION_TEXT_MAX:
+        return block
+    return {**block, "text": {**text, "text": shown}}
+
+
+def read_blocks(
+    blocks: Sequence[dict[str, Any]], keys: Sequence[str], marks: Mapping[str, str]
+) -> Blocks:
+    """A digest's blocks as posted, with each read entry's ✅ Read button gone and its text
+    ending in its mark (`marks`: PR key → "✅ alice, bob", escaped). An entry is a section and
+    the actions block after it (Read among its buttons), or, one line each, a section whose
+    accessory is Read. Where the marks would not fit the message, only the buttons go."""
+    marked: Blocks = []
+    plain: Blocks = []  # the same without the marks
+    for block in blocks:
+        accessory = _read_ref(block.get("accessory"))
+        elements = block.get("elements")
+        if accessory is not None and (key := key_of(accessory, keys)) in marks:
+            rest = {name: value for name, value in block.items() if name != "accessory"}
+            marked.append(_with_mark(rest, marks[str(key)], " · "))
+            plain.append(rest)
+            continue
+        if block.get("type") != "actions" or not isinstance(elements, list):
+            marked.append(block)
+            plain.append(block)
+            continue
+        read = [e for e in elements if (ref := _read_ref(e)) and key_of(ref, keys) in marks]
+        kept = [element for element in elements if element not in read]
+        if read and marked:
+            key = key_of(str(_read_ref(read[0])), keys)
+            marked[-1] = _with_mark(marked[-1], marks[str(key)], "\n")
+        if kept:
+            marked.append({**block, "elements": kept})
+            plain.append({**block, "elements": kept})
+    return marked if blocks_chars(marked) <= SLACK_MAX_MESSAGE_CHARS else plain
+
+
+def read_marks(readers: Mapping[str, Sequence[str]], mark: str) -> dict[str, str]:
+    """Each read PR's mark: `mark` (the label, "✅ {names}") with its readers, escaped."""
+    return {
+        key: mark.format(names=escape_mrkdwn(", ".join(names)))
+        for key, names in readers.items()
+        if names
+    }
+
+
+async def update_message(
+    client: AsyncWebClient, channel: str, ts: str, payload: Mapping[str, Any]
+) -> bool:
+    """chat.update the bot's message `ts` to `payload`'s text and blocks; False (logged) when
+    Slack refused or could not be reached."""
+    args = {key: payload[key] for key in ("text", "blocks") if key in payload}
+    try:
+        await client.chat_update(channel=channel, ts=ts, **args)
+    except SlackApiError as exc:
+        reason = errors.reason(exc)
+        log(logger, "slack.update_failed", logging.WARNING, channel=channel, reason=reason)
+        return False
+    except (aiohttp.ClientError, TimeoutError) as exc:
+        log(logger, "slack.update_failed", logging.WARNING, channel=channel, reason=repr(exc))
+        return False
+    return True
+
+
+async def post_read_line(
+    client: AsyncWebClient, channel: str, thread_ts: str, message: RenderedMessage, prs: list[str]
+) -> None:
+    """A Read's line in the digest's thread, tagged with the PRs it tells of."""
+    metadata = {"event_type": READ_LINE_EVENT, "event_payload": {"prs": prs}}
+    tagged = RenderedMessage({**message.payload, "metadata": metadata}, message.text)
+    await post_all(client, channel, [tagged], thread_ts or None)
+
+
+async def update_read_line(
+    client: AsyncWebClient, channel: str, thread_ts: str, pr: str, message: RenderedMessage
+) -> None:
+    """Rewrite the line a PR's first Read posted in the thread of `thread_ts` (found by its
+    metadata) to `message`; nothing when the line is not found (another thread, a line of
+    several PRs, or no history scope)."""
+    args = {"channel": channel, "ts": thread_ts, "include_all_metadata": "true"}
+    try:
+        found = await client.api_call(
+            "conversations.replies", http_verb="GET", params={**args, "limit": THREAD_PAGE}
+        )
+    except (SlackApiError, aiohttp.ClientError, TimeoutError) as exc:
+        log(logger, "slack.thread_unreadable", logging.WARNING, channel=channel,
+            reason=type(exc).__name__)  # fmt: skip
+        return
+    for reply in found.get("messages") or []:
+        metadata = reply.get("metadata") or {}
+        told = (metadata.get("event_payload") or {}).get("prs")
+        if metadata.get("event_type") == READ_LINE_EVENT and told == [pr]:
+            await update_message(client, channel, str(reply.get("ts")), message.payload)
+            return

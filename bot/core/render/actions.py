@@ -1,5 +1,6 @@
 """What a digest's buttons carry, on every platform: `read:REF`, `snooze:REF`, `mute:TAG`,
-`report:REF`, `more:RUN`, and in Telegram `menu:REF` (the ⋯ button that opens an entry's
+`report:REF`, `more:RUN`, in Slack `readall:ROW` (mark every PR of a message read: the
+question a ✅ reaction asks), and in Telegram `menu:REF` (the ⋯ button that opens an entry's
 menu in the keyboard; it never reaches the application layer) and `sec:REF:SECTION:PAGE` (a
 full report's section or page, or `dm` for SECTION: send the report privately; the adapter
 answers it too). Telegram sends it back as `callback_data` (at most 64 bytes), Slack as the
@@ -24,12 +25,19 @@ from bot.core.digest.filter_query import fold
 from bot.core.logs import log
 from bot.core.models import Section
 from bot.core.store.bounds import max_chars, max_int
-from bot.core.store.sql.tables import digest_runs, edition_entries, reading_marks, reports
+from bot.core.store.sql.tables import (
+    digest_runs,
+    edition_entries,
+    outbox,
+    reading_marks,
+    reports,
+)
 
 logger = logging.getLogger("prdigest.actions")
 
 ENTRY_ACTION_PREFIX = "entry:"  # Slack action_id of every digest button ("entry:read", …)
 KEY_MAX: Final = max_int(digest_runs.c.edition_id)  # what `more:` carries: an edition's id
+ROW_MAX: Final = max_int(outbox.c.id)  # what `readall:` carries: a sent message's outbox row
 PR_NUMBER_MAX: Final = max_int(reports.c.number)
 REPO_MAX: Final = max_chars(reports.c.repo)
 TAG_MAX: Final = max_chars(edition_entries.c.tag)  # a Mute button carries an entry's tag
@@ -49,6 +57,9 @@ class EntryAction(StrEnum):
     MENU = "menu"
     # Telegram: a full report's tab or page, `REF:SECTION:PAGE`; the adapter answers it itself
     SECTION = "sec"
+    # Slack: "mark all read" under a ✅ reaction on a message of several PRs (the argument is
+    # the message's outbox row); the adapter answers it itself
+    READALL = "readall"
 
 
 # A `sec:` press whose SECTION is this sends the report to the presser's private chat.
@@ -102,6 +113,9 @@ def argument_problem(action: EntryAction, argument: str) -> str | None:
         case EntryAction.MORE:
             key = ascii_number(argument, KEY_MAX)
             return None if key else f"not a digest's key (ASCII digits, 1 to {KEY_MAX})"
+        case EntryAction.READALL:
+            row = ascii_number(argument, ROW_MAX)
+            return None if row else f"not a message's key (ASCII digits, 1 to {ROW_MAX})"
         case EntryAction.MUTE:
             if not argument.strip():
                 return "an empty tag"

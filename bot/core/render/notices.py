@@ -116,6 +116,8 @@ NOTICES: dict[Locale, dict[str, str]] = {
         "unread_none": "{whose}最近 {days} 天的必读 PR 都已读。",
         "more_none": "最近的摘要没有更多条目了。",
         "reaction_read": "✅ {refs} 已由 {user} 标记为已读",
+        "read_all_ask": "把这条消息里的 {n} 个 PR 全部标记为已读？",
+        "read_all_done": "✅ 这条消息里的 {n} 个 PR 已标记为已读。",
     },
     Locale.EN: {
         "not_found": "No report found for {ref}.",
@@ -232,6 +234,8 @@ NOTICES: dict[Locale, dict[str, str]] = {
         "marked read.",
         "more_none": "The latest digest has no more entries.",
         "reaction_read": "✅ {refs} read by {user}",
+        "read_all_ask": "Mark all {n} PRs in this message read?",
+        "read_all_done": "✅ All {n} PRs in this message are marked read.",
     },
 }
 

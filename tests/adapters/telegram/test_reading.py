@@ -141,7 +141,7 @@ async def test_read_marks_the_pr_read_and_tells_the_chat_who(
     answered = await _press(fake, digest, EntryAction.READ, REF, MEMBER)
     said = notice("marked_read", ref=REF, user="User 13")
     assert answered["text"] == said
-    await until(lambda: len(fake.sent_to(GROUP)) == before + 1)
+    await until(lambda: len(fake.sent_to(GROUP)) == before + 2)  # the digest edited, the line
     assert texts(fake, GROUP)[-1] == said
     assert await _marks(bot) == [("read", REF, "User 13")]
 
