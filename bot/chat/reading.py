@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Final
+from typing import Any
 from zoneinfo import ZoneInfo
 
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -19,7 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from bot.chat.messages import Answer, Chat, DigestAnswer, Notice, SectionAnswer
 from bot.core.clock import Clock
 from bot.core.delivery.reading import ReadingPolicy
-from bot.core.digest.select import DigestFilter, StoredReport, build_digest
+from bot.core.digest.select import DigestFilter, StoredReport, build_digest, default_title
 from bot.core.models import Section
 from bot.core.render.actions import KEY_MAX, ROW_MAX, EntryAction, ascii_number
 from bot.core.render.labels import notice_text
@@ -44,7 +44,6 @@ from bot.core.store.subscriptions.destination_store import Destination, Destinat
 from bot.settings import BotConfig
 
 DATE_FORMAT = "%Y-%m-%d"
-DEFAULT_PAGE: Final = 30  # a "+N more" page when the chat has no subscription left to size it
 
 
 def reading_policy(config: BotConfig) -> ReadingPolicy:
@@ -234,9 +233,7 @@ class ReadingVerbs:
         dest = await self._here(chat)
         if dest is None:
             return Answer(Notice("no_digest_here"))
-        subs = await self.subscriptions.of(chat.platform, chat.chat_id)
-        size = max((sub.filter.max_items for sub in subs), default=DEFAULT_PAGE)
-        page = await take_page(self.engine, dest.id, key, size, self.clock())
+        page = await take_page(self.engine, dest.id, key, self.clock())
         if page is None or not page.items:
             return Answer(Notice("more_none"))
         return Answer(_page_answer(page), public=True)
@@ -269,7 +266,8 @@ def _page_answer(page: Page) -> DigestAnswer:
     """A page of "+N more", rendered as a digest; its own "+N more" goes on from there."""
     tags = tuple(dict.fromkeys(tag for _, tag in page.items))
     items = [item for item, _ in page.items]
-    digest = build_digest(items, DigestFilter(tags=tags, max_items=len(items)), page.title)
+    title = page.title or default_title([], items)  # the repo, as the digest's header said
+    digest = build_digest(items, DigestFilter(tags=tags, max_items=len(items)), title)
     digest = dataclasses.replace(digest, total=digest.total + page.left, more=page.left)
     options = DigestOptions(more_key=str(page.key) if page.left else "")
     return DigestAnswer(digest, page.at.date(), options)

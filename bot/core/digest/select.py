@@ -279,11 +279,13 @@ def build_digest(
 ) -> Digest:
     """The tag view of `items` (the output of `select_new`), capped at `flt.max_items`.
 
-    The cap keeps the most important entries (must-read, high impact) across all groups; the
-    rollup (`total`, `high_impact`, `top_flags`) and the synthesis (when asked) count every
-    item, shown or not.
+    The cap keeps the most important entries (must-read, high impact) across all groups,
+    those a `now` subscription already posted here last (their one line refers to a post the
+    chat has seen: the budget goes to what it has not); the rollup (`total`, `high_impact`,
+    `top_flags`) and the synthesis (when asked) count every item, shown or not.
     """
-    ranked = sorted(items, key=lambda item: item.rank)
+    reposts = {seq for seq, (_, when) in notes.items() if when} if notes else set()
+    ranked = sorted(items, key=lambda item: (item.seq in reposts, item.rank))
     shown = ranked[: max(flt.max_items, 0)]
     wanted = flt.tags
     by_tag: dict[str, list[DigestEntry]] = {}

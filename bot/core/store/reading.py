@@ -36,6 +36,7 @@ from bot.core.store.sql.tables import (
     subscriptions,
 )
 from bot.core.store.subscriptions import NOW
+from bot.core.store.subscriptions.filters import filter_from_json
 
 
 class MarkKind(StrEnum):
@@ -269,6 +270,7 @@ class Page:
     left: int  # entries still not posted after this page
 
 
+DEFAULT_PAGE = 30  # a "+N more" page of a run whose subscriptions are all gone
 PAGE_TRIES = 8  # runs a press may find emptied by other presses before it gives up
 
 
@@ -323,26 +325,35 @@ async def _claim_run(
     return None
 
 
-async def _run_title(conn: AsyncConnection, run_id: int) -> str:
-    rows = await conn.execute(
-        select(subscriptions.c.name)
-        .join(run_members, run_members.c.subscription_id == subscriptions.c.id)
-        .where(run_members.c.run_id == run_id)
-        .order_by(subscriptions.c.number)
-    )
-    return " · ".join(str(name) for name in rows.scalars())
+async def _run_shape(conn: AsyncConnection, run_id: int) -> tuple[str, int]:
+    """What a page of the run takes from the subscriptions it served: the destination's
+    title (its first that has one; "" lets the page name its repo, never the subscriptions'
+    names), and the size of a page: their `max_items`, the digest's own budget."""
+    rows = (
+        await conn.execute(
+            select(subscriptions.c.title, subscriptions.c.filters)
+            .join(run_members, run_members.c.subscription_id == subscriptions.c.id)
+            .where(run_members.c.run_id == run_id)
+            .order_by(subscriptions.c.number)
+        )
+    ).all()
+    titles = [str(row.title) for row in rows if row.title]
+    sizes = [filter_from_json(row.filters).max_items for row in rows]
+    return (titles[0] if titles else ""), max(sizes, default=DEFAULT_PAGE)
 
 
 async def take_page(
-    engine: AsyncEngine, destination_id: int, key: int | None, size: int, now: datetime
+    engine: AsyncEngine, destination_id: int, key: int | None, now: datetime
 ) -> Page | None:
-    """Take the next `size` not-yet-posted "+N more" entries of the destination's run of
-    edition `key` (None: its latest run that has some); None when there is nothing more."""
+    """Take the next page of not-yet-posted "+N more" entries of the destination's run of
+    edition `key` (None: its latest run that has some), as many as its digest showed at
+    most; None when there is nothing more."""
     e = edition_entries
     async with write_transaction(engine) as conn:
         run = await _claim_run(conn, destination_id, key)
         if run is None:
             return None
+        title, size = await _run_shape(conn, run.id)
         rows = (
             await conn.execute(
                 select(e.c.repo, e.c.number, e.c.tag)
@@ -358,7 +369,6 @@ async def take_page(
             .values(paged=run.paged + len(rows))
         )
         stored = await reports_by_key(conn, [(str(r.repo), int(r.number)) for r in rows])
-        title = await _run_title(conn, run.id)
     items = [
         (stored[pr], str(row.tag))
         for row in rows

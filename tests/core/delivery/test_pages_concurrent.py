@@ -55,7 +55,7 @@ async def _paged(store: ReportStore) -> int:
 async def test_concurrent_presses_each_take_their_own_page(store: ReportStore) -> None:
     dest, key = await _digest_with_more(store)
     now = FakeClock()()
-    presses = [take_page(store.engine, dest, key, SHOWN, now) for _ in range(PRESSES)]
+    presses = [take_page(store.engine, dest, key, now) for _ in range(PRESSES)]
     pages = [page for page in await asyncio.gather(*presses) if page is not None]
 
     assert len(pages) == MORE // SHOWN, "one page per press until none is left"
@@ -68,7 +68,7 @@ async def test_concurrent_presses_each_take_their_own_page(store: ReportStore) -
 async def test_concurrent_presses_without_a_key_page_the_latest_run(store: ReportStore) -> None:
     dest, _ = await _digest_with_more(store)
     now = FakeClock()()
-    presses = [take_page(store.engine, dest, None, SHOWN, now) for _ in range(PRESSES)]
+    presses = [take_page(store.engine, dest, None, now) for _ in range(PRESSES)]
     pages: list[Page] = [p for p in await asyncio.gather(*presses) if p is not None]
 
     numbers = [item.report.number for page in pages for item, _ in page.items]

@@ -156,13 +156,13 @@ async def test_more_keeps_the_entries_past_max_items_for_pages(store: ReportStor
     assert digest.more == 3 and options.more_key.isdigit()
     run_id = int(options.more_key)
     engine, dest = store.engine, desk.sub.destination_id
-    page = await take_page(engine, dest, run_id, 2, desk.clock())
+    page = await take_page(engine, dest, run_id, desk.clock())
     assert page is not None and len(page.items) == 2 and page.left == 1
-    last = await take_page(engine, dest, None, 2, desk.clock())
+    last = await take_page(engine, dest, None, desk.clock())
     assert last is not None and len(last.items) == 1 and last.left == 0
     shown = {item.report.number for item, _ in page.items + last.items}
     assert shown | set(_shown(digest)) == {1, 2, 3, 4, 5}
-    assert await take_page(engine, dest, None, 2, desk.clock()) is None
+    assert await take_page(engine, dest, None, desk.clock()) is None
 
 
 async def test_a_sent_message_knows_the_prs_it_shows(store: ReportStore) -> None:

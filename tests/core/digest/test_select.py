@@ -322,3 +322,13 @@ def test_hot_files_are_key_files_two_or_more_prs_touched() -> None:
     hot = [(f.path, [pr.number for pr in f.prs]) for f in synthesis.hot_files]
     assert hot == [("a.py", [1, 2])]
     assert [pr.number for pr in synthesis.changed] == [2]
+
+
+def test_the_budget_goes_to_prs_not_yet_posted_here_before_posted_ones() -> None:
+    posted = [stored(n, must_read=True, impact=ImpactLevel.HIGH) for n in (1, 2, 3)]
+    unseen = [stored(n) for n in (4, 5)]
+    notes = {item.seq: ((), "08:00" if item in posted else "") for item in posted + unseen}
+    digest = build_digest(posted + unseen, DigestFilter(max_items=3), "t", notes)
+    shown = [entry.report.number for group in digest.groups for entry in group.entries]
+    assert sorted(shown) == [1, 4, 5], "the two unseen PRs, then the best posted one"
+    assert digest.more == 2 and not digest.only_reposts

@@ -98,9 +98,9 @@ async def test_a_0012_run_keeps_its_place_its_button_and_its_payload(database_ur
             assert (run.edition_id, run.paged) == (41, 1)
             [payload] = (await conn.execute(select(PAYLOAD).where(outbox.c.run_id == 41))).all()
             assert payload[0] == {"text": "queued before"}
-        page = await take_page(engine, 1, 41, 1, NOW)  # the old button carries the run id
-        assert page is not None
-        assert [item.report.number for item, _ in page.items] == [3] and page.left == 1
+        page = await take_page(engine, 1, 41, NOW)  # the old button carries the run id
+        assert page is not None  # (a run without members pages DEFAULT_PAGE at a time)
+        assert [item.report.number for item, _ in page.items] == [3, 4] and page.left == 0
         async with write_transaction(engine) as conn:
             await conn.run_sync(_downgrade_0012)
             assert {"run_entries"} <= await conn.run_sync(_tables)
