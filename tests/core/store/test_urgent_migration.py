@@ -6,12 +6,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from alembic.script import ScriptDirectory
 from sqlalchemy import Connection, inspect, text
 
 from bot.core.store.sql.db import (
-    HEAD_REVISION,
-    alembic_config,
     create_engine,
     migrate,
     write_transaction,
@@ -26,11 +23,6 @@ ADDED = {"urgent", "holidays"}
 
 def _columns(connection: Connection) -> set[str]:
     return {column["name"] for column in inspect(connection).get_columns("subscriptions")}
-
-
-def test_the_head_is_0017() -> None:
-    assert HEAD_REVISION == "0017"
-    assert ScriptDirectory.from_config(alembic_config()).get_current_head() == HEAD_REVISION
 
 
 async def test_0017_keeps_every_stored_subscription_on_its_whole_calendar_and_downgrades(
