@@ -71,12 +71,16 @@ def due_item(
     sub: Subscription, fire: datetime, synthesis: bool, last: datetime | None
 ) -> Due | None:
     """`sub` due at `fire` (its latest), given its last run: None when that ran already, or
-    when it is its first and the fire predates it; a first digest starts one window back."""
+    when it is its first and the fire predates it; a first digest starts one window back. A
+    weekly digest knows its week (its header shows the period, not one day)."""
     if sub.instant:
         return Due(sub, fire, synthesis)
+    period = first_window(sub, fire) if synthesis else None
     if last is None:
-        return None if predates(sub, fire) else Due(sub, fire, synthesis, first_window(sub, fire))
-    return Due(sub, fire, synthesis) if fire > last else None
+        if predates(sub, fire):
+            return None
+        return Due(sub, fire, synthesis, first_window(sub, fire), period)
+    return Due(sub, fire, synthesis, None, period) if fire > last else None
 
 
 def predates(sub: Subscription, fire: datetime) -> bool:

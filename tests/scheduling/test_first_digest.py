@@ -96,3 +96,15 @@ async def test_the_header_names_the_destination_not_the_subscriptions(
     headers = sorted(text.splitlines()[0] for text in await _texts(store, clock))
     day = clock.now.date().isoformat()
     assert headers == [f"RL team · tag view · {day}", f"verl-project/verl · tag view · {day}"]
+
+
+async def test_a_weekly_header_shows_its_week_not_one_day(store: ReportStore) -> None:
+    clock = FakeClock(datetime(2026, 12, 11, 17, 0, 5, tzinfo=UTC))  # a Friday
+    weekly = channel("rl-weekly", "C1", schedule=WEEKLY, locale="en")
+    await setup_destinations(store.engine, weekly)  # made long ago
+    ticker = DigestTicker(store.engine, SubscriptionStore(store.engine), Renderer(), clock)
+    await _stored(store, 1, clock.now - timedelta(days=2))
+    [run] = await ticker.tick()
+    [text] = await _texts(store, clock)
+    assert run.entries == 1
+    assert text.splitlines()[0] == "verl-project/verl · tag view · 2026-12-04 – 2026-12-11"

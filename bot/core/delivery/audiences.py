@@ -24,7 +24,8 @@ from bot.core.store.sql.bulk import among
 from bot.core.store.sql.tables import instant_posts
 
 POSTED_FORMAT = "%H:%M"  # "posted 14:02", in the subscription's zone
-SINCE_FORMAT = "%m-%d %H:%M"  # a first digest's "merged since 12-04 09:00"
+SINCE_FORMAT = "%m-%d %H:%M"  # a first digest's "reports since 12-04 09:00"
+PERIOD_FORMAT = "%Y-%m-%d"  # a weekly's "2026-11-27 – 2026-12-04"
 
 
 def alone(run: Run) -> tuple[Hashable, Callable[[], Digest]]:
@@ -38,14 +39,14 @@ def alone(run: Run) -> tuple[Hashable, Callable[[], Digest]]:
     if part.sub.instant:
         run.instant = sorted(item.seq for item in part.picked)
     picked = part.picked
-    since = _since_label(run.parts)
-    audience = ("alone", run.window, flt, part.start, part.fire, title, part.synthesis, since)
+    labels = _labels(run.parts)
+    audience = ("alone", run.window, flt, part.start, part.fire, title, part.synthesis, labels)
 
     def build() -> Digest:
         items = sorted(picked, key=lambda item: item.seq)
         notes: dict[int, tuple[tuple[str, ...], str]] = {item.seq: ((), "") for item in items}
         digest = build_digest(items, flt, title, notes, synthesis=part.synthesis)
-        return dataclasses.replace(digest, first_since=since) if since else digest
+        return _labelled(digest, labels)
 
     return audience, build
 
@@ -73,25 +74,37 @@ def merged(run: Run, posted: Mapping[int, str]) -> tuple[Hashable, Callable[[], 
     synthesis = any(part.synthesis for part in run.parts)
     seqs = tuple(sorted(chosen))
     items = [chosen[seq] for seq in seqs]
-    since = _since_label(run.parts)
-    audience = (seqs, flt, title, tuple(sorted(notes.items())), synthesis, since)
+    labels = _labels(run.parts)
+    audience = (seqs, flt, title, tuple(sorted(notes.items())), synthesis, labels)
 
     def build() -> Digest:
-        digest = build_digest(items, flt, title, notes, synthesis=synthesis)
-        return dataclasses.replace(digest, first_since=since) if since else digest
+        return _labelled(build_digest(items, flt, title, notes, synthesis=synthesis), labels)
 
     return audience, build
 
 
-def _since_label(parts: Sequence[Part]) -> str:
-    """A first digest's window, as its header says it ("12-04 09:00", the subscription's
-    zone); "" when every part has run before. Several first parts: the earliest start."""
+def _labelled(digest: Digest, labels: tuple[str, str]) -> Digest:
+    since, period = labels
+    return dataclasses.replace(digest, first_since=since, period=period) if any(labels) else digest
+
+
+def _labels(parts: Sequence[Part]) -> tuple[str, str]:
+    """What the header says of the run's time, in the zone of its subscription: a first
+    digest's window ("12-04 09:00"; several first parts: the earliest start), a weekly's
+    period ("11-27 – 12-04"); "" for either when it does not apply."""
+    since = period = ""
     firsts = [part for part in parts if part.since is not None]
-    if not firsts:
-        return ""
-    first = min(firsts, key=lambda part: part.since or part.fire)
-    assert first.since is not None
-    return first.since.astimezone(ZoneInfo(first.sub.timezone)).strftime(SINCE_FORMAT)
+    if firsts:
+        first = min(firsts, key=lambda part: part.since or part.fire)
+        zone = ZoneInfo(first.sub.timezone)
+        since = first.since.astimezone(zone).strftime(SINCE_FORMAT) if first.since else ""
+    weeks = [part for part in parts if part.period_from is not None]
+    if weeks:
+        week = min(weeks, key=lambda part: part.period_from or part.fire)
+        zone = ZoneInfo(week.sub.timezone)
+        start = week.period_from.astimezone(zone) if week.period_from else week.fire
+        period = f"{start:{PERIOD_FORMAT}} – {week.fire.astimezone(zone):{PERIOD_FORMAT}}"
+    return since, period
 
 
 async def posted_before(conn: AsyncConnection, runs: Sequence[Run]) -> dict[int, dict[int, str]]:

@@ -62,6 +62,7 @@ class Due:
     fire: datetime
     synthesis: bool = False  # its cadence is longer than a day: the weekly synthesis on top
     since: datetime | None = None  # its first digest: only reports stored since (one window)
+    period_from: datetime | None = None  # a weekly's previous fire: its header shows the week
 
 
 @dataclass(slots=True)
@@ -74,6 +75,7 @@ class Part:
     picked: list[StoredReport] = field(default_factory=list)
     synthesis: bool = False  # a cadence over a day: the weekly synthesis
     since: datetime | None = None  # a first digest's window: the reports stored since
+    period_from: datetime | None = None  # a weekly's previous fire (the header's period)
 
 
 @dataclass(slots=True)
@@ -163,6 +165,7 @@ async def take_parts(conn: AsyncConnection, runs: Sequence[Run]) -> None:
                 [],
                 item.synthesis,
                 item.since,
+                item.period_from,
             )
             for item in run.due
             if (item.subscription.id, item.fire) not in taken

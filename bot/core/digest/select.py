@@ -170,6 +170,7 @@ class Digest:
     show_repo: bool = False  # entries come from more than one repo: name it (`sglang#9087`)
     synthesis: Synthesis | None = None  # the weekly synthesis of every item (cadences > a day)
     first_since: str = ""  # a first digest: the reports since this (local "12-04 09:00")
+    period: str = ""  # a weekly: the days it covers ("2026-11-27 – 2026-12-04"), for its date
 
     @property
     def is_empty(self) -> bool:

@@ -268,7 +268,7 @@ def header_view(digest: Digest, locale: Locale, when: date | None) -> HeaderView
     flags = FLAG_SEPARATOR.join(f"{flag} ×{count}" for flag, count in digest.top_flags)
     return HeaderView(
         title=digest.title or labels(locale)["untitled"],
-        date=when.isoformat() if when else "",
+        date=digest.period or (when.isoformat() if when else ""),
         counts=" · ".join(counts),
         top_flags=flags,
         since=digest.first_since,
