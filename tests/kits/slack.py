@@ -23,6 +23,8 @@ from slack_sdk.signature import SignatureVerifier
 
 from bot.adapters.slack.adapter import SlackAdapter
 from bot.core.clock import Clock, utc_clock
+from bot.core.delivery.outbox import plan_digest
+from bot.core.models import Platform
 from bot.core.reports.parse.parser import parse_file
 from bot.core.store.reports import ReportStore
 from bot.core.store.sql.db import create_engine, migrate
@@ -31,6 +33,7 @@ from bot.service.context import Context
 from bot.settings import BotConfig, Env
 from tests.fakes.slack.api import FakeSlack, PostedMessage
 from tests.kits.paths import SEED
+from tests.kits.waiting import until_async
 
 SIGNING_SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
 CHANNEL = "C0TEST1"
@@ -290,3 +293,31 @@ async def refused(call: Awaitable[Any]) -> dict[str, Any]:
     data = caught.value.response.data
     assert isinstance(data, dict)
     return data
+
+
+@asynccontextmanager
+async def two_pr_channel(tmp_path: Path, max_items: int, admin: str) -> AsyncIterator[SlackBot]:
+    """The bot with CHANNEL subscribed (`max_items`), ADMIN named `admin`, and two PRs
+    stored: the seed report #7422 and a copy of it as #7500."""
+    channels = [{"name": "readers", "platform": "slack", "target": CHANNEL, "max_items": max_items}]
+    async with slack_bot(tmp_path, bot_config(channels=channels)) as running:
+        running.fake.add_user(ADMIN, name=admin)
+        other = parse_file(SEED).report.model_copy(update={"number": 7500})
+        await running.service.ctx.reports.upsert(other, source="test")
+        yield running
+
+
+async def deliver_digest(bot: SlackBot) -> list[PostedMessage]:
+    """Plan CHANNEL's digest now and deliver it; the messages it posted."""
+    service = bot.service
+    [sub] = await service.subscriptions.of(Platform.SLACK, CHANNEL)
+    now = service.clock()
+    run = await plan_digest(service.ctx.engine, sub, now, service.renderer, now)
+    assert run.created and run.messages
+
+    async def delivered() -> bool:
+        await service.deliverer.run_once()
+        return len(channel_posts(bot.fake, CHANNEL)) >= run.messages
+
+    await until_async(delivered, timeout=10, what="the digest was not delivered")
+    return channel_posts(bot.fake, CHANNEL)[: run.messages]

@@ -19,6 +19,7 @@ from starlette.applications import Starlette
 from bot.adapters.telegram.adapter import TelegramAdapter
 from bot.adapters.telegram.pace import ChatPacer, TelegramLimits
 from bot.adapters.telegram.sender import TelegramSender
+from bot.core.delivery.outbox import plan_digest
 from bot.core.models import Format, Locale, Platform
 from bot.core.render.renderer import Renderer
 from bot.core.reports.parse.parser import parse_file
@@ -32,6 +33,7 @@ from tests.fakes.telegram.state import user_object
 from tests.fakes.telegram.updates import message_update
 from tests.kits.paths import SEED
 from tests.kits.waiting import until as until  # the Telegram tests import it from here
+from tests.kits.waiting import until_async
 
 USER = 4242  # a private chat: its id is the user's id
 ZH_USER = 4343
@@ -161,3 +163,36 @@ class TelegramBot:
         transport = httpx.ASGITransport(app=self.web)
         async with httpx.AsyncClient(transport=transport, base_url="http://bot") as client:
             return await client.post("/telegram/webhook", json=update, headers=headers)
+
+
+@asynccontextmanager
+async def two_pr_group(
+    fake: FakeTelegram, tmp_path: Path, max_items: int
+) -> AsyncIterator[TelegramBot]:
+    """The bot with GROUP subscribed (`max_items`, English) and two PRs stored: the seed
+    report #7422 and a copy of it as #7500."""
+    channel = {"name": "readers", "platform": "telegram", "target": str(GROUP)}
+    config = {"locale": "en", "channels": [{**channel, "max_items": max_items}]}
+    async with TelegramBot.running(fake, tmp_path, config=config) as running:
+        service = running.service
+        await service.subscriptions.sync_config(service.ctx.config)
+        other = parse_file(SEED).report.model_copy(update={"number": 7500})
+        await service.ctx.reports.upsert(other, source="test")
+        yield running
+
+
+async def deliver_digest(bot: TelegramBot, fake: FakeTelegram) -> list[SentMessage]:
+    """Plan GROUP's digest now and deliver it; the messages it posted."""
+    service = bot.service
+    [sub] = await service.subscriptions.of(Platform.TELEGRAM, str(GROUP))
+    now = service.clock()
+    before = len(fake.sent_to(GROUP))
+    run = await plan_digest(service.ctx.engine, sub, now, service.renderer, now)
+    assert run.created and run.messages
+
+    async def delivered() -> bool:
+        await service.deliverer.run_once()
+        return len(fake.sent_to(GROUP)) >= before + run.messages
+
+    await until_async(delivered, timeout=10, what="the digest was not delivered")
+    return fake.sent_to(GROUP)[before : before + run.messages]

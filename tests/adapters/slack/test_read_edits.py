@@ -20,13 +20,9 @@ import pytest
 from sqlalchemy import select
 
 from bot.adapters.slack.replies import read_blocks
-from bot.core.delivery.outbox import plan_digest
-from bot.core.models import Platform
 from bot.core.render.actions import EntryAction, action_data
-from bot.core.reports.parse.parser import parse_file
 from bot.core.store.sql.tables import reading_marks
 from tests.fakes.slack.api import PostedMessage
-from tests.kits.paths import SEED
 from tests.kits.slack import (
     ADMIN,
     CHANNEL,
@@ -34,14 +30,14 @@ from tests.kits.slack import (
     SlackBot,
     action_body,
     all_text,
-    bot_config,
     channel_posts,
+    deliver_digest,
     event_body,
     shown_action,
-    slack_bot,
+    two_pr_channel,
     wait_for,
 )
-from tests.kits.waiting import until, until_async
+from tests.kits.waiting import until
 
 REF = "verl-project/verl#7422"
 OTHER = "verl-project/verl#7500"
@@ -50,28 +46,13 @@ _events = itertools.count(1)
 
 @pytest.fixture
 async def bot(tmp_path: Path) -> AsyncIterator[SlackBot]:
-    channels = [{"name": "readers", "platform": "slack", "target": CHANNEL, "max_items": 5}]
-    async with slack_bot(tmp_path, bot_config(channels=channels)) as running:
-        running.fake.add_user(ADMIN, name="bob")
-        other = parse_file(SEED).report.model_copy(update={"number": 7500})
-        await running.service.ctx.reports.upsert(other, source="test")
+    async with two_pr_channel(tmp_path, max_items=5, admin="bob") as running:
         yield running
 
 
 async def _digest(bot: SlackBot) -> PostedMessage:
     """Plan the channel's digest and deliver it; its message (both PRs)."""
-    service = bot.service
-    [sub] = await service.subscriptions.of(Platform.SLACK, CHANNEL)
-    now = service.clock()
-    run = await plan_digest(service.ctx.engine, sub, now, service.renderer, now)
-    assert run.created and run.messages == 1
-
-    async def delivered() -> bool:
-        await service.deliverer.run_once()
-        return len(channel_posts(bot.fake, CHANNEL)) >= 1
-
-    await until_async(delivered, timeout=10, what="the digest was not delivered")
-    [digest] = channel_posts(bot.fake, CHANNEL)
+    [digest] = await deliver_digest(bot)
     assert "#7422" in all_text(digest) and "#7500" in all_text(digest)
     return digest
 

@@ -18,9 +18,8 @@ import pytest
 from sqlalchemy import select
 
 from bot.adapters.slack.report_modal import NEXT_PAGE, PAGE_BLOCKS, report_view
-from bot.core.delivery.outbox import plan_digest
 from bot.core.digest.select import StoredReport
-from bot.core.models import Locale, Platform
+from bot.core.models import Locale
 from bot.core.render.actions import ENTRY_ACTION_PREFIX, EntryAction, action_data
 from bot.core.render.flow import RenderedMessage
 from bot.core.reports.parse.parser import parse_file
@@ -35,14 +34,14 @@ from tests.kits.slack import (
     SlackBot,
     action_body,
     all_text,
-    bot_config,
     channel_posts,
+    deliver_digest,
     event_body,
     shown_action,
-    slack_bot,
+    two_pr_channel,
     wait_for,
 )
-from tests.kits.waiting import until, until_async
+from tests.kits.waiting import until
 
 REF = "verl-project/verl#7422"
 _events = itertools.count(1)
@@ -50,28 +49,13 @@ _events = itertools.count(1)
 
 @pytest.fixture
 async def bot(tmp_path: Path) -> AsyncIterator[SlackBot]:
-    channels = [{"name": "readers", "platform": "slack", "target": CHANNEL, "max_items": 1}]
-    async with slack_bot(tmp_path, bot_config(channels=channels)) as running:
-        running.fake.add_user(ADMIN, name="root")
-        other = parse_file(SEED).report.model_copy(update={"number": 7500})
-        await running.service.ctx.reports.upsert(other, source="test")
+    async with two_pr_channel(tmp_path, max_items=1, admin="root") as running:
         yield running
 
 
 async def _digest(bot: SlackBot) -> PostedMessage:
     """Plan the channel's digest and deliver it; its (first) message."""
-    service = bot.service
-    [sub] = await service.subscriptions.of(Platform.SLACK, CHANNEL)
-    now = service.clock()
-    run = await plan_digest(service.ctx.engine, sub, now, service.renderer, now)
-    assert run.created and run.messages
-
-    async def delivered() -> bool:
-        await service.deliverer.run_once()
-        return len(channel_posts(bot.fake, CHANNEL)) >= run.messages
-
-    await until_async(delivered, timeout=10, what="the digest was not delivered")
-    return channel_posts(bot.fake, CHANNEL)[0]
+    return (await deliver_digest(bot))[0]
 
 
 async def _press(

@@ -16,32 +16,25 @@ from sqlalchemy import select
 
 from bot.adapters.telegram.entry_buttons import read_text
 from bot.chat.reading import ReadMessage
-from bot.core.delivery.outbox import plan_digest
-from bot.core.models import Platform
 from bot.core.render.actions import EntryAction, action_data
-from bot.core.reports.parse.parser import parse_file
 from bot.core.store.sql.tables import reading_marks
 from tests.fakes.telegram.api import FakeTelegram
 from tests.fakes.telegram.state import SentMessage
-from tests.kits.paths import SEED
 from tests.kits.telegram import (
     ADMIN,
     GROUP,
     MEMBER,
     TelegramBot,
     add_group,
+    deliver_digest,
     fast_fake,
     notice,
+    two_pr_group,
     until,
 )
-from tests.kits.waiting import until_async
 
 REF = "verl-project/verl#7422"
 OTHER = "verl-project/verl#7500"
-CONFIG = {
-    "locale": "en",
-    "channels": [{"name": "readers", "platform": "telegram", "target": str(GROUP), "max_items": 5}],
-}
 
 
 @pytest.fixture
@@ -54,28 +47,13 @@ async def fake() -> AsyncIterator[FakeTelegram]:
 
 @pytest.fixture
 async def bot(fake: FakeTelegram, tmp_path: Path) -> AsyncIterator[TelegramBot]:
-    async with TelegramBot.running(fake, tmp_path, config=CONFIG) as running:
-        service = running.service
-        await service.subscriptions.sync_config(service.ctx.config)
-        other = parse_file(SEED).report.model_copy(update={"number": 7500})
-        await service.ctx.reports.upsert(other, source="test")
+    async with two_pr_group(fake, tmp_path, max_items=5) as running:
         yield running
 
 
 async def _digest(bot: TelegramBot, fake: FakeTelegram) -> SentMessage:
     """Plan the group's digest and deliver it; its message (both PRs)."""
-    service = bot.service
-    [sub] = await service.subscriptions.of(Platform.TELEGRAM, str(GROUP))
-    now = service.clock()
-    run = await plan_digest(service.ctx.engine, sub, now, service.renderer, now)
-    assert run.created and run.messages == 1
-
-    async def delivered() -> bool:
-        await service.deliverer.run_once()
-        return len(fake.sent_to(GROUP)) >= 1
-
-    await until_async(delivered, timeout=10, what="the digest was not delivered")
-    [digest] = fake.sent_to(GROUP)
+    [digest] = await deliver_digest(bot, fake)
     assert "#7422" in digest.plain_text and "#7500" in digest.plain_text
     return digest
 
