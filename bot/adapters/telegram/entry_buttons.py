@@ -22,13 +22,18 @@ from collections.abc import Mapping, Sequence
 from functools import partial
 from typing import Any, Final
 
-from telegram import CallbackQuery, InlineKeyboardMarkup, LinkPreviewOptions, Message, Update, User
+from telegram import CallbackQuery, InlineKeyboardMarkup, LinkPreviewOptions, Message, Update
 from telegram.error import TelegramError
 from telegram.ext import CallbackQueryHandler, ContextTypes
 
 from bot.adapters.answering import answer_messages
 from bot.adapters.base import AdapterDeps
-from bot.adapters.telegram.keyboard import ChatFactory, presser_is_admin
+from bot.adapters.telegram.keyboard import (
+    ChatFactory,
+    PressHandler,
+    presser_is_admin,
+    presser_name,
+)
 from bot.adapters.telegram.reply import Replier
 from bot.adapters.telegram.report_pager import ReportPager
 from bot.adapters.telegram.updates import TelegramApp
@@ -57,17 +62,9 @@ Context = ContextTypes.DEFAULT_TYPE
 Rows = list[list[dict[str, Any]]]
 
 
-def presser_name(user: User) -> str:
-    """How a notice names who pressed: @username, else the full name."""
-    return f"@{user.username}" if user.username else user.full_name
-
-
-class EntryButtons:
+class EntryButtons(PressHandler):
     def __init__(self, deps: AdapterDeps, replier: Replier, chat_at: ChatFactory) -> None:
-        self.service = deps.chat
-        self.renderer = deps.renderer
-        self.replier = replier
-        self.chat_at = chat_at
+        super().__init__(deps, replier, chat_at)
         self.pager = ReportPager(deps, replier, chat_at)  # Full report, and its sections
 
     def register(self, app: TelegramApp) -> None:

@@ -22,8 +22,7 @@ from telegram import CallbackQuery, InlineKeyboardMarkup, Message, Update
 from telegram.ext import CallbackQueryHandler, ContextTypes
 
 from bot.adapters.base import AdapterDeps
-from bot.adapters.telegram.entry_buttons import presser_name
-from bot.adapters.telegram.keyboard import ChatFactory, presser_is_admin
+from bot.adapters.telegram.keyboard import ChatFactory, presser_is_admin, presser_name
 from bot.adapters.telegram.updates import TelegramApp
 from bot.chat.answers import Notice, render_notice
 from bot.core.models import Format

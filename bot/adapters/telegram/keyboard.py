@@ -114,13 +114,23 @@ async def presser_is_admin(bot: Bot, message: Message, user_id: int) -> bool:
     return member.status in ADMIN_STATUSES
 
 
-class TelegramKeyboard:
+def presser_name(user: User) -> str:
+    """How a notice names who pressed: @username, else the full name."""
+    return f"@{user.username}" if user.username else user.full_name
+
+
+class PressHandler:
+    """What every button handler of a chat holds: the application layer, the renderer, the
+    replier, and how to make the presser's Chat."""
+
     def __init__(self, deps: AdapterDeps, replier: Replier, chat_at: ChatFactory) -> None:
         self.service = deps.chat
         self.renderer = deps.renderer
         self.replier = replier
         self.chat_at = chat_at
 
+
+class TelegramKeyboard(PressHandler):
     def register(self, app: TelegramApp) -> None:
         """Before the digest buttons' handler: the first matching handler takes a press."""
         app.add_handler(CallbackQueryHandler(self.on_press, pattern=f"^{PREFIX}"))

@@ -28,15 +28,12 @@ from telegram import (
     LinkPreviewOptions,
     Message,
     Update,
-    User,
 )
 from telegram.constants import ParseMode
 from telegram.error import BadRequest
 from telegram.ext import CallbackQueryHandler, ContextTypes
 
-from bot.adapters.base import AdapterDeps
-from bot.adapters.telegram.keyboard import ChatFactory
-from bot.adapters.telegram.reply import Replier
+from bot.adapters.telegram.keyboard import PressHandler, presser_name
 from bot.adapters.telegram.updates import TelegramApp
 from bot.chat.answers import Chat, Notice, render_notice
 from bot.chat.messages import StoredReport
@@ -139,17 +136,7 @@ def pager_message(
     return RenderedMessage(payload=payload, text=pages[page].text)
 
 
-def _presser(user: User) -> str:
-    return f"@{user.username}" if user.username else user.full_name
-
-
-class ReportPager:
-    def __init__(self, deps: AdapterDeps, replier: Replier, chat_at: ChatFactory) -> None:
-        self.service = deps.chat
-        self.renderer = deps.renderer
-        self.replier = replier
-        self.chat_at = chat_at
-
+class ReportPager(PressHandler):
     def register(self, app: TelegramApp) -> None:
         """Before the Risks/Files buttons' handler: the first matching handler takes a press."""
         app.add_handler(CallbackQueryHandler(self.on_press, pattern=PATTERN))
@@ -181,7 +168,9 @@ class ReportPager:
             return
         ref, name, page = wanted
         user = query.from_user
-        chat = await self.chat_at(message.chat.id, user.id, user, _presser(user), nobody_is_admin)
+        chat = await self.chat_at(
+            message.chat.id, user.id, user, presser_name(user), nobody_is_admin
+        )
         found = await self.service.find_report(ref)
         if isinstance(found, Notice):
             await self._alert(query, found, chat.locale)
@@ -196,7 +185,7 @@ class ReportPager:
         """The pager in the presser's private chat; an alert when Telegram refuses it (a user
         who never started the bot, 403, or a chat it does not know)."""
         user = query.from_user
-        private = await self.chat_at(user.id, user.id, user, _presser(user), nobody_is_admin)
+        private = await self.chat_at(user.id, user.id, user, presser_name(user), nobody_is_admin)
         shown = await self._message(item, Section.SUMMARY, 0, private)
         outcome = await self.replier.send_one(private.chat_id, dict(shown.payload))
         log(logger, "telegram.report_private", sent=isinstance(outcome, Sent), ref=item.report.ref)
