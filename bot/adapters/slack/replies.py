@@ -98,21 +98,24 @@ async def post_all(
         if index:
             await asyncio.sleep(SLACK_PER_CHANNEL_INTERVAL)
         extra: dict[str, Any] = {"thread_ts": thread_ts} if thread_ts else {}
-        try:
-            await client.chat_postMessage(channel=channel, **extra, **message.payload)
-        except SlackApiError as exc:
-            log(
-                logger,
-                "slack.post_failed",
-                logging.WARNING,
-                channel=channel,
-                status=errors.status_of(exc),
-                reason=errors.reason(exc),
-            )
+        posting = client.chat_postMessage(channel=channel, **extra, **message.payload)
+        if not await _called(posting, "slack.post_failed", channel):
             return False
-        except (aiohttp.ClientError, TimeoutError) as exc:
-            log(logger, "slack.post_failed", logging.WARNING, channel=channel, reason=repr(exc))
-            return False
+    return True
+
+
+async def _called(call: Awaitable[Any], event: str, channel: str) -> bool:
+    """Await a Web API call; False, logged as `event`, when Slack refused it or could not be
+    reached."""
+    try:
+        await call
+    except SlackApiError as exc:
+        status, reason = errors.status_of(exc), errors.reason(exc)
+        log(logger, event, logging.WARNING, channel=channel, status=status, reason=reason)
+        return False
+    except (aiohttp.ClientError, TimeoutError) as exc:
+        log(logger, event, logging.WARNING, channel=channel, reason=repr(exc))
+        return False
     return True
 
 
@@ -121,16 +124,8 @@ async def post_ephemeral(
 ) -> bool:
     """Post `message` to `user` alone in `channel`; False (logged) when it could not be."""
     args = {key: message.payload[key] for key in ("text", "blocks") if key in message.payload}
-    try:
-        await client.chat_postEphemeral(channel=channel, user=user, **args)
-    except SlackApiError as exc:
-        reason = errors.reason(exc)
-        log(logger, "slack.post_failed", logging.WARNING, channel=channel, reason=reason)
-        return False
-    except (aiohttp.ClientError, TimeoutError) as exc:
-        log(logger, "slack.post_failed", logging.WARNING, channel=channel, reason=repr(exc))
-        return False
-    return True
+    posting = client.chat_postEphemeral(channel=channel, user=user, **args)
+    return await _called(posting, "slack.post_failed", channel)
 
 
 async def respond_replacing(respond: Respond, message: RenderedMessage, where: str) -> None:
@@ -216,16 +211,8 @@ async def update_message(
     """chat.update the bot's message `ts` to `payload`'s text and blocks; False (logged) when
     Slack refused or could not be reached."""
     args = {key: payload[key] for key in ("text", "blocks") if key in payload}
-    try:
-        await client.chat_update(channel=channel, ts=ts, **args)
-    except SlackApiError as exc:
-        reason = errors.reason(exc)
-        log(logger, "slack.update_failed", logging.WARNING, channel=channel, reason=reason)
-        return False
-    except (aiohttp.ClientError, TimeoutError) as exc:
-        log(logger, "slack.update_failed", logging.WARNING, channel=channel, reason=repr(exc))
-        return False
-    return True
+    updating = client.chat_update(channel=channel, ts=ts, **args)
+    return await _called(updating, "slack.update_failed", channel)
 
 
 async def post_read_line(
