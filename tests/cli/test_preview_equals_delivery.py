@@ -37,12 +37,12 @@ CASES = [
 
 
 def _config(path: Path, platform: str, target: str, layout: str) -> None:
-    """A daily of three items and a `now` route for breaking changes, in one chat."""
+    """A daily (all six samples fit) and a `now` route for breaking changes, in one chat."""
     place = f"platform: {platform}, target: '{target}', locale: zh"
     path.write_text(
         "channels:\n"
         f"  - {{name: daily, {place}, layout: {layout}, schedule: '0 9 * * *', "
-        "max_items: 3}\n"
+        "max_items: 6}\n"
         f"  - {{name: urgent, {place}, schedule: now, query: 'rollout'}}\n",
         encoding="utf-8",
     )
