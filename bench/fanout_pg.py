@@ -18,6 +18,7 @@ import json
 import sys
 import tempfile
 import time
+from asyncio.subprocess import Process
 from pathlib import Path
 from typing import Any
 
@@ -51,16 +52,27 @@ async def replica(url: str, api_url: str, scale: float, name: str) -> None:
         await engine.dispose()
 
 
-async def replicas(url: str, api_url: str, scale: float) -> float:
-    """REPLICAS processes delivering at once; wall seconds until all are done."""
-    started = time.perf_counter()
+async def start_replicas(url: str, api_url: str, scale: float) -> list[Process]:
+    """REPLICAS processes, each delivering until the shared outbox is empty (the fault suite
+    starts them this way too, to pause them)."""
     procs = []
     for n in range(REPLICAS):
         argv = ["-m", "bench.fanout_pg", "--replica", url, api_url, str(scale), f"replica-{n}"]
         procs.append(await asyncio.create_subprocess_exec(sys.executable, *argv, cwd=ROOT))
+    return procs
+
+
+async def finished(procs: list[Process]) -> None:
+    """Once every replica has exited; RuntimeError if one failed."""
     codes = await asyncio.gather(*(proc.wait() for proc in procs))
     if any(codes):
         raise RuntimeError(f"a replica failed: exit codes {codes}")
+
+
+async def replicas(url: str, api_url: str, scale: float) -> float:
+    """REPLICAS processes delivering at once; wall seconds until all are done."""
+    started = time.perf_counter()
+    await finished(await start_replicas(url, api_url, scale))
     return time.perf_counter() - started
 
 
@@ -104,7 +116,10 @@ def section(f: dict[str, Any]) -> list[str]:
         f"queued ({f['plan_seconds']:.0f} s to plan, {f['plan_digest_ms']:.1f} ms a chat) in one "
         f"PostgreSQL outbox; {REPLICAS} processes deliver it at once, sharing Telegram's overall "
         f"pace through the database, to the strict fake (time ×{f['time_scale']}: "
-        f"{f['allowed_per_s']:.0f} messages/s allowed).",
+        f"{f['allowed_per_s']:.0f} messages/s allowed). A replica whose booked slot has passed "
+        "when its turn comes (a late wake-up, a process descheduled) leaves it empty and books "
+        "another rather than land on another replica's; the fault suite runs a smaller fan-out "
+        "while stopping the replicas at random (`tests/faults/test_paused_replicas.py`).",
         "",
         "| messages | seconds | achieved /s | ÷ allowed | aim | 429s | lost | duplicates |",
         "|---:|---:|---:|---:|---:|---:|---:|---:|",
