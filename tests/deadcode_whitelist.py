@@ -30,3 +30,15 @@ impact_mark  # EntryView.impact_mark: templates/text/digest.j2
 # store/bounds.py and the migrations' env read.
 pace_slots  # written by core/delivery/pacing.py in one raw upsert
 source_state  # made by migration 0001; the URL source keeps its state in memory today
+
+# Feishu's documented limits, kept beside the ones the sender uses: the strict fake
+# (tests/fakes/lark/) enforces them, so the pace (LARK_MAX_PER_SECOND) is checked against them.
+LARK_CARD_MAX_BYTES
+LARK_CARD_MAX_ELEMENTS
+LARK_UUID_WINDOW_SECONDS
+LARK_APP_PER_MINUTE
+LARK_APP_PER_SECOND
+LARK_PER_CHAT_QPS
+# Read from the environment now, used by the inbound Feishu events of phase 2 (docs/lark.md).
+lark_verification_token
+lark_encrypt_key

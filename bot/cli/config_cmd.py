@@ -27,7 +27,12 @@ from bot.core.store.subscriptions.config import channel_query
 from bot.core.timing.cron import CronError, next_fire, next_real_fire
 from bot.service.context import database_line, load, open_context
 from bot.settings import BotConfig, Env
-from bot.settings.env_checks import ingest_problems, slack_problems, telegram_problems
+from bot.settings.env_checks import (
+    ingest_problems,
+    lark_problems,
+    slack_problems,
+    telegram_problems,
+)
 from bot.settings.values import NOW_SCHEDULE
 
 
@@ -49,6 +54,8 @@ def _channel_problems(env: Env, config: BotConfig) -> list[str]:
             found.append(f"{where}.platform: slack, but SLACK_BOT_TOKEN is not set")
         if channel.platform is Platform.TELEGRAM and not env.telegram_enabled:
             found.append(f"{where}.platform: telegram, but TELEGRAM_BOT_TOKEN is not set")
+        if channel.platform is Platform.LARK and not env.lark_enabled:
+            found.append(f"{where}.platform: lark, but LARK_APP_ID/LARK_APP_SECRET are not set")
     return found
 
 
@@ -62,6 +69,7 @@ def problems(env: Env, config: BotConfig) -> list[str]:
     found += _channel_problems(env, config)
     found += slack_problems(env)
     found += telegram_problems(env, config)
+    found += lark_problems(env)
     found += ingest_problems(env)
     return found
 
@@ -100,6 +108,7 @@ def describe(env: Env, config: BotConfig) -> list[str]:
             telegram_problems(env, config),
             telegram_mode,
         ),
+        _platform("lark", "LARK_APP_ID", env.lark_enabled, lark_problems(env), "delivery only"),
         _platform(
             "ingest API",
             "BOT_INGEST_TOKEN",

@@ -9,6 +9,7 @@ from enum import StrEnum
 class Platform(StrEnum):
     SLACK = "slack"
     TELEGRAM = "telegram"
+    LARK = "lark"  # Feishu (open.feishu.cn) or Lark (open.larksuite.com)
     CONSOLE = "console"
 
 
@@ -32,6 +33,7 @@ class Format(StrEnum):
     TEXT = "text"
     SLACK = "slack"
     TELEGRAM = "telegram"
+    LARK = "lark"  # interactive card JSON
 
 
 class Layout(StrEnum):

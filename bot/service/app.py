@@ -48,10 +48,12 @@ from bot.scheduling.sources import SourcePoller, make_pollers
 from bot.scheduling.tick import DigestTicker
 from bot.service.context import Context
 from bot.settings import ConfigError
+from bot.settings.lark import api_url
 from bot.web.metrics import Metrics
 from bot.web.routes import WebDeps, build_web
 
 if TYPE_CHECKING:  # imported when their platform is on: a service without Slack loads no bolt
+    from bot.adapters.lark.sender import LarkSender
     from bot.adapters.slack.adapter import SlackSettings
     from bot.adapters.slack.sender import SlackSender
     from bot.adapters.telegram.adapter import TelegramSettings
@@ -100,15 +102,20 @@ def telegram_settings(ctx: Context) -> TelegramSettings:
 
 @dataclass(frozen=True)
 class Senders:
-    """The outbound side: the console always, Slack and Telegram when their tokens are set.
+    """The outbound side: the console always, Slack, Telegram and Lark when their tokens are set.
     The Telegram sender is its adapter's too: replies and digests share one pace per chat."""
 
     console: ConsoleSender
     slack: SlackSender | None = None
     telegram: TelegramSender | None = None
+    lark: LarkSender | None = None
 
     def by_platform(self) -> dict[Platform, Sender]:
-        found = {Platform.SLACK: self.slack, Platform.TELEGRAM: self.telegram}
+        found: dict[Platform, Sender | None] = {
+            Platform.SLACK: self.slack,
+            Platform.TELEGRAM: self.telegram,
+            Platform.LARK: self.lark,
+        }
         senders: dict[Platform, Sender] = {Platform.CONSOLE: self.console}
         senders.update({platform: s for platform, s in found.items() if s is not None})
         return senders
@@ -127,7 +134,21 @@ def open_senders(ctx: Context, clock: Clock = utc_clock) -> Senders:
 
         token = ctx.env.telegram_bot_token.get_secret_value()
         telegram = TelegramSender(token, ctx.env.telegram_api_url)
-    return Senders(ConsoleSender(), slack, telegram)
+    return Senders(ConsoleSender(), slack, telegram, lark_sender(ctx))
+
+
+def lark_sender(ctx: Context) -> LarkSender | None:
+    """The Feishu/Lark sender when LARK_APP_ID and LARK_APP_SECRET are set (delivery only:
+    inbound events come in phase 2, docs/lark.md). Imported only then: the SDK is large."""
+    env = ctx.env
+    if env.lark_app_id is None or env.lark_app_secret is None:
+        return None
+    from bot.adapters.lark.client import LarkClient
+    from bot.adapters.lark.sender import LarkSender
+
+    url = api_url(ctx.config.lark.domain, env.lark_api_url)
+    secret = env.lark_app_secret.get_secret_value()
+    return LarkSender(LarkClient(env.lark_app_id, secret, url))
 
 
 def build_senders(ctx: Context, clock: Clock = utc_clock) -> dict[Platform, Sender]:

@@ -30,6 +30,7 @@ from bot.core.store.subscriptions.config import TITLE_MAX, ChannelSpec
 from bot.settings.calendars import CalendarConfig, calendar_book, shared_calendar_problem
 from bot.settings.errors import ConfigError as ConfigError
 from bot.settings.errors import describe_config_error
+from bot.settings.lark import LarkConfig, target_problem
 from bot.settings.search import SearchConfig
 from bot.settings.values import (
     ChannelQuery,
@@ -55,6 +56,7 @@ DEFAULT_HTTP_PORT = 8080
 # Telegram's setWebhook rules (docs/telegram.md): HTTPS on one of these ports, and a secret
 # token of 1-256 characters from A-Z a-z 0-9 _ -.
 TELEGRAM_WEBHOOK_SECRET_RULE = re.compile(r"[A-Za-z0-9_-]{1,256}")
+LARK_NAMES = ("app_id", "app_secret", "verification_token", "encrypt_key", "api_url")
 # Env field → the variable it is read from (Env.from_environ spells the same pairs out).
 ENV_VARS: dict[str, str] = {
     "database_url": "BOT_DATABASE_URL",
@@ -65,6 +67,7 @@ ENV_VARS: dict[str, str] = {
     "telegram_bot_token": "TELEGRAM_BOT_TOKEN",
     "telegram_api_url": "TELEGRAM_API_URL",
     "telegram_webhook_secret": "TELEGRAM_WEBHOOK_SECRET",
+    **{f"lark_{n}": f"LARK_{n.upper()}" for n in LARK_NAMES},
     "ingest_token": "BOT_INGEST_TOKEN",
     "http_host": "BOT_HTTP_HOST",
     "http_port": "BOT_HTTP_PORT",
@@ -185,6 +188,8 @@ class Channel(_Frozen):
                 f"layout: topics are Telegram forum topics; on {self.platform.value} use"
                 " layout: threaded (a summary with one reply per tag group) or flat"
             )
+        if self.platform is Platform.LARK and (problem := target_problem(self.target)):
+            raise ValueError(problem)
         return self
 
 
@@ -197,6 +202,7 @@ class BotConfig(_Frozen):
     tag_rules: list[TagRuleConfig] = Field(default_factory=list)
     slack: SlackConfig = SlackConfig()
     telegram: TelegramConfig = TelegramConfig()
+    lark: LarkConfig = LarkConfig()  # Feishu/Lark: bot/settings/lark.py
     channels: list[Channel] = Field(default_factory=list)
     delivery: DeliveryConfig = DeliveryConfig()
     calendar: CalendarConfig | None = None  # every destination's, unless its channel has one
@@ -281,6 +287,11 @@ class Env(_Frozen):
     telegram_bot_token: SecretStr | None = None
     telegram_api_url: str = DEFAULT_TELEGRAM_API_URL
     telegram_webhook_secret: SecretStr | None = None
+    lark_app_id: str | None = None
+    lark_app_secret: SecretStr | None = None
+    lark_verification_token: SecretStr | None = None
+    lark_encrypt_key: SecretStr | None = None
+    lark_api_url: str | None = None  # None: the `lark.domain`'s Open API
     ingest_token: SecretStr | None = None
     http_host: str = DEFAULT_HTTP_HOST
     http_port: int = Field(DEFAULT_HTTP_PORT, ge=0, le=65535)
@@ -292,6 +303,10 @@ class Env(_Frozen):
     @property
     def telegram_enabled(self) -> bool:
         return self.telegram_bot_token is not None
+
+    @property
+    def lark_enabled(self) -> bool:
+        return self.lark_app_id is not None and self.lark_app_secret is not None
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str] | None = None) -> Env:
@@ -316,6 +331,11 @@ class Env(_Frozen):
             "telegram_bot_token": ("TELEGRAM_BOT_TOKEN", get("TELEGRAM_BOT_TOKEN")),
             "telegram_api_url": ("TELEGRAM_API_URL", get("TELEGRAM_API_URL")),
             "telegram_webhook_secret": ("TELEGRAM_WEBHOOK_SECRET", get("TELEGRAM_WEBHOOK_SECRET")),
+            "lark_app_id": ("LARK_APP_ID", get("LARK_APP_ID")),
+            "lark_app_secret": ("LARK_APP_SECRET", get("LARK_APP_SECRET")),
+            "lark_verification_token": ("LARK_VERIFICATION_TOKEN", get("LARK_VERIFICATION_TOKEN")),
+            "lark_encrypt_key": ("LARK_ENCRYPT_KEY", get("LARK_ENCRYPT_KEY")),
+            "lark_api_url": ("LARK_API_URL", get("LARK_API_URL")),
             "ingest_token": ("BOT_INGEST_TOKEN", get("BOT_INGEST_TOKEN")),
             "http_host": ("BOT_HTTP_HOST", get("BOT_HTTP_HOST")),
             "http_port": ("BOT_HTTP_PORT", get("BOT_HTTP_PORT")),

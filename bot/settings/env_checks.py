@@ -13,6 +13,7 @@ import re
 from pydantic import SecretStr
 
 from bot.settings import TELEGRAM_WEBHOOK_SECRET_RULE, BotConfig, Env
+from bot.settings.lark import LARK_APP_ID_SHAPE
 
 SLACK_BOT_PREFIX = "xoxb-"
 SLACK_APP_PREFIX = "xapp-"
@@ -43,6 +44,8 @@ WHERE = {
     "TELEGRAM_BOT_TOKEN": "the token @BotFather gave (123456789:AA…)",
     "TELEGRAM_WEBHOOK_SECRET": "1-256 characters of A-Z a-z 0-9 _ -, e.g. `openssl rand -hex 32`",
     "BOT_INGEST_TOKEN": "a random token, e.g. `openssl rand -hex 32`",
+    "LARK_APP_ID": "the App ID (cli_…) on the app's Credentials & Basic Info page",
+    "LARK_APP_SECRET": "the App Secret on the app's Credentials & Basic Info page",
 }
 
 
@@ -122,6 +125,25 @@ def telegram_problems(env: Env, config: BotConfig) -> list[str]:
             found.append(_placeholder("TELEGRAM_WEBHOOK_SECRET"))
         elif not TELEGRAM_WEBHOOK_SECRET_RULE.fullmatch(secret):
             found.append("TELEGRAM_WEBHOOK_SECRET must be 1-256 characters of A-Z a-z 0-9 _ -")
+    return found
+
+
+def lark_problems(env: Env) -> list[str]:
+    """Why the Feishu/Lark sender cannot run as configured (empty: it can, or is off)."""
+    app_id, secret = env.lark_app_id, _value(env.lark_app_secret)
+    found: list[str] = []
+    if (app_id is None) != (secret is None):
+        found.append("LARK_APP_ID and LARK_APP_SECRET go together: set both or neither")
+    if app_id is not None:
+        if is_placeholder(app_id):
+            found.append(_placeholder("LARK_APP_ID"))
+        elif not LARK_APP_ID_SHAPE.fullmatch(app_id):
+            found.append(
+                "LARK_APP_ID is not shaped like a Feishu app id (cli_ then lowercase letters"
+                f" and digits): set {WHERE['LARK_APP_ID']}"
+            )
+    if secret is not None and is_placeholder(secret):
+        found.append(_placeholder("LARK_APP_SECRET"))
     return found
 
 

@@ -502,7 +502,7 @@ def test_kustomization_lists_existing_files_and_the_deployment_image() -> None:
 
 def test_the_deploy_guide_names_only_real_variables_and_subcommands() -> None:
     guide = (ROOT / "docs" / "deploy.md").read_text(encoding="utf-8")
-    variables = set(re.findall(r"\b(?:BOT|SLACK|TELEGRAM)_[A-Z0-9_]+\b", guide))
+    variables = set(re.findall(r"\b(?:BOT|SLACK|TELEGRAM|LARK)_[A-Z0-9_]+\b", guide))
     assert variables <= program_env_names(), variables - program_env_names()
     assert program_env_names() <= variables, "every variable is documented"
     code = " ".join(re.findall(r"```.*?```|`[^`\n]+`", guide, flags=re.DOTALL))

@@ -30,7 +30,7 @@ ADAPTER_MAY_IMPORT: Final = (
     "bot.logs",
     "bot.adapters",
 )
-ADAPTER_FAMILIES: Final = ("bot.adapters.slack", "bot.adapters.telegram")
+ADAPTER_FAMILIES: Final = ("bot.adapters.slack", "bot.adapters.telegram", "bot.adapters.lark")
 STORE: Final = "bot.core.store"
 
 

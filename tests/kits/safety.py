@@ -4,6 +4,7 @@ safety test and the fault suite."""
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -28,6 +29,7 @@ from bot.core.reports.model import (
     Report,
     Snippet,
 )
+from tests.fakes.lark.cards import check_card
 from tests.fakes.slack.messages import check_message
 from tests.fakes.telegram.html import utf16_len
 from tests.fakes.telegram.messages import check_reply_markup, parse_text
@@ -246,8 +248,18 @@ def assert_text_message_is_safe(payload: dict[str, Any]) -> None:
     assert not re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f]", payload["text"])
 
 
+def assert_lark_message_is_safe(payload: dict[str, Any]) -> None:
+    """A card the strict fake accepts (its tags, nesting and size), without control
+    characters or a live mention in what it shows."""
+    content = json.dumps(payload["card"], ensure_ascii=False)
+    check_card(content)
+    assert not re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f]", content.replace("\\n", ""))
+    assert "<at " not in content, "a report's <at> would notify"
+
+
 FORMATS, LOCALES, SECTIONS = list(Format), list(Locale), list(Section)
 CHECKS = {
+    Format.LARK: assert_lark_message_is_safe,
     Format.SLACK: assert_slack_message_is_safe,
     Format.TELEGRAM: assert_telegram_message_is_safe,
     Format.TEXT: assert_text_message_is_safe,

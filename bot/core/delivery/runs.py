@@ -38,6 +38,7 @@ from bot.core.store.subscriptions import Subscription
 PLATFORM_FORMAT = {
     Platform.SLACK: Format.SLACK,
     Platform.TELEGRAM: Format.TELEGRAM,
+    Platform.LARK: Format.LARK,
     Platform.CONSOLE: Format.TEXT,
 }
 

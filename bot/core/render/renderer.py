@@ -1,7 +1,8 @@
-"""Digests, `/pr` sections and notices as ready-to-send messages for Slack, Telegram and text.
+"""Digests, `/pr` sections and notices as ready-to-send messages for Slack, Telegram, Lark and
+text.
 
 One jinja2 Environment per platform (StrictUndefined; that platform's escape is the only way
-report text reaches output), templates under `templates/{slack,telegram,text}/`, labels in
+report text reaches output), templates under `templates/{slack,telegram,lark,text}/`, labels in
 `zh` and `en`. Output that does not fit a platform's limits is split between entries.
 """
 
@@ -17,6 +18,7 @@ from bot.core.digest.select import Digest, StoredReport
 from bot.core.models import Format, Layout, Locale, Section
 from bot.core.render.compose import DigestComposer
 from bot.core.render.flow import PlatformRenderer, RenderedMessage
+from bot.core.render.lark import LarkRenderer
 from bot.core.render.labels import notice_text
 from bot.core.render.options import DigestOptions, DigestPart
 from bot.core.render.sections import Block
@@ -59,6 +61,7 @@ class Renderer:
                 Format.TEXT: TextRenderer,
                 Format.SLACK: SlackRenderer,
                 Format.TELEGRAM: TelegramRenderer,
+                Format.LARK: LarkRenderer,
             }
             platform = kinds[Format(fmt)](self.templates_dir)
             self._platforms[fmt] = platform
