@@ -1,14 +1,16 @@
 """Planning: 100,000 subscriptions due at one tick, over 500 new reports.
 
 Each subscription is a chat's (one per Telegram destination, as `/subscribe` leaves them), with
-one of about 300 audiences: a filter (repos, tags, excluded tags, cap) and a locale. At 09:00 the
-scheduler's tick (`DigestTicker.tick`, the code `prdigest run` runs) plans every due digest into
-the outbox. Figures: seconds for the whole tick, per subscription, and the peak RSS of the
+one of about 300 audiences: a filter (repos, tags, excluded tags, cap) and a locale. A second
+run gives the same number of subscriptions MANY_AUDIENCES distinct audiences: alike digests
+render once, so that run measures what each distinct audience costs. At 09:00 the scheduler's
+tick (`DigestTicker.tick`, the code `prdigest run` runs) plans every due digest into the
+outbox. Figures: seconds for the whole tick, per subscription, and the peak RSS of the
 process doing it (VmHWM of a process of its own, so nothing else weighs in: getrusage's
 maxrss would carry over the parent's across exec), on SQLite and PostgreSQL. A full run times
 REPEATS ticks per backend, each on a fresh store, and counts the median.
 
-    python -m bench.plan [--quick] [--subs N] [--backend sqlite|postgresql]
+    python -m bench.plan [--quick] [--subs N] [--audiences N] [--backend sqlite|postgresql]
 """
 
 from __future__ import annotations
@@ -47,6 +49,8 @@ from bot.scheduling.tick import DigestTicker  # noqa: E402
 FULL_SUBS = 100_000
 QUICK_SUBS = 2_000
 AUDIENCES = 300
+MANY_AUDIENCES = 10_000  # the second run's: 100,000 subscriptions, 10,000 distinct audiences
+QUICK_MANY = (10_000, 2_000)  # its quick run's subscriptions and audiences
 NEW_REPORTS = 500
 INSERT_BATCH = 5_000
 AIM_SECONDS = 10.0
@@ -55,18 +59,18 @@ AIM_RSS_MB = 250
 FIRE = datetime(2026, 12, 4, 9, 0, tzinfo=UTC)
 
 
-def audiences(rng: random.Random) -> list[tuple[dict[str, Any], str]]:
-    """AUDIENCES distinct (filter as stored, locale) pairs."""
+def audiences(rng: random.Random, count: int = AUDIENCES) -> list[tuple[dict[str, Any], str]]:
+    """`count` distinct (filter as stored, locale) pairs."""
     found: dict[str, tuple[dict[str, Any], str]] = {}
-    while len(found) < AUDIENCES:
+    while len(found) < count:
         stored = filter_to_json(random_filter(rng))
         locale = rng.choice(list(Locale)).value
         found.setdefault(json.dumps([stored, locale], sort_keys=True), (stored, locale))
     return list(found.values())
 
 
-async def subscribe(engine: Any, count: int, rng: random.Random) -> None:
-    pool = audiences(rng)
+async def subscribe(engine: Any, count: int, rng: random.Random, distinct: int = AUDIENCES) -> None:
+    pool = audiences(rng, distinct)
     chats = chat_ids(count, rng)
     now = datetime(2026, 12, 1, tzinfo=UTC)
     for start in range(0, count, INSERT_BATCH):
@@ -103,12 +107,13 @@ async def analyze(engine: Any) -> None:
             await conn.execute(text("ANALYZE"))
 
 
-async def measure(url: str, count: int) -> dict[str, Any]:
-    """Fill the store, then time one tick at 09:00 (in this process: run it in its own)."""
+async def measure(url: str, count: int, distinct: int = AUDIENCES) -> dict[str, Any]:
+    """Fill the store (`distinct` audiences), then time one tick at 09:00 (in this process:
+    run it in its own)."""
     rng = random.Random(7422)
     engine = create_engine(url)
     await migrate(engine)
-    await subscribe(engine, count, rng)
+    await subscribe(engine, count, rng, distinct)
     items = make_reports(NEW_REPORTS, rng)
     await ReportStore(engine).upsert_many([(item.report, "bench") for item in items])
     await analyze(engine)
@@ -123,6 +128,7 @@ async def measure(url: str, count: int) -> dict[str, Any]:
     await engine.dispose()
     return {
         "subscriptions": count,
+        "audiences": distinct,
         "runs": len(runs),
         "messages": int(queued),
         "seconds": round(seconds, 2),
@@ -132,11 +138,12 @@ async def measure(url: str, count: int) -> dict[str, Any]:
     }
 
 
-def _repeated(backend: str, count: int, repeats: int) -> dict[str, Any]:
+def _repeated(backend: str, count: int, repeats: int, distinct: int = AUDIENCES) -> dict[str, Any]:
     """`_child` `repeats` times, each on a fresh store: the median tick, every tick's seconds
     beside it (`ticks`), and the highest peak RSS. One tick on a shared machine can take half
     as long again as the next, for nothing the code did."""
-    found = [_child(backend, count) for _ in range(repeats)]
+    extra = () if distinct == AUDIENCES else (distinct,)
+    found = [_child(backend, count, *extra) for _ in range(repeats)]
     if "skipped" in found[0]:
         return found[0]
     median = sorted(found, key=lambda figures: figures["seconds"])[len(found) // 2]
@@ -146,18 +153,10 @@ def _repeated(backend: str, count: int, repeats: int) -> dict[str, Any]:
     }
 
 
-def _child(backend: str, count: int) -> dict[str, Any]:
+def _child(backend: str, count: int, distinct: int = AUDIENCES) -> dict[str, Any]:
     """`measure` in a process of its own (its peak RSS is the planning's alone)."""
-    argv = [
-        sys.executable,
-        "-m",
-        "bench.plan",
-        "--child",
-        "--backend",
-        backend,
-        "--subs",
-        str(count),
-    ]
+    argv = [sys.executable, "-m", "bench.plan", "--child", "--backend", backend]
+    argv += ["--subs", str(count), "--audiences", str(distinct)]
     done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise RuntimeError(f"bench.plan {backend} failed:\n{done.stderr[-3000:]}")
@@ -181,6 +180,22 @@ def run(quick: bool = False, count: int | None = None) -> dict[str, Any]:
     figures["subscriptions"] = count
     figures["aim_seconds"] = AIM_SECONDS
     figures["aim_rss_mb"] = AIM_RSS_MB
+    return figures | _many(quick, repeats)
+
+
+def _many(quick: bool, repeats: int) -> dict[str, Any]:
+    """The run with many distinct audiences (fewer when quick: QUICK_MANY); its keys keep the
+    full run's names, and `many` says how many subscriptions and audiences were planned."""
+    count, distinct = QUICK_MANY if quick else (FULL_SUBS, MANY_AUDIENCES)
+    sqlite = _repeated("sqlite", count, repeats, distinct)
+    pg = _repeated("postgresql", count, repeats, distinct)
+    figures: dict[str, Any] = {
+        "many": {"subscriptions": count, "audiences": distinct, "sqlite": sqlite, "postgresql": pg},
+        "seconds_10k_audiences_sqlite": sqlite["seconds"],
+        "rss_mb_10k_audiences": max(sqlite["rss_mb"], pg.get("rss_mb", 0)),
+    }
+    if "skipped" not in pg:
+        figures["seconds_10k_audiences_pg"] = pg["seconds"]
     return figures
 
 
@@ -189,7 +204,12 @@ def _size(count: int) -> str:
 
 
 def summary(figures: dict[str, Any]) -> list[tuple[str, str, str, bool | None]]:
-    """The headline rows: seconds on each backend, peak RSS (aims are for 100,000)."""
+    """The headline rows: seconds on each backend, peak RSS (aims are for 100,000), then the
+    same for the run with many audiences."""
+    return _summary(figures) + _many_summary(figures)
+
+
+def _summary(figures: dict[str, Any]) -> list[tuple[str, str, str, bool | None]]:
     n = f"{figures['subscriptions']:,}"
     pg = figures.get("seconds_pg")
     return [
@@ -202,8 +222,26 @@ def summary(figures: dict[str, Any]) -> list[tuple[str, str, str, bool | None]]:
     ]  # fmt: skip
 
 
-def section(figures: dict[str, Any]) -> list[str]:
-    """The docs/benchmarks.md section."""
+def _many_summary(figures: dict[str, Any]) -> list[tuple[str, str, str, bool | None]]:
+    """The run with many audiences: the same aims (for 100,000 subscriptions, 10,000
+    audiences)."""
+    many = figures.get("many")
+    if many is None:
+        return []
+    what = f"plan {many['subscriptions']:,} subscriptions, {many['audiences']:,} audiences"
+    sqlite, pg = figures["seconds_10k_audiences_sqlite"], figures.get("seconds_10k_audiences_pg")
+    rss = figures["rss_mb_10k_audiences"]
+    return [
+        (f"{what}, SQLite", f"{sqlite:.2f} s", f"≤ {AIM_SECONDS:g} s", sqlite <= AIM_SECONDS),
+        (f"{what}, PostgreSQL", "skipped" if pg is None else f"{pg:.2f} s",
+         f"≤ {AIM_SECONDS:g} s", None if pg is None else pg <= AIM_SECONDS),
+        (f"plan peak RSS, {many['audiences']:,} audiences", f"{rss:,.0f} MB",
+         f"≤ {AIM_RSS_MB} MB", rss <= AIM_RSS_MB),
+    ]  # fmt: skip
+
+
+def _rows(figures: dict[str, Any]) -> list[str]:
+    """One table row per backend."""
     rows = []
     for name in ("sqlite", "postgresql"):
         f = figures[name]
@@ -215,49 +253,77 @@ def section(figures: dict[str, Any]) -> list[str]:
             f"| {name} | {f['runs']:,} | {f['messages']:,} | {f['seconds']:.2f} | {ticks} "
             f"| {f['per_sub_ms']:.3f} | {f['rss_mb']:,} |"
         )
+    return rows
+
+
+HEAD = [
+    "| backend | runs | outbox rows | seconds (median) | each tick (s) "
+    "| ms per subscription | peak RSS (MB) |",
+    "|---|---:|---:|---:|---:|---:|---:|",
+]
+
+
+def section(figures: dict[str, Any]) -> list[str]:
+    """The docs/benchmarks.md section."""
     return [
         f"## Planning: {figures['subscriptions']:,} subscriptions due at one tick",
         "",
         f"Each subscription is a Telegram chat's, with one of about {AUDIENCES} audiences (a "
         f"filter and a locale); {NEW_REPORTS} new reports. One scheduler tick plans every "
-        "digest into the outbox: destinations 1,000 per transaction, each audience rendered once "
-        "and stored once (an edition), each chat's messages an outbox row pointing at it. "
+        "digest into the outbox: destinations 1,000 per transaction, each filter's new reports "
+        "picked by terms (every distinct term of the due filters asked once of the window, a "
+        "filter a few set operations), each audience rendered once and stored once (an "
+        "edition), each chat's messages an outbox row pointing at it. "
         "The store is analyzed once filled (on PostgreSQL, as autovacuum would have for "
         "subscriptions that exist a while); what the tick writes is not. "
         "Each tick runs in a process of its own, on a store of its own; a full run times "
         f"{REPEATS} ticks per backend and counts the median (the machines here share their "
         "CPUs: one tick can take half as long again as the next); RSS is the highest peak.",
         "",
-        "| backend | runs | outbox rows | seconds (median) | each tick (s) "
-        "| ms per subscription | peak RSS (MB) |",
-        "|---|---:|---:|---:|---:|---:|---:|",
-        *rows,
+        *HEAD,
+        *_rows(figures),
+        "",
+        *_many_section(figures),
+    ]
+
+
+def _many_section(figures: dict[str, Any]) -> list[str]:
+    many = figures.get("many")
+    if many is None:
+        return []
+    return [
+        f"The same tick with {many['audiences']:,} distinct audiences among "
+        f"{many['subscriptions']:,} subscriptions (each audience renders its own edition):",
+        "",
+        *HEAD,
+        *_rows(many),
         "",
     ]
 
 
-async def _child_main(backend: str, count: int) -> dict[str, Any]:
+async def _child_main(backend: str, count: int, distinct: int) -> dict[str, Any]:
     if backend == "sqlite":
         with tempfile.TemporaryDirectory(prefix="prdigest-plan-") as folder:
-            return await measure(f"sqlite:///{Path(folder) / 'plan.db'}", count)
+            return await measure(f"sqlite:///{Path(folder) / 'plan.db'}", count, distinct)
     async with postgres_schema("plan") as url:
         if url is None:
             return {"skipped": "no PostgreSQL answered"}
-        return await measure(url, count)
+        return await measure(url, count, distinct)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.plan", description=__doc__)
     parser.add_argument("--quick", action="store_true", help=f"{QUICK_SUBS:,} subscriptions")
     parser.add_argument("--subs", type=int, default=None)
+    parser.add_argument("--audiences", type=int, default=AUDIENCES, help="distinct audiences")
     parser.add_argument("--backend", choices=["sqlite", "postgresql"], default=None)
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     count = args.subs or (QUICK_SUBS if args.quick else FULL_SUBS)
     if args.child:
-        print(json.dumps(asyncio.run(_child_main(args.backend, count))))
+        print(json.dumps(asyncio.run(_child_main(args.backend, count, args.audiences))))
     elif args.backend:
-        print(json.dumps(_child(args.backend, count), indent=2))
+        print(json.dumps(_child(args.backend, count, args.audiences), indent=2))
     else:
         print(json.dumps(run(args.quick, count), indent=2))
 

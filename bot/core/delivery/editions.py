@@ -7,8 +7,8 @@ the same date: everything the renderer reads. The digest of an audience is built
 messages rendered once and stored once (`bot/core/store/editions.py`); each run's outbox rows
 then only say which part they send.
 
-The memo is bounded: past MEMO_MAX digests or editions it starts over (a tick whose
-destinations all differ renders each, as before, in bounded memory).
+The memo is bounded: past MEMO_MAX digests or EDITION_MEMO_MAX editions it starts over (a
+tick whose destinations all differ renders each, as before, in bounded memory).
 """
 
 from __future__ import annotations
@@ -30,6 +30,10 @@ from bot.core.render.renderer import Renderer
 from bot.core.store.editions import EditionMessage, EntryRow, fill_editions, new_editions
 
 MEMO_MAX = 4096
+# Editions hold only ids and placement (no payloads), so many more are kept: a memo that
+# started over inside a tick rendered an audience again for each batch after it (10,000
+# audiences were rendered 73,556 times at 4,096).
+EDITION_MEMO_MAX = 32_768
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,7 +70,7 @@ class EditionBook:
 
     def committed(self, pending: Pending) -> None:
         """The editions a batch wrote, once its transaction committed: later batches use them."""
-        if len(self._editions) + len(pending) > MEMO_MAX:
+        if len(self._editions) + len(pending) > EDITION_MEMO_MAX:
             self._editions.clear()
         self._editions.update(pending)
 

@@ -50,11 +50,8 @@ from bot.core.delivery.runs import (
     take_parts,
     write_runs,
 )
-from bot.core.digest.select import (
-    DigestFilter,
-    StoredReport,
-    select_new,
-)
+from bot.core.digest.select import DigestFilter, StoredReport
+from bot.core.digest.terms import WindowTerms
 from bot.core.logs import log
 from bot.core.models import Format
 from bot.core.render.renderer import Renderer
@@ -100,17 +97,24 @@ class TickPlan:
         self._window: list[StoredReport] | None = None  # the window the picks are of
         self.generation = 0  # counts the windows the picks were of (an audience names its own)
         self._picks: dict[tuple[DigestFilter, int, datetime], list[StoredReport]] = {}
+        self._terms: dict[datetime, WindowTerms[StoredReport]] = {}  # the window's, by fire
         self._capped: list[StoredReport] | None = None  # a capped window, logged once
 
     def pick(self, window: list[StoredReport], part: Part) -> list[StoredReport]:
-        """What the part's filter selects from the window (once per filter, start and fire)."""
+        """What the part's filter selects from the window (once per filter, start and fire):
+        `select_new`'s list, worked out by terms (digest/terms.py): each term of every filter
+        is asked of the window once, each filter is a few set operations. The list is shared
+        (filters that pick the same reports get the same one): it must not be changed."""
         if window is not self._window:
-            self._window, self._picks = window, {}
+            self._window, self._picks, self._terms = window, {}, {}
             self.generation += 1
         key = (part.sub.filter, part.start, part.fire)
         found = self._picks.get(key)
         if found is None:
-            found = self._picks[key] = select_new(window, part.sub.filter, part.start, part.fire)
+            terms = self._terms.get(part.fire)
+            if terms is None:
+                terms = self._terms[part.fire] = WindowTerms(window, part.fire)
+            found = self._picks[key] = terms.keep(part.sub.filter.plan, part.start)
         return found
 
     async def window(self, conn: AsyncConnection, label: str, start: int) -> list[StoredReport]:
