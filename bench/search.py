@@ -15,9 +15,10 @@ search was doing. The floor is the same query
 answered by a full scan in Python over the stored rows (read, validate, `matches`), once per
 query; it must find the same number of reports. PostgreSQL (a private schema on
 $BOT_BENCH_DATABASE_URL, default the local test server) runs the same queries on the same
-reports, or is skipped with the reason.
+reports, or is skipped with the reason; it is also timed at 1,000, 10,000 and 100,000 reports
+(PG_SIZES), each a fresh store timed just after its bulk ingest, never analyzed by hand.
 
-    python -m bench.search [--quick]     # --quick: 10,000 reports
+    python -m bench.search [--quick]     # --quick: 10,000 reports (and no 100,000 on PostgreSQL)
 """
 
 from __future__ import annotations
@@ -59,6 +60,9 @@ RUNS = 20
 LIMIT = 10
 AIM_P99_MS = 50.0
 AIM_RATIO = 20.0
+# PostgreSQL is timed at each of these store sizes too (`p99_ms_pg_1k` …): a quick run
+# (10,000 reports) skips 100,000.
+PG_SIZES = {"1k": 1_000, "10k": 10_000, "100k": 100_000}
 NOW = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
 QUERIES = (
     "权重",  # a two-character Chinese word
@@ -223,7 +227,28 @@ async def measure(folder: Path, count: int) -> dict[str, Any]:
             figures["p99_ms_pg"] = _summary(on_pg)["p99_ms"]
             for raw, item in on_pg.items():
                 figures["queries"][raw]["pg_p50_ms"] = statistics.median(item["runs_ms"])
+    figures.update(await pg_sizes(count, figures["p99_ms_pg"]))
     return figures
+
+
+async def pg_sizes(count: int, measured: float | None) -> dict[str, float | None]:
+    """PostgreSQL's p99 at each of PG_SIZES: a fresh store for each, timed just after its bulk
+    ingest, never analyzed by hand (autovacuum may or may not have run by then). The main
+    store's figure stands for its own size; a quick run skips the sizes above it (None)."""
+    figures: dict[str, float | None] = {}
+    for label, size in PG_SIZES.items():
+        key = f"p99_ms_pg_{label}"
+        if size >= count:
+            figures[key] = measured if size == count else None
+            continue
+        async with postgres_schema(f"search {label}") as pg_url:
+            figures[key] = None if pg_url is None else await _pg_p99(pg_url, size)
+    return figures
+
+
+async def _pg_p99(url: str, count: int) -> float:
+    await fill(url, count)
+    return _summary(await timed(url))["p99_ms"]
 
 
 def run(quick: bool = False, work: Path | None = None) -> dict[str, Any]:
@@ -236,11 +261,33 @@ def run(quick: bool = False, work: Path | None = None) -> dict[str, Any]:
 
 
 def _met(figures: dict[str, Any]) -> bool:
-    pg = figures.get("p99_ms_pg")
+    pg = [figures.get("p99_ms_pg"), *(figures.get(f"p99_ms_pg_{label}") for label in PG_SIZES)]
     return bool(
         figures["p99_ms"] <= AIM_P99_MS
-        and (pg is None or pg <= AIM_P99_MS)
+        and all(p99 is None or p99 <= AIM_P99_MS for p99 in pg)
         and figures["ratio_vs_scan"] >= AIM_RATIO
+    )
+
+
+def _sizes_line(figures: dict[str, Any]) -> str:
+    """PostgreSQL's p99 at each size, beside the aim ('' when none was measured)."""
+    shown = []
+    for label, size in PG_SIZES.items():
+        p99 = figures.get(f"p99_ms_pg_{label}")
+        if p99 is None:
+            shown.append(f"{size:,} reports skipped")
+        else:
+            verdict = "met" if p99 <= AIM_P99_MS else "**not met**"
+            shown.append(f"{size:,} reports {p99:.1f} ms ({verdict})")
+    if not any(f"p99_ms_pg_{label}" in figures for label in PG_SIZES):
+        return ""
+    return (
+        f" **PostgreSQL p99 by store size** (aim ≤ {AIM_P99_MS:.0f} ms at each; a fresh store "
+        "timed just after its bulk ingest, never analyzed by hand): " + "; ".join(shown) + ". "
+        "A word's walk joins each facets row to its text through a LATERAL subquery with a "
+        "LIMIT, which PostgreSQL cannot flatten: as a plain join, once autovacuum had analyzed "
+        "the store it hashed every report's text instead (a `strpos` over 100,000 texts priced "
+        "as one operator, below 1,000 index probes)."
     )
 
 
@@ -277,7 +324,8 @@ def section(figures: dict[str, Any]) -> list[str]:
         f"{WINDOW:,}, then says {WINDOW:,}+). The store is generated with varied text "
         f"(filled in {figures['build_s']:.0f} s on SQLite): titles from the real verl PR "
         "titles, each text field a few clauses cut from the example reports drawn with Zipf "
-        "weights, key files, risk flags, levels and merge times over two years.",
+        "weights, key files, risk flags, levels and merge times over two years."
+        + _sizes_line(figures),
         "",
     ]
 

@@ -3,7 +3,8 @@
 It is the reference the store's index is checked against (and ranks or verifies candidates
 with), so it is plain: every term read straight off the Report.
 
-- Text (bare words, phrases, `roll*`): found in one text field as text.contains finds it,
+- Text (bare words, phrases, `roll*`): found in one text field (or one related-PR line or
+  key-file note: reading.list_texts) as text.contains finds it,
   both sides normalized (text.normalize_text): whole words in Latin script (`ci` is not in
   "specific"), by substring in Chinese, Japanese and Korean, so 权重 or 显存 is found inside
   any Chinese sentence.
@@ -31,6 +32,7 @@ from bot.core.query.fields import check_covers, for_field
 from bot.core.query.reading import (
     compiled_glob,
     file_paths,
+    list_texts,
     risk_texts,
     symbol_names,
     symbol_parts,
@@ -59,7 +61,8 @@ class Prepared:
 
     @cached_property
     def texts(self) -> dict[str, str]:
-        return {name: normalize_text(getattr(self.report, name)) for name in TEXT_FIELDS}
+        texts = {name: normalize_text(getattr(self.report, name)) for name in TEXT_FIELDS}
+        return texts | list_texts(self.report)
 
     @cached_property
     def time(self) -> datetime | None:

@@ -25,6 +25,24 @@ def risk_texts(report: Report) -> list[str]:
     return [normalize_text(flag) for flag in report.risk_flags if flag.strip()]
 
 
+# Searched besides the text fields (text.TEXT_FIELDS): the related-PR lines (关联脉络, each
+# as "title: relation") and the key files' notes, in this order. Each line is normalized on
+# its own and the lines are joined by SEP, so a phrase never runs from one line into the next.
+LIST_FIELDS: Final = ("related", "key_files")
+
+
+def list_texts(report: Report) -> dict[str, str]:
+    """The normalized text of each of LIST_FIELDS ('' for an empty list)."""
+    related = [f"{item.title}: {item.relation}" for item in report.related]
+    notes = [key_file.note for key_file in report.key_files]
+    return {"related": _lines(related), "key_files": _lines(notes)}
+
+
+def _lines(lines: list[str]) -> str:
+    kept = (normalize_text(line) for line in lines if line.strip())
+    return SEP.join(line for line in kept if line)
+
+
 def file_paths(report: Report) -> list[str]:
     """Key-file paths, lowercased and normalized (`./a//b` is `a/b`)."""
     return [normalise_path(key_file.path.lower()) for key_file in report.key_files]

@@ -18,8 +18,8 @@ from bot.core.digest.select import Digest, StoredReport
 from bot.core.models import Format, Layout, Locale, Section
 from bot.core.render.compose import DigestComposer
 from bot.core.render.flow import PlatformRenderer, RenderedMessage
-from bot.core.render.lark import LarkRenderer
 from bot.core.render.labels import notice_text
+from bot.core.render.lark import LarkRenderer
 from bot.core.render.options import DigestOptions, DigestPart
 from bot.core.render.sections import Block
 from bot.core.render.slack import SlackRenderer

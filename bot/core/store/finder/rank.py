@@ -1,4 +1,5 @@
-"""How a search ranks its hits (search.py): exact hits, then relevance, then newest.
+"""How a search ranks its hits (search.py): exact hits, then relevance (BM25F over where
+each word is and how often: store/search/relevance.py), then newest.
 
 The Ranker scores a report as store/search/compile.score scores its facets row: the exact path
 orders by that in SQL, then this ranks the few reports read; the checked path ranks with it
@@ -17,14 +18,11 @@ from bot.core.query.reading import tag_text
 from bot.core.query.values import as_utc
 from bot.core.reports.model import Report
 from bot.core.store.search import RankTerms
-from bot.core.store.search.compile import (
-    EXACT_SCORE,
-    OTHER_WEIGHT,
-    SUMMARY_WEIGHT,
-    TITLE_WEIGHT,
-)
+from bot.core.store.search.compile import EXACT_SCORE, ranked_words
+from bot.core.store.search.facets import rank_texts
+from bot.core.store.search.relevance import relevance as word_relevance
 
-_EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
+EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,34 +52,11 @@ class Ranker:
         if not tags.isdisjoint(terms.words) or not tags.isdisjoint(terms.tags):
             exact.append("tag")
         title = normalize_text(report.title)
-        summary = normalize_text(report.summary)
         if terms.all_words and all(word in title for word in terms.all_words):
             exact.append("title")
-        relevance = 0
-        others: list[str] | None = None
-        for word in terms.words:
-            if word in title:
-                relevance += TITLE_WEIGHT
-            elif word in summary:
-                relevance += SUMMARY_WEIGHT
-            else:
-                if others is None:
-                    others = [normalize_text(text) for text in _other_texts(report)]
-                if any(word in text for text in others):
-                    relevance += OTHER_WEIGHT
+        relevance = word_relevance(rank_texts(report), ranked_words(terms.words))
         score = float(EXACT_SCORE * len(exact) + relevance)
         return Hit(report, score, seq, tuple(exact), seen_at)
-
-
-def _other_texts(report: Report) -> list[str]:
-    return [
-        report.recommendation,
-        report.motivation,
-        report.implementation,
-        report.risks,
-        report.impact,
-        report.comment_highlights,
-    ]
 
 
 def _positive_terms(query: Query) -> Iterator[Text | Field]:
@@ -118,5 +93,5 @@ def make_ranker(query: Query) -> Ranker:
 
 def sort_key(hit: Hit) -> tuple[float, float, int]:
     moment = hit.report.merged_at or hit.seen_at
-    when = (as_utc(moment) - _EPOCH).total_seconds() if moment is not None else float("-inf")
+    when = (as_utc(moment) - EPOCH).total_seconds() if moment is not None else float("-inf")
     return (hit.score, when, hit.seq)

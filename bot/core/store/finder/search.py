@@ -8,13 +8,16 @@ of seqs sized by how dense the matches are; each range is read once, the databas
 matches and ordering them by the rank below, so only the best `limit` reports of the window
 (and any PR the query names, however old) are read. Past the window the
 answer says "1000+". Otherwise SQL narrows to a superset and each candidate is checked with the
-query language's own `matches`, which stays the truth either way.
+query language's own `matches`, which stays the truth either way (a query of words and phrases
+alone is checked on the text of its facets row, as `matches` reads it: checked.py).
 
 Ranking (search_rank.py), best first:
 1. exact hits: the PR number the query names (`#7422`, `number:7422`, or the bare word 7422),
    a word that is one of the report's tags (or a `tag:` term it has: `tag:ci OR 权重`), a
    title that holds every word of the query;
-2. relevance: each word found in the title counts 3, in the one-liner 2, elsewhere 1;
+2. relevance: BM25F (store/search/relevance.py): each word counted in the title and the
+   one-liner (weighing most), the recommendation, and the rest of the text, each count
+   discounted by its field's length and saturated;
 3. newest: merged time (else when the store first saw it), then ingest seq.
 
 On the checked path only the best `limit` hits are kept while the candidates are read (a
@@ -41,6 +44,7 @@ from sqlalchemy import (
     Select,
     and_,
     bindparam,
+    case,
     func,
     literal,
     select,
@@ -49,9 +53,10 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bot.core.query import Query, matches
 from bot.core.reports.model import STORED, Report
+from bot.core.store.finder.checked import best_on_texts, on_texts
 from bot.core.store.finder.rank import Hit, Ranker, make_ranker, sort_key
 from bot.core.store.reports import ReportStore
-from bot.core.store.search import Compiled, RankTerms, compile_query, score
+from bot.core.store.search import Compiled, RankTerms, compile_query, frequency, score
 from bot.core.store.search.budget import DEFAULT_SECONDS, Deadline, budgeted
 from bot.core.store.search.text_lookup import Seqs, searched
 from bot.core.store.sql.tables import report_facets as facets
@@ -96,6 +101,11 @@ async def search(
     ranker = make_ranker(query)
     async with store.engine.connect() as conn, budgeted(conn, seconds) as deadline:
         compiled = compile_query(query, dialect=conn.dialect.name, now=now)
+        if not compiled.exact and on_texts(query):  # checked on the facets' texts
+            ids, total = await best_on_texts(conn, query, compiled.where, ranker, limit, deadline)
+            rows = await _rows(conn, ids)
+            hits = [ranker.rank(_report(row), int(row.seq), row.ingested_at) for row in rows]
+            return SearchResult(sorted(hits, key=sort_key, reverse=True), total)
         if not compiled.exact:
             return await _checked(conn, query, compiled, ranker, limit, now, deadline)
         window = await _window(conn, query, now, ranker.terms, max(limit, 0), deadline)
@@ -137,6 +147,7 @@ def _matching(query: Query, dialect: str, now: datetime, seqs: Seqs, per_row: bo
 # What a range of the walk is run with: its seqs, and how many rows it answers (`_ranked`).
 _LOW, _HIGH = bindparam("low", type_=BigInteger), bindparam("high", type_=BigInteger)
 _NEED, _LIMIT = bindparam("need", type_=Integer), bindparam("limit", type_=Integer)
+_CUT = bindparam("cut", type_=Integer)  # the rows above the one whose coarse score is the cut
 
 
 def _ranked(
@@ -144,21 +155,47 @@ def _ranked(
 ) -> Select[Any]:
     """Of the newest `need` matches with seqs in [low, high], the best `limit` by the
     database's form of the rank, each row with how many there are and the oldest one's seq.
-    Built once for every range of a walk (twice on PostgreSQL: row by row and not)."""
+    Built once for every range of a walk (twice on PostgreSQL: row by row and not).
+
+    The rank is the coarse score (exact hits and the words' places, an integer) plus how often
+    the words are there (below 1): the second is counted only for the rows whose coarse score
+    reaches the `limit`-th best (`cut`), since no other can rank above them, so a word that
+    most matches hold in a long section costs a count in a few rows, not in every match."""
     seqs = (_LOW, _HIGH)
-    rank: ColumnElement[Any] = literal(0)
+    coarse: ColumnElement[Any] = literal(0)
     if terms.scored:  # else every match scores 0: the newest first
-        rank = score(terms, dialect=dialect, seqs=seqs, per_row=per_row)
+        coarse = score(terms, dialect=dialect)
     newest = (
         _matching(query, dialect, now, seqs, per_row)
-        .add_columns(rank.label("score"), facets.c.at, facets.c.seq, facets.c.report_id)
+        .add_columns(coarse.label("coarse"), facets.c.at, facets.c.seq, facets.c.report_id)
         .order_by(facets.c.seq.desc())
         .limit(_NEED)
-        .subquery()
+        .cte("newest")
     )
+    rank: ColumnElement[Any] = newest.c.coarse
+    if terms.words:
+        cut = (
+            select(newest.c.coarse)
+            .order_by(newest.c.coarse.desc())
+            .offset(_CUT)
+            .limit(1)
+            .scalar_subquery()
+        )
+        row = facets.alias("ranked")
+        counted = (
+            select(frequency(terms, dialect=dialect, row=row))
+            .where(row.c.report_id == newest.c.report_id)
+            .scalar_subquery()
+        )
+        rank = case(
+            (newest.c.coarse >= func.coalesce(cut, -1), newest.c.coarse + counted),
+            else_=newest.c.coarse,
+        )
+    ranked = rank.label("score")
+    columns = (newest.c.at, newest.c.seq, newest.c.report_id)
     return (
-        select(*newest.c, func.count().over(), func.min(newest.c.seq).over())
-        .order_by(newest.c.score.desc(), newest.c.at.desc(), newest.c.seq.desc())
+        select(ranked, *columns, func.count().over(), func.min(newest.c.seq).over())
+        .order_by(ranked.desc(), newest.c.at.desc(), newest.c.seq.desc())
         .limit(_LIMIT)
     )
 
@@ -204,7 +241,7 @@ async def _window(
         per_row = _per_row(start, high)
         if per_row not in statements:
             statements[per_row] = _ranked(query, terms, dialect, now, per_row)
-        bounds = {"low": start, "high": high, "need": need + 1, "limit": limit + 1}
+        bounds = {"low": start, "high": high, "need": need + 1, "limit": limit + 1, "cut": limit}
         rows = list(await conn.execute(statements[per_row], bounds))
         count, oldest_seq = (int(rows[0][4]), int(rows[0][5])) if rows else (0, 0)
         over = count > need  # the window ends inside this range, and older ones match

@@ -28,7 +28,18 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final
 
-from sqlalchemy import ColumnElement, and_, case, false, func, literal, not_, or_, true
+from sqlalchemy import (
+    ColumnElement,
+    FromClause,
+    and_,
+    case,
+    false,
+    func,
+    literal,
+    not_,
+    or_,
+    true,
+)
 
 from bot.core.query.ast import And, Field, Not, Query, Text
 from bot.core.query.fields import check_covers, for_field
@@ -44,13 +55,11 @@ from bot.core.query.values import (
 )
 from bot.core.store.search.balanced import all_of, any_of, total
 from bot.core.store.search.facets import UNSTORABLE
+from bot.core.store.search.relevance import sql_frequency, sql_places
 from bot.core.store.search.text_lookup import Needles, Seqs, holding
 from bot.core.store.sql.tables import report_facets as facets
 
 EXACT_SCORE: Final = 100  # one exact hit (number, tag, title) outranks any relevance
-TITLE_WEIGHT: Final = 3  # a word in the title
-SUMMARY_WEIGHT: Final = 2  # … in the one-liner
-OTHER_WEIGHT: Final = 1  # … anywhere else
 _PIECE_ENDS: Final = re.compile(r"[*?/]")
 
 
@@ -275,12 +284,10 @@ def compile_query(
     return _Compiler(dialect, now, seqs, per_row).compile(query)
 
 
-def score(
-    terms: RankTerms, *, dialect: str, seqs: Seqs | None = None, per_row: bool = False
-) -> ColumnElement[Any]:
-    """The rank of a facets row, as finder/search.py's ranker scores the report: EXACT_SCORE per
-    exact hit (number, tag, title), then TITLE/SUMMARY/OTHER_WEIGHT per word. `seqs` and
-    `per_row` as for compile_query: the rows it ranks."""
+def score(terms: RankTerms, *, dialect: str) -> ColumnElement[Any]:
+    """The coarse rank of a facets row, an integer: EXACT_SCORE per exact hit (number, tag,
+    title), plus each word's place (relevance.py). finder/rank.py's Ranker adds the words'
+    counts, below 1 (`frequency`), to the same figure."""
 
     def has(column: Any, needle: str) -> ColumnElement[bool]:
         return _has(dialect, column, needle)
@@ -295,21 +302,15 @@ def score(
         hits.append(all_of([has(facets.c.title, word) for word in terms.all_words]))
     parts: list[ColumnElement[Any]] = [literal(0)]
     parts += [case((hit, EXACT_SCORE), else_=0) for hit in hits]
-    for word in terms.words:
-        if word in terms.all_words or not word:
-            elsewhere: ColumnElement[bool] = true()
-        else:
-            elsewhere = (
-                false()
-                if _odd(word)
-                else holding(dialect, Needles(texts=(word,)), seqs=seqs, per_row=per_row)
-            )
-        parts.append(
-            case(
-                (has(facets.c.title, word), TITLE_WEIGHT),
-                (has(facets.c.summary, word), SUMMARY_WEIGHT),
-                (elsewhere, OTHER_WEIGHT),
-                else_=0,
-            )
-        )
+    parts.append(sql_places(ranked_words(terms.words), has))
     return total(parts)
+
+
+def frequency(terms: RankTerms, *, dialect: str, row: FromClause) -> ColumnElement[Any]:
+    """The rest of the rank, below 1: how often the words are in `row` (a facets row)."""
+    return sql_frequency(ranked_words(terms.words), dialect, row)
+
+
+def ranked_words(words: Iterable[str]) -> list[str]:
+    """The words relevance counts: none empty, none SQL cannot store (`_odd`)."""
+    return [word for word in words if word and not _odd(word)]

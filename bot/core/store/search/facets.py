@@ -18,8 +18,15 @@ from typing import Any
 
 from sqlalchemy import Connection, delete, insert
 
-from bot.core.query.reading import file_paths, risk_texts, symbol_names, symbol_parts, tag_text
-from bot.core.query.text import SEP, normalize_text
+from bot.core.query.reading import (
+    file_paths,
+    list_texts,
+    risk_texts,
+    symbol_names,
+    symbol_parts,
+    tag_text,
+)
+from bot.core.query.text import SEP, TEXT_FIELDS, normalize_text
 from bot.core.query.values import IMPACT_ORDER, REC_ORDER, as_utc
 from bot.core.reports.model import Report
 from bot.core.store.sql.tables import report_facets
@@ -46,6 +53,24 @@ def _rank(order: tuple[str, ...], level: str | None) -> int | None:
     return order.index(level) if level is not None and level in order else None
 
 
+# The searched fields ranking counts apart (search/relevance.FIELDS); the others are `details`.
+_RANKED_APART = ("title", "summary", "recommendation")
+RANK_COLUMNS = (*_RANKED_APART, "details")
+
+
+def rank_texts(report: Report) -> tuple[str, str, str, str]:
+    """The title, one-liner, recommendation and the rest of the searched text (the other text
+    fields, the related-PR lines and the key files' notes, joined by SEP), normalized and
+    storable: what relevance.FIELDS reads, as stored in the facets row."""
+    title, summary, recommendation = (
+        storable(normalize_text(getattr(report, name))) for name in _RANKED_APART
+    )
+    others = (name for name in TEXT_FIELDS if name not in _RANKED_APART)
+    rest = [storable(normalize_text(getattr(report, name))) for name in others]
+    rest += [text.replace("\x00", STAND_IN) for text in list_texts(report).values()]
+    return title, summary, recommendation, SEP.join(rest)
+
+
 def facet_row(row_id: int, seq: int, seen_at: datetime, report: Report) -> dict[str, Any]:
     paths = file_paths(report)
     symbols = symbol_names(report)
@@ -62,8 +87,7 @@ def facet_row(row_id: int, seq: int, seen_at: datetime, report: Report) -> dict[
         "files": wrap(paths),
         "names": wrap(path.rsplit("/", 1)[-1] for path in paths),
         "symbols": wrap([*symbols, *(part for name in symbols for part in symbol_parts(name))]),
-        "title": storable(normalize_text(report.title)),
-        "summary": storable(normalize_text(report.summary)),
+        **dict(zip(RANK_COLUMNS, rank_texts(report), strict=True)),
     }
 
 

@@ -1,8 +1,9 @@
 """The full-text index of the reports, and writing it (text_lookup.py reads it).
 
 A word is a substring of a report's normalized text fields (NFKC, casefolded, whitespace runs
-as one space), never of two fields joined: the same answer as a scan over the stored reports,
-with no stemming and no dictionary, so a two-character Chinese word such as 权重 is found.
+as one space), or of one of its related-PR lines or key-file notes (query/reading.list_texts),
+never of two fields or lines joined: the same answer as a scan over the stored reports, with
+no stemming and no dictionary, so a two-character Chinese word such as 权重 is found.
 
 - SQLite: a contentless FTS5 table with the trigram tokenizer (`report_fts`, one column per
   field) answers words of three characters or more; words of one or two characters, which
@@ -46,6 +47,7 @@ from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from bot.core.query.reading import LIST_FIELDS, list_texts
 from bot.core.query.text import SEP, TEXT_FIELDS, normalize_text, word_tokens
 from bot.core.reports.model import STORED, Report
 from bot.core.store.search.facets import write_facets
@@ -54,10 +56,13 @@ from bot.core.store.sql.tables import report_facets, reports
 
 BATCH = 500  # reports per statement when filling or looking up
 GRAM_LIMIT = 2  # words this short are looked up by their characters, not by trigrams
+# The indexed fields: the text fields, then the related-PR lines and the key files' notes
+# (query/reading.list_texts), each its own FTS5 column (migration 0019).
+INDEX_FIELDS: Final = (*TEXT_FIELDS, *LIST_FIELDS)
 
 SQLITE_SCHEMA = (
     "CREATE VIRTUAL TABLE report_fts USING fts5("
-    + ", ".join(TEXT_FIELDS)
+    + ", ".join(INDEX_FIELDS)
     + ", tokenize='trigram case_sensitive 1', content='')",
     "CREATE VIRTUAL TABLE report_grams USING fts5("
     "grams, tokenize='ascii', detail=none, content='')",
@@ -78,7 +83,7 @@ SQLITE_DROP = (
     "DROP TABLE IF EXISTS report_words",
 )
 # The index tables as SQLAlchemy sees them (created by migrations 0006-0007, not by metadata).
-FTS = table("report_fts", column("rowid"), *(column(name) for name in TEXT_FIELDS))
+FTS = table("report_fts", column("rowid"), *(column(name) for name in INDEX_FIELDS))
 GRAMS = table("report_grams", column("rowid"), column("grams"))
 WORDS = table("report_words", column("rowid"), column("words"))
 SEARCH = table(
@@ -100,8 +105,10 @@ def _index_row(row: Any, report: Report) -> IndexRow:
 
 
 def field_texts(report: Report) -> list[str]:
-    """The normalized text of each indexed field, in TEXT_FIELDS order."""
-    return [normalize_text(str(getattr(report, name))) for name in TEXT_FIELDS]
+    """The normalized text of each indexed field, in INDEX_FIELDS order (a list field's lines
+    joined by SEP)."""
+    texts = [normalize_text(str(getattr(report, name))) for name in TEXT_FIELDS]
+    return texts + list(list_texts(report).values())
 
 
 def _stored_texts(report: Report) -> list[str]:
@@ -178,7 +185,7 @@ def _write_sqlite(conn: Connection, rows: Sequence[IndexRow]) -> None:
     word_rows: list[dict[str, Any]] = []
     for _, seq, _, report in rows:  # keyed by the write's new seq: nothing to delete
         texts = _stored_texts(report)
-        fts.append({"rowid": seq, **dict(zip(TEXT_FIELDS, texts, strict=True))})
+        fts.append({"rowid": seq, **dict(zip(INDEX_FIELDS, texts, strict=True))})
         gram_rows.append({"rowid": seq, "grams": gram_tokens(texts)})
         word_rows.append({"rowid": seq, "words": " ".join(words_of(texts))})
     conn.execute(insert(FTS), fts)

@@ -104,6 +104,10 @@ report_facets = Table(
     Column("symbols", Text, nullable=False),
     Column("title", Text, nullable=False),
     Column("summary", Text, nullable=False),
+    # What ranking reads besides the title and the one-liner (search/relevance.py): the
+    # recommendation, and the rest of the searched text joined by SEP (migration 0019).
+    Column("recommendation", Text, nullable=False, default=""),
+    Column("details", Text, nullable=False, default=""),
 )
 Index("ix_report_facets_at", report_facets.c.at, report_facets.c.seq)
 Index("ix_report_facets_seq", report_facets.c.seq, unique=True)  # the text index's key

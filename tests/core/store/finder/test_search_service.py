@@ -38,13 +38,13 @@ async def test_exact_hits_first_then_relevance_then_newest(store: ReportStore) -
             (_report(1, summary="权重 in the one-liner", merged_at=_day(2026, 1, 1)), ""),
             (_report(2, risks="权重 only in the risks", merged_at=_day(2026, 3, 1)), ""),
             (_report(3, title="权重同步", merged_at=_day(2026, 1, 1)), ""),
-            (_report(4, risks="权重 again in the risks", merged_at=_day(2026, 5, 1)), ""),
+            (_report(4, risks="权重 also in the risks", merged_at=_day(2026, 5, 1)), ""),
             (_report(5, summary="nothing here"), ""),
             (_report(6, risks="权重", tags=["权重"], merged_at=_day(2025, 1, 1)), ""),
         ]
     )
-    # 3 (in the title) and 6 (a tag) are exact hits; then the one-liner; then the risks,
-    # newest first.
+    # 3 (in the title) and 6 (a tag) are exact hits; then the one-liner; then the risks
+    # (as often, in texts as long), newest first.
     assert await _numbers(store, "权重") == [3, 6, 1, 4, 2]
 
 
@@ -154,3 +154,34 @@ async def test_the_walk_back_in_doubling_ranges_finds_what_one_range_would(
     walked = await search(store, parse("权重 1"), limit=40, now=NOW)
     assert [hit.report.number for hit in walked.hits] == whole
     assert sorted(whole) == [n for n in range(1, 41) if n % 3 == 1]
+
+
+async def test_relevance_counts_where_and_how_often(store: ReportStore) -> None:
+    long = "无关的长段落。" * 40
+    await store.upsert_many(
+        [
+            (_report(1, motivation=f"{long}权重{long}", merged_at=_day(2026, 9, 1)), ""),
+            (_report(2, recommendation="关注权重", merged_at=_day(2026, 1, 1)), ""),
+            (_report(3, summary="改为同步权重", merged_at=_day(2025, 1, 1)), ""),
+            (_report(4, motivation="权重，权重，权重与权重", merged_at=_day(2025, 6, 1)), ""),
+            (_report(5, motivation="权重", merged_at=_day(2025, 6, 1)), ""),
+        ]
+    )
+    # The one-liner above the recommendation above a long section; four times above once;
+    # once in a long text below once in a short one, however new.
+    assert await _numbers(store, "权重") == [3, 2, 4, 5, 1]
+
+
+async def test_related_lines_and_key_file_notes_are_searched(store: ReportStore) -> None:
+    related = [{"number": 7434, "title": "fix weight sync", "relation": "同属权重同步链路"}]
+    notes = [{"path": "verl/a.py", "note": "新增的分桶迭代器"}]
+    await store.upsert_many(
+        [
+            (Report.model_validate({**_report(1).model_dump(), "related": related}), ""),
+            (Report.model_validate({**_report(2).model_dump(), "key_files": notes}), ""),
+        ]
+    )
+    assert await _numbers(store, "权重同步") == [1]
+    assert await _numbers(store, '"weight sync"') == [1]
+    assert await _numbers(store, "分桶迭代器") == [2]
+    assert await _numbers(store, "7434") == []  # the related PR's number is not its text
