@@ -32,7 +32,7 @@ def test_given_paths_match_a_chinese_two_character_word(
         "verl-project/verl#7422",
         "verl-project/verl#7458",
     ]
-    assert "(权重 in summary, motivation, implementation, risks)" in matched[0]
+    assert "(权重 in summary, motivation, implementation, risks, related, key_files)" in matched[0]
     assert sum(line.startswith("no match  ") for line in lines) == 4
     assert lines[-1] == "2 of 6 reports match '权重'"
 
