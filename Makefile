@@ -3,8 +3,8 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
-# Test processes: most tests wait on sockets and timers, so three share two CPUs well.
-TEST_WORKERS ?= 3
+# Test processes: most tests wait on sockets and timers, so four share two CPUs well.
+TEST_WORKERS ?= 4
 # The tests marked `slow` (end-to-end runs, replicas, property tests with thousands of
 # examples) are opt-in here so that `make test` stays under five minutes: `SLOW=1 make test`
 # runs them too, and .ci/run sets SLOW=1, so CI runs every test. The fault suite's full

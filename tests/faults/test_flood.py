@@ -55,6 +55,8 @@ from tests.kits.proc import BotProcess
 from tests.kits.slack import SIGNING_SECRET, signed_headers, slash_body
 from tests.kits.telegram import WEBHOOK_SECRET, WEBHOOK_URL
 
+pytestmark = pytest.mark.slow  # the sample runs with SLOW=1 (CI), the full count with -m faults
+
 ANSWER_WITHIN_SECONDS = 3.0
 HEALTHZ_P99_MS = 100.0
 PEAK_RSS_MB = 300.0

@@ -31,6 +31,8 @@ from tests.kits.sizes import (
     step_ratios,
 )
 
+pytestmark = pytest.mark.slow  # the sample runs with SLOW=1 (CI), the full count with -m faults
+
 RENDERER = Renderer()
 START = 64 * 1024  # below this, a few ms of noise is a large ratio
 MAX_GROWTH = 6.0  # a 4x step; linear is 4, quadratic 16

@@ -19,6 +19,8 @@ from bot.core.reports.model import Report, Snippet
 from tests.kits.safety import assert_safe
 from tests.kits.sizes import GENERATORS, growth, long_report
 
+pytestmark = pytest.mark.slow  # linear-time guards over large inputs: CI runs them (SLOW=1)
+
 RENDERER = Renderer()
 SMALL = 64 * 1024  # and 4x that: 256 KB
 REPEATS = 3

@@ -14,6 +14,8 @@ import pytest
 from bot.core.reports.parse.parser import parse_markdown
 from tests.kits.sizes import WORST, continued_report, growth, markdown_of_size
 
+pytestmark = pytest.mark.slow  # linear-time guards over large inputs: CI runs them (SLOW=1)
+
 SMALL = 64 * 1024
 REPEATS = 3
 MAX_GROWTH = 6.0  # linear is 4; quadratic 16

@@ -26,6 +26,8 @@ from bot.core.store.finder.search import Hit, search
 from bot.core.store.reports import ReportStore
 from tests.kits.queries import NOW, NUMBERS, REPOS, Pool, random_query, random_report
 
+pytestmark = pytest.mark.slow  # thousands of generated queries: CI runs them (SLOW=1)
+
 SEED = int(os.environ.get("PRDIGEST_SEARCH_SEED", "1616"))
 REPORTS = 150
 UPDATED = 30
