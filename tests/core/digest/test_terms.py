@@ -81,6 +81,7 @@ def _extend(children: st.SearchStrategy[Query]) -> st.SearchStrategy[Query]:
 queries = st.recursive(LEAVES, _extend, max_leaves=12)
 
 
+@pytest.mark.slow  # 300 generated windows and queries: CI runs it (SLOW=1)
 @settings(max_examples=300, deadline=None)
 @given(items=windows, query=queries)
 def test_a_query_as_set_operations_matches_what_the_evaluator_matches(
@@ -101,6 +102,7 @@ filters = st.builds(
 )
 
 
+@pytest.mark.slow  # 300 generated windows and filters: CI runs it (SLOW=1)
 @settings(max_examples=300, deadline=None)
 @given(items=windows, chosen=st.lists(filters, min_size=1, max_size=4), mark=st.integers(0, 40))
 def test_a_filter_by_terms_picks_what_select_new_picks(

@@ -193,6 +193,7 @@ def _random_report(rng: random.Random, number: int) -> Report:
     return _report(number, title=_text(rng).strip() or "t", comment_highlights=_text(rng), **texts)
 
 
+@pytest.mark.slow  # generated stores and queries: CI runs it (SLOW=1)
 async def test_candidates_equal_a_brute_force_scan(store: ReportStore) -> None:
     rng = random.Random(16)
     made = [_random_report(rng, n) for n in range(1, 201)]

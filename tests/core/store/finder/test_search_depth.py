@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import pytest
+
 from bot.chat.replay import replay
 from bot.core.models import Locale, Platform
 from bot.core.query import And, Field, Or, Query, Text
@@ -15,6 +17,8 @@ from bot.core.store.finder.search import search
 from bot.core.store.reports import ReportStore
 from bot.core.timing.cadence import parse_cadence
 from bot.core.timing.cron import next_fire
+
+pytestmark = pytest.mark.slow  # hundreds of terms per query: CI runs them (SLOW=1)
 
 NOW = datetime(2026, 12, 1, tzinfo=UTC)
 MANY = 520  # past SQLite's depth of 1000 for a chain
