@@ -14,22 +14,17 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final
 
-from sqlalchemy import and_, func, select, update
+from sqlalchemy import and_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.core.models import Platform
 from bot.core.store.bounds import max_chars
+from bot.core.store.editions import PAYLOAD
 from bot.core.store.reading import MarkKind, keys_in_message
 from bot.core.store.sql.bulk import among
 from bot.core.store.sql.db import write_transaction
-from bot.core.store.sql.tables import (
-    destinations,
-    digest_runs,
-    edition_messages,
-    outbox,
-    reading_marks,
-)
+from bot.core.store.sql.tables import destinations, outbox, reading_marks
 
 # A read mark's actor keeps everyone who read the PR here, one name a line, in the order they
 # pressed, as many as the column holds (the first readers are kept): one row per PR, no table.
@@ -118,15 +113,9 @@ async def sent_digest(
 ) -> SentDigest | None:
     """The digest message sent to (platform, target) with the platform's id `external_id`,
     or with the outbox row `row`; None when that destination got no such message."""
-    o, m, r = outbox, edition_messages, digest_runs
-    shared = (
-        select(m.c.payload)
-        .join(r, r.c.edition_id == m.c.edition_id)
-        .where(r.c.id == o.c.run_id, m.c.part == o.c.part)
-        .scalar_subquery()
-    )
+    o = outbox
     query = (
-        select(o.c.id, o.c.external_id, func.coalesce(o.c.payload, shared).label("payload"))
+        select(o.c.id, o.c.external_id, PAYLOAD)
         .join(destinations, destinations.c.id == o.c.destination_id)
         .where(
             destinations.c.platform == platform.value,
