@@ -106,18 +106,23 @@ def slack_problems(env: Env) -> list[str]:
     return found
 
 
+def _unshaped(name: str, value: str | None, shape: re.Pattern[str], what: str) -> list[str]:
+    """Why a set secret is not one: still the example's placeholder, or not shaped like `what`."""
+    if value is None:
+        return []
+    if is_placeholder(value):
+        return [_placeholder(name)]
+    if not shape.fullmatch(value):
+        return [f"{name} is not shaped like {what}: set {WHERE[name]}"]
+    return []
+
+
 def telegram_problems(env: Env, config: BotConfig) -> list[str]:
     """Why the Telegram adapter cannot run as configured (empty: it can, or is off)."""
     token, secret = _value(env.telegram_bot_token), _value(env.telegram_webhook_secret)
     found: list[str] = []
-    if token is not None:
-        if is_placeholder(token):
-            found.append(_placeholder("TELEGRAM_BOT_TOKEN"))
-        elif not TELEGRAM_TOKEN_SHAPE.fullmatch(token):
-            found.append(
-                "TELEGRAM_BOT_TOKEN is not shaped like a Telegram token (digits, a colon, then "
-                f"letters, digits, _ or -): set {WHERE['TELEGRAM_BOT_TOKEN']}"
-            )
+    shape = "a Telegram token (digits, a colon, then letters, digits, _ or -)"
+    found += _unshaped("TELEGRAM_BOT_TOKEN", token, TELEGRAM_TOKEN_SHAPE, shape)
     if config.telegram.webhook_url and secret is None:
         found.append("telegram.webhook_url is set but TELEGRAM_WEBHOOK_SECRET is not")
     if secret is not None:
@@ -134,14 +139,8 @@ def lark_problems(env: Env) -> list[str]:
     found: list[str] = []
     if (app_id is None) != (secret is None):
         found.append("LARK_APP_ID and LARK_APP_SECRET go together: set both or neither")
-    if app_id is not None:
-        if is_placeholder(app_id):
-            found.append(_placeholder("LARK_APP_ID"))
-        elif not LARK_APP_ID_SHAPE.fullmatch(app_id):
-            found.append(
-                "LARK_APP_ID is not shaped like a Feishu app id (cli_ then lowercase letters"
-                f" and digits): set {WHERE['LARK_APP_ID']}"
-            )
+    shape = "a Feishu app id (cli_ then lowercase letters and digits)"
+    found += _unshaped("LARK_APP_ID", app_id, LARK_APP_ID_SHAPE, shape)
     if secret is not None and is_placeholder(secret):
         found.append(_placeholder("LARK_APP_SECRET"))
     return found
