@@ -229,10 +229,11 @@ class LarkRenderer(PlatformRenderer[LarkChunk]):
         return LarkChunk((self._sections(view, labels),))
 
     def assemble(self, pieces: Sequence[Piece[LarkChunk]]) -> RenderedMessage:
-        """One card: the first header a piece brings, then every piece's elements."""
+        """One card: the first header a piece brings, then every piece's elements. A shared
+        card (`update_multi`): when a button press updates it, everyone sees the update."""
         header = next((p.content.header for p in pieces if p.content.header), None)
         elements = [element for piece in pieces for element in piece.content.elements]
-        card: dict[str, Any] = {"config": {"wide_screen_mode": True}}
+        card: dict[str, Any] = {"config": {"wide_screen_mode": True, "update_multi": True}}
         if header is not None:
             card["header"] = header
         card["elements"] = elements
