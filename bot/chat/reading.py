@@ -9,6 +9,7 @@ subscriptions follow). The wording lives in the labels table.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -237,6 +238,15 @@ class ReadingVerbs:
         if page is None or not page.items:
             return Answer(Notice("more_none"))
         return Answer(_page_answer(page), public=True)
+
+
+def key_of(ref: str, keys: Sequence[str]) -> str | None:
+    """Which of a message's PR keys a button's REF names (`owner/repo#7422`, or `7422` alone
+    where the whole REF did not fit the platform's button value)."""
+    if ref in keys:
+        return ref
+    found = [key for key in keys if key.rpartition("#")[2] == ref]
+    return found[0] if len(found) == 1 else None
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,6 +20,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.adapters.slack import errors
+from bot.chat.reading import key_of
 from bot.core.render.actions import ENTRY_ACTION_PREFIX, EntryAction
 from bot.core.render.limits.slack import (
     SLACK_MAX_MESSAGE_CHARS,
@@ -134,15 +135,6 @@ async def respond_replacing(respond: Respond, message: RenderedMessage, where: s
         await respond(replace_original=True, **_respond_args(message.payload))
     except (aiohttp.ClientError, TimeoutError) as exc:
         log(logger, "slack.respond_failed", logging.WARNING, where=where, reason=repr(exc))
-
-
-def key_of(ref: str, keys: Sequence[str]) -> str | None:
-    """Which of a message's PR keys a button's REF names (`owner/repo#7422`, or `7422` alone
-    where the whole REF did not fit the value)."""
-    if ref in keys:
-        return ref
-    found = [key for key in keys if key.rpartition("#")[2] == ref]
-    return found[0] if len(found) == 1 else None
 
 
 def _read_ref(element: object) -> str | None:

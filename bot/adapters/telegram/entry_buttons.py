@@ -38,7 +38,7 @@ from bot.adapters.telegram.reply import Replier
 from bot.adapters.telegram.report_pager import ReportPager
 from bot.adapters.telegram.updates import TelegramApp
 from bot.chat.answers import Chat, Notice, SectionAnswer, render_notice
-from bot.chat.reading import ReadMessage
+from bot.chat.reading import ReadMessage, key_of
 from bot.core.models import Format, Locale
 from bot.core.render.actions import EntryAction, parse_action
 from bot.core.render.labels import labels
@@ -120,22 +120,13 @@ class EntryButtons(PressHandler):
             await self.replier.send(chat.chat_id, rendered, reply_to=message.message_id)
 
 
-def _key_of(ref: str, keys: Sequence[str]) -> str | None:
-    """Which of a message's PR keys a button's REF names (`owner/repo#7422`, or `7422` alone
-    where the whole REF did not fit 64 bytes)."""
-    if ref in keys:
-        return ref
-    found = [key for key in keys if key.rpartition("#")[2] == ref]
-    return found[0] if len(found) == 1 else None
-
-
 def read_rows(rows: Sequence[Sequence[Mapping[str, Any]]], sent: ReadMessage) -> Rows:
     """The keyboard without the ✅ Read buttons of the PRs read here (a row left with no
     button goes); any other button, an open ⋯ menu's too, stays as it is."""
 
     def read(button: Mapping[str, Any]) -> bool:
         data = str(button.get("callback_data", ""))
-        key = _key_of(data.removeprefix(READ_PREFIX), sent.keys)
+        key = key_of(data.removeprefix(READ_PREFIX), sent.keys)
         return data.startswith(READ_PREFIX) and bool(sent.readers.get(key or ""))
 
     kept = [[dict(button) for button in row if not read(button)] for row in rows]
