@@ -39,6 +39,9 @@ LARK_UUID_WINDOW_SECONDS
 LARK_APP_PER_MINUTE
 LARK_APP_PER_SECOND
 LARK_PER_CHAT_QPS
-# Read from the environment now, used by the inbound Feishu events of phase 2 (docs/lark.md).
-lark_verification_token
-lark_encrypt_key
+
+# lark-oapi's long-connection client calls these on the objects it is handed
+# (adapters/lark/socket.py): the event handler's method and the client's reconnect hooks.
+_._do_without_validation
+_.on_reconnecting
+_.on_reconnected

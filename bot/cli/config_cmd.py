@@ -30,9 +30,11 @@ from bot.settings import BotConfig, Env
 from bot.settings.env_checks import (
     ingest_problems,
     lark_problems,
+    lark_warnings,
     slack_problems,
     telegram_problems,
 )
+from bot.settings.lark import LarkReceive
 from bot.settings.values import NOW_SCHEDULE
 
 
@@ -69,7 +71,7 @@ def problems(env: Env, config: BotConfig) -> list[str]:
     found += _channel_problems(env, config)
     found += slack_problems(env)
     found += telegram_problems(env, config)
-    found += lark_problems(env)
+    found += lark_problems(env, config)
     found += ingest_problems(env)
     return found
 
@@ -96,6 +98,11 @@ def describe(env: Env, config: BotConfig) -> list[str]:
     now = clock.utc_clock()
     slack_mode = "Socket Mode" if env.slack_app_token else "HTTP mode, POST /slack/events"
     telegram_mode = "webhook" if config.telegram.webhook_url else "long polling"
+    lark_mode = (
+        "HTTP callbacks, POST /lark/events"
+        if config.lark.receive is LarkReceive.WEBHOOK
+        else "long connection"
+    )
     lines = [
         f"config:    {env.config_path or 'built-in defaults (no config/bot.yaml)'}",
         _database(env),
@@ -108,7 +115,7 @@ def describe(env: Env, config: BotConfig) -> list[str]:
             telegram_problems(env, config),
             telegram_mode,
         ),
-        _platform("lark", "LARK_APP_ID", env.lark_enabled, lark_problems(env), "delivery only"),
+        _platform("lark", "LARK_APP_ID", env.lark_enabled, lark_problems(env, config), lark_mode),
         _platform(
             "ingest API",
             "BOT_INGEST_TOKEN",
@@ -117,6 +124,7 @@ def describe(env: Env, config: BotConfig) -> list[str]:
             "POST /api/reports",
         ),
     ]
+    lines += lark_warnings(env, config)
     lines.append(query_budget(config))
     for source in config.sources:
         line = f"source:    {source.dir or source.url} every {source.interval_seconds}s"

@@ -53,6 +53,7 @@ from bot.web.metrics import Metrics
 from bot.web.routes import WebDeps, build_web
 
 if TYPE_CHECKING:  # imported when their platform is on: a service without Slack loads no bolt
+    from bot.adapters.lark.adapter import LarkSettings
     from bot.adapters.lark.sender import LarkSender
     from bot.adapters.slack.adapter import SlackSettings
     from bot.adapters.slack.sender import SlackSender
@@ -137,9 +138,29 @@ def open_senders(ctx: Context, clock: Clock = utc_clock) -> Senders:
     return Senders(ConsoleSender(), slack, telegram, lark_sender(ctx))
 
 
+def lark_settings(ctx: Context) -> LarkSettings:
+    """The Feishu/Lark adapter's settings, from the environment and the config file."""
+    from bot.adapters.lark.adapter import LarkSettings
+    from bot.adapters.lark.callbacks import LarkSecrets
+
+    env, lark = ctx.env, ctx.config.lark
+    if env.lark_app_id is None:
+        raise ConfigError("LARK_APP_ID is not set")
+    return LarkSettings(
+        app_id=env.lark_app_id,
+        app_secret=_token(env.lark_app_secret, "LARK_APP_SECRET"),
+        api_url=api_url(lark.domain, env.lark_api_url),
+        receive=lark.receive,
+        secrets=LarkSecrets(
+            _reveal(env.lark_verification_token) or None, _reveal(env.lark_encrypt_key) or None
+        ),
+        admins=tuple(admin.strip() for admin in lark.admins if admin.strip()),
+    )
+
+
 def lark_sender(ctx: Context) -> LarkSender | None:
-    """The Feishu/Lark sender when LARK_APP_ID and LARK_APP_SECRET are set (delivery only:
-    inbound events come in phase 2, docs/lark.md). Imported only then: the SDK is large."""
+    """The Feishu/Lark sender when LARK_APP_ID and LARK_APP_SECRET are set. Imported only
+    then: the SDK is large."""
     env = ctx.env
     if env.lark_app_id is None or env.lark_app_secret is None:
         return None
@@ -167,6 +188,10 @@ def build_adapters(ctx: Context, deps: AdapterDeps, senders: Senders) -> list[Ad
         from bot.adapters.telegram.adapter import build_telegram_adapter
 
         adapters.append(build_telegram_adapter(deps, telegram_settings(ctx), senders.telegram))
+    if senders.lark is not None:  # one client (one tenant token) for digests and answers
+        from bot.adapters.lark.adapter import LarkAdapter
+
+        adapters.append(LarkAdapter(deps, lark_settings(ctx), senders.lark.client))
     return adapters
 
 

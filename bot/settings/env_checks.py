@@ -13,7 +13,7 @@ import re
 from pydantic import SecretStr
 
 from bot.settings import TELEGRAM_WEBHOOK_SECRET_RULE, BotConfig, Env
-from bot.settings.lark import LARK_APP_ID_SHAPE
+from bot.settings.lark import LARK_APP_ID_SHAPE, LarkReceive
 
 SLACK_BOT_PREFIX = "xoxb-"
 SLACK_APP_PREFIX = "xapp-"
@@ -46,6 +46,8 @@ WHERE = {
     "BOT_INGEST_TOKEN": "a random token, e.g. `openssl rand -hex 32`",
     "LARK_APP_ID": "the App ID (cli_…) on the app's Credentials & Basic Info page",
     "LARK_APP_SECRET": "the App Secret on the app's Credentials & Basic Info page",
+    "LARK_VERIFICATION_TOKEN": "the Verification Token on the app's Events & Callbacks page",
+    "LARK_ENCRYPT_KEY": "the Encrypt Key on the app's Events & Callbacks page",
 }
 
 
@@ -133,17 +135,40 @@ def telegram_problems(env: Env, config: BotConfig) -> list[str]:
     return found
 
 
-def lark_problems(env: Env) -> list[str]:
-    """Why the Feishu/Lark sender cannot run as configured (empty: it can, or is off)."""
+def lark_problems(env: Env, config: BotConfig) -> list[str]:
+    """Why the Feishu/Lark adapter cannot run as configured (empty: it can, or is off)."""
     app_id, secret = env.lark_app_id, _value(env.lark_app_secret)
     found: list[str] = []
     if (app_id is None) != (secret is None):
         found.append("LARK_APP_ID and LARK_APP_SECRET go together: set both or neither")
     shape = "a Feishu app id (cli_ then lowercase letters and digits)"
     found += _unshaped("LARK_APP_ID", app_id, LARK_APP_ID_SHAPE, shape)
-    if secret is not None and is_placeholder(secret):
-        found.append(_placeholder("LARK_APP_SECRET"))
+    for name, value in (
+        ("LARK_APP_SECRET", secret),
+        ("LARK_VERIFICATION_TOKEN", _value(env.lark_verification_token)),
+        ("LARK_ENCRYPT_KEY", _value(env.lark_encrypt_key)),
+    ):
+        if value is not None and is_placeholder(value):
+            found.append(_placeholder(name))
+    webhook = env.lark_enabled and config.lark.receive is LarkReceive.WEBHOOK
+    if webhook and env.lark_verification_token is None and env.lark_encrypt_key is None:
+        found.append(
+            "lark.receive: webhook needs LARK_ENCRYPT_KEY (or at least LARK_VERIFICATION_TOKEN):"
+            " without them anyone who finds POST /lark/events can send the bot events"
+        )
     return found
+
+
+def lark_warnings(env: Env, config: BotConfig) -> list[str]:
+    """What works but is weaker than it should be."""
+    webhook = env.lark_enabled and config.lark.receive is LarkReceive.WEBHOOK
+    if webhook and env.lark_verification_token is not None and env.lark_encrypt_key is None:
+        return [
+            "warning: LARK_ENCRYPT_KEY is not set: Feishu's callbacks arrive unencrypted and"
+            " unsigned, so only the verification token guards POST /lark/events and a replayed"
+            " request is refused only by its event id (set an Encrypt Key in the console)"
+        ]
+    return []
 
 
 def ingest_problems(env: Env) -> list[str]:

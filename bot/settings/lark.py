@@ -21,11 +21,21 @@ class LarkDomain(StrEnum):
     LARK = "lark"
 
 
+class LarkReceive(StrEnum):
+    """How events reach the bot: the SDK's long connection (no public URL needed), or HTTP
+    callbacks at POST /lark/events."""
+
+    SOCKET = "socket"
+    WEBHOOK = "webhook"
+
+
 class LarkConfig(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     domain: LarkDomain = LarkDomain.FEISHU
-    admins: list[str] = Field(default_factory=list)  # open_ids who may change subscriptions
+    # open_ids who may change every group's subscriptions, besides each group's owner and managers
+    admins: list[str] = Field(default_factory=list)
+    receive: LarkReceive = LarkReceive.SOCKET
 
 
 def api_url(domain: LarkDomain, override: str | None) -> str:

@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Final
 
 from telegram import (
@@ -53,7 +52,7 @@ from bot.core.render.flow import RenderedMessage
 from bot.core.render.labels import labels
 from bot.core.render.limits.telegram import TELEGRAM_ALERT_MAX, TELEGRAM_MAX_CALLBACK_BYTES
 from bot.core.render.renderer import Renderer
-from bot.core.render.report_tabs import report_tabs, tab_label, tab_pages
+from bot.core.render.report_tabs import Shown, pager_rows, report_tabs, tab_pages
 from bot.core.render.telegram import Rows
 from bot.logs import log
 
@@ -61,23 +60,11 @@ logger = logging.getLogger("prdigest.telegram")
 
 PATTERN: Final = f"^{EntryAction.SECTION.value}:"
 TABS_PER_ROW: Final = 4  # 7 sections: two rows a phone shows without cutting the labels
-CURRENT_MARK: Final = "▸ "  # before the label of the section shown
-PREVIOUS: Final = "‹"
-NEXT: Final = "›"
 NOT_MODIFIED: Final = "message is not modified"  # Telegram's answer to an edit that changes nothing
 # The longest SECTION a button carries: with PAGE_MAX, the most room a REF has to share.
 _LONGEST_SECTION: Final = max(SECTION_NAMES | {PRIVATE_COPY}, key=len)
 
 Context = ContextTypes.DEFAULT_TYPE
-
-
-@dataclass(frozen=True, slots=True)
-class Shown:
-    """What the pager message shows: a section, its page (from 0) and how many it has."""
-
-    tab: Section
-    page: int
-    pages: int
 
 
 def button_ref(ref: str) -> str:
@@ -92,31 +79,13 @@ def button_ref(ref: str) -> str:
 def pager_keyboard(
     ref: str, tabs: Sequence[Section], shown: Shown, locale: Locale, offer_private: bool
 ) -> Rows:
-    """The sections (the one shown marked), ‹ page/pages › when the section has more than
-    one page (wrapping around), and 📩 Send privately when `offer_private`."""
+    """The pager's sections and pages (report_tabs.pager_rows), and 📩 Send privately when
+    `offer_private`."""
     carried = button_ref(ref)
-    buttons = [
-        {
-            "text": (CURRENT_MARK if tab is shown.tab else "") + tab_label(tab, locale),
-            "callback_data": section_data(carried, tab.value, 0),
-        }
-        for tab in tabs
+    rows = [
+        [{"text": text, "callback_data": data} for text, data in row]
+        for row in pager_rows(carried, tabs, shown, locale, TABS_PER_ROW)
     ]
-    rows = [buttons[start : start + TABS_PER_ROW] for start in range(0, len(buttons), TABS_PER_ROW)]
-    if shown.pages > 1:
-
-        def to_page(page: int, text: str) -> dict[str, str]:
-            data = section_data(carried, shown.tab.value, page % shown.pages)
-            return {"text": text, "callback_data": data}
-
-        here = f"{shown.page + 1}/{shown.pages}"
-        rows.append(
-            [
-                to_page(shown.page - 1, PREVIOUS),
-                to_page(shown.page, here),
-                to_page(shown.page + 1, NEXT),
-            ]
-        )
     if offer_private:
         text = labels(locale)["button_send_private"]
         rows.append([{"text": text, "callback_data": section_data(carried, PRIVATE_COPY, 0)}])

@@ -11,6 +11,7 @@ _SECTION_NAMES = "summary, risks, files, related, motivation, impl, comments, fu
 NOTICES: dict[Locale, dict[str, str]] = {
     Locale.ZH: {
         "not_found": "没有找到 {ref} 的报告。",
+        "button_unknown": "这个按钮已失效，请用命令再问一次（例如 {cmd}pr 7422）。",
         "ambiguous": "{ref} 对应多个仓库：{choices}。请写成 owner/repo#编号。",
         "bad_ref": "看不懂这个 PR 编号：{ref}。请写 7422、verl#7422、owner/repo#7422 或 PR 链接。",
         "bad_repo": "仓库应写成 owner/name：{repo}",
@@ -121,6 +122,7 @@ NOTICES: dict[Locale, dict[str, str]] = {
     },
     Locale.EN: {
         "not_found": "No report found for {ref}.",
+        "button_unknown": "This button no longer works; ask with a command (e.g. {cmd}pr 7422).",
         "ambiguous": "{ref} matches several repos: {choices}. Write it as owner/repo#number.",
         "bad_ref": "Cannot read {ref} as a PR: write 7422, verl#7422, owner/repo#7422 "
         "or a PR link.",

@@ -10,11 +10,13 @@ keyboard that flips through them is the adapter's.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Final
 
 from bot.core.digest.select import StoredReport
 from bot.core.models import Format, Locale, Section
+from bot.core.render.actions import section_data
 from bot.core.render.flow import RenderedMessage
 from bot.core.render.labels import labels
 from bot.core.render.renderer import Renderer
@@ -71,3 +73,47 @@ def tab_pages(
     report, _ = as_stored(item)
     blocks = tab_blocks(report, tab, L)
     return renderer.titled_blocks(item, L[f"section_{tab.value}"], blocks, fmt, locale)
+
+
+CURRENT_MARK: Final = "▸ "  # before the label of the section shown
+PREVIOUS: Final = "‹"
+NEXT: Final = "›"
+Button = tuple[str, str]  # (label, the press's data: `sec:REF:SECTION:PAGE`)
+
+
+@dataclass(frozen=True, slots=True)
+class Shown:
+    """What a pager shows: a section, its page (from 0) and how many it has."""
+
+    tab: Section
+    page: int
+    pages: int
+
+
+def pager_rows(
+    ref: str, tabs: Sequence[Section], shown: Shown, locale: Locale, per_row: int
+) -> list[list[Button]]:
+    """A pager's buttons: the sections (the one shown marked), `per_row` to a row, then
+    ‹ page/pages › when the section has more than one page (wrapping around)."""
+    buttons = [
+        (
+            (CURRENT_MARK if tab is shown.tab else "") + tab_label(tab, locale),
+            section_data(ref, tab.value, 0),
+        )
+        for tab in tabs
+    ]
+    rows = [buttons[start : start + per_row] for start in range(0, len(buttons), per_row)]
+    if shown.pages > 1:
+
+        def to_page(page: int, text: str) -> Button:
+            return text, section_data(ref, shown.tab.value, page % shown.pages)
+
+        here = f"{shown.page + 1}/{shown.pages}"
+        rows.append(
+            [
+                to_page(shown.page - 1, PREVIOUS),
+                to_page(shown.page, here),
+                to_page(shown.page + 1, NEXT),
+            ]
+        )
+    return rows

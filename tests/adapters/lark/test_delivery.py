@@ -133,6 +133,7 @@ async def test_a_threaded_digest_replies_in_the_summary_cards_thread(
     parent, *replies = fake.sent_to(GROUP)
     assert len(replies) == run.messages - 1 >= 2
     assert parent.parent_id is None and all(r.parent_id == parent.message_id for r in replies)
+    assert all(r.in_thread for r in replies), "replies go in the card's thread"
 
 
 async def test_a_sender_killed_mid_send_posts_nothing_twice(

@@ -1,4 +1,5 @@
-"""A strict loopback fake of the Feishu/Lark Open API (tenant token, message create and reply).
+"""A strict loopback fake of the Feishu/Lark Open API: the tenant token, message create and
+reply, the bot's info and a chat's info (its mode, owner and managers).
 
 It accepts only the fields lark-oapi's request models define (introspected from the SDK's
 classes), answers in the shapes its response models parse, checks every card (cards.py),
@@ -23,8 +24,10 @@ from types import TracebackType
 from typing import Any
 
 from aiohttp import web
+from lark_oapi.api.contact.v3.model.get_user_request import GetUserRequest
 from lark_oapi.api.im.v1.model.create_message_request import CreateMessageRequest
 from lark_oapi.api.im.v1.model.create_message_request_body import CreateMessageRequestBody
+from lark_oapi.api.im.v1.model.get_chat_request import GetChatRequest
 from lark_oapi.api.im.v1.model.message import Message
 from lark_oapi.api.im.v1.model.reply_message_request_body import ReplyMessageRequestBody
 from lark_oapi.core.token.create_token_request_body import CreateTokenRequestBody
@@ -40,7 +43,12 @@ from tests.fakes.lark.cards import CardError, check_card
 
 TOKEN_PATH = "/open-apis/auth/v3/tenant_access_token/internal"
 MESSAGES_PATH = "/open-apis/im/v1/messages"
+BOT_INFO_PATH = "/open-apis/bot/v3/info"
+CHATS_PATH = "/open-apis/im/v1/chats"
+USERS_PATH = "/open-apis/contact/v3/users"
 RESET_SECONDS = 2  # what x-ogw-ratelimit-reset says after a 429
+BOT_OPEN_ID = "ou_prdigestbot0001"
+OWNER_OPEN_ID = "ou_groupowner0001"
 
 
 def model_fields(model: type) -> frozenset[str]:
@@ -53,6 +61,9 @@ def model_fields(model: type) -> frozenset[str]:
 
 CREATE_FIELDS = model_fields(CreateMessageRequestBody)
 REPLY_FIELDS = model_fields(ReplyMessageRequestBody)
+CHAT_QUERIES = frozenset({"user_id_type"})
+CHAT_QUERIES = frozenset(vars(GetChatRequest())) & CHAT_QUERIES  # only what the SDK defines
+USER_QUERIES = frozenset(vars(GetUserRequest())) & {"user_id_type", "department_id_type"}
 TOKEN_FIELDS = model_fields(CreateTokenRequestBody)
 CREATE_QUERIES = (
     frozenset(vars(CreateMessageRequest()))
@@ -79,6 +90,15 @@ class Posted:
     uuid: str | None
     parent_id: str | None
     time: float
+    in_thread: bool = False  # a reply with reply_in_thread
+    by_bot: bool = True  # False: a person's message the tests said was sent (no card)
+
+
+@dataclass(frozen=True, slots=True)
+class ChatInfo:
+    mode: str = "group"  # "group", "topic" or "p2p"
+    owner: str = OWNER_OPEN_ID
+    managers: tuple[str, ...] = ()
 
 
 @dataclass(slots=True)
@@ -100,6 +120,8 @@ class FakeLark:
         self.app_id, self.app_secret, self.clock = app_id, app_secret, clock
         self.tokens: list[str] = []
         self.chats: dict[str, bool] = {}  # chat → the bot is in it
+        self.infos: dict[str, ChatInfo] = {}
+        self.people: dict[str, str] = {}  # open_id → name
         self.posted: list[Posted] = []
         self.calls: list[Call] = []
         self.faults: dict[str, deque[Fault]] = defaultdict(deque)
@@ -116,6 +138,9 @@ class FakeLark:
         app.router.add_post(TOKEN_PATH, self._token)
         app.router.add_post(MESSAGES_PATH, self._create)
         app.router.add_post(MESSAGES_PATH + "/{message_id}/reply", self._reply)
+        app.router.add_get(BOT_INFO_PATH, self._bot_info)
+        app.router.add_get(CHATS_PATH + "/{chat_id}", self._chat_info)
+        app.router.add_get(USERS_PATH + "/{user_id}", self._user_info)
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", 0)
@@ -134,8 +159,25 @@ class FakeLark:
         return f"http://127.0.0.1:{self._port}"
 
     # -- test controls -----------------------------------------------------------------------
-    def add_chat(self, chat_id: str) -> None:
+    def add_chat(
+        self,
+        chat_id: str,
+        *,
+        mode: str = "group",
+        owner: str = OWNER_OPEN_ID,
+        managers: tuple[str, ...] = (),
+    ) -> None:
         self.chats[chat_id] = True
+        self.infos[chat_id] = ChatInfo(mode, owner, managers)
+
+    def add_person(self, open_id: str, name: str) -> None:
+        self.people[open_id] = name
+
+    def user_message(self, chat_id: str) -> str:
+        """A person's message in `chat_id` (what an event names): its id, to reply to."""
+        message_id = f"om_user{next(self._ids)}"
+        self.posted.append(Posted(chat_id, message_id, {}, None, None, self.clock(), by_bot=False))
+        return message_id
 
     def remove_bot(self, chat_id: str) -> None:
         """The bot is removed from the group: sends answer 230002."""
@@ -148,7 +190,7 @@ class FakeLark:
         self.tokens.clear()
 
     def sent_to(self, chat_id: str) -> list[Posted]:
-        return [p for p in self.posted if p.chat_id == chat_id]
+        return [p for p in self.posted if p.chat_id == chat_id and p.by_bot]
 
     # -- handlers ----------------------------------------------------------------------------
     def _answer(
@@ -201,15 +243,55 @@ class FakeLark:
         path = MESSAGES_PATH + "/:message_id/reply"
         if parent is None:
             return self._answer(path, 400, 230011, "The message was withdrawn.", body=body)
-        if body.get("reply_in_thread") is not True:
-            raise web.HTTPBadRequest(text="digest replies go in the thread")
+        if not isinstance(body.get("reply_in_thread", False), bool):
+            raise web.HTTPBadRequest(text="reply_in_thread is a boolean")
         return self._post(path, request, body, parent.chat_id, parent_id)
+
+    def _authorized(self, request: web.Request) -> bool:
+        auth = request.headers.get("Authorization", "")
+        return auth.startswith("Bearer ") and auth[7:] in self.tokens
+
+    async def _bot_info(self, request: web.Request) -> web.Response:
+        if not self._authorized(request):
+            return self._answer(BOT_INFO_PATH, 400, 99991663, "Invalid access token")
+        self.calls.append(Call(BOT_INFO_PATH, 200, 0, self.clock()))
+        bot = {"activate_status": 2, "app_name": "prdigest", "open_id": BOT_OPEN_ID}
+        return web.json_response({"code": 0, "msg": "ok", "bot": bot})
+
+    async def _user_info(self, request: web.Request) -> web.Response:
+        path = USERS_PATH + "/:user_id"
+        if set(request.query) - USER_QUERIES or request.query.get("user_id_type") != "open_id":
+            raise web.HTTPBadRequest(text=f"bad query: {dict(request.query)}")
+        if not self._authorized(request):
+            return self._answer(path, 400, 99991663, "Invalid access token")
+        open_id = request.match_info["user_id"]
+        if open_id not in self.people:
+            return self._answer(path, 400, 41050, "no user authority error")
+        user = {"open_id": open_id, "name": self.people[open_id]}
+        return self._answer(path, 200, 0, "success", {"user": user})
+
+    async def _chat_info(self, request: web.Request) -> web.Response:
+        path = CHATS_PATH + "/:chat_id"
+        if set(request.query) - CHAT_QUERIES:
+            raise web.HTTPBadRequest(text=f"bad query: {dict(request.query)}")
+        if not self._authorized(request):
+            return self._answer(path, 400, 99991663, "Invalid access token")
+        info = self.infos.get(request.match_info["chat_id"])
+        if info is None or not self.chats.get(request.match_info["chat_id"]):
+            return self._answer(path, 400, 232011, "the bot is not in the chat")
+        id_type = request.query.get("user_id_type", "open_id")
+        data = {
+            "chat_mode": info.mode,
+            "owner_id_type": id_type,
+            "owner_id": info.owner,
+            "user_manager_id_list": list(info.managers),
+        }
+        return self._answer(path, 200, 0, "success", data)
 
     def _post(
         self, path: str, request: web.Request, body: dict[str, Any], chat: str, parent: str | None
     ) -> web.Response:
-        auth = request.headers.get("Authorization", "")
-        if not auth.startswith("Bearer ") or auth[7:] not in self.tokens:
+        if not self._authorized(request):
             return self._answer(path, 400, 99991663, "Invalid access token", body=body)
         now = self.clock()
         limited = self._rate_limited(chat, now)
@@ -233,7 +315,8 @@ class FakeLark:
             card = check_card(body["content"])
         except (CardError, ValueError) as exc:
             return self._answer(path, 400, 230099, f"Failed to create card content: {exc}")
-        posted = Posted(chat, f"om_fake{next(self._ids)}", card, uuid, parent, now)
+        in_thread = parent is not None and body.get("reply_in_thread") is True
+        posted = Posted(chat, f"om_fake{next(self._ids)}", card, uuid, parent, now, in_thread)
         self.posted.append(posted)
         if uuid:
             self.by_uuid[uuid] = (now, posted)
