@@ -13,7 +13,9 @@ tick whose destinations all differ renders each, as before, in bounded memory).
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
+import time
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -29,11 +31,33 @@ from bot.core.render.options import DigestOptions
 from bot.core.render.renderer import Renderer
 from bot.core.store.editions import EditionMessage, EntryRow, fill_editions, new_editions
 
-MEMO_MAX = 4096
+# Digests a tick keeps (an audience's subscriptions are spread over every batch: a memo that
+# started over at 4,096 built each of 10,000 audiences' digests again for most of its runs).
+MEMO_MAX = 16_384
 # Editions hold only ids and placement (no payloads), so many more are kept: a memo that
 # started over inside a tick rendered an audience again for each batch after it (10,000
 # audiences were rendered 73,556 times at 4,096).
 EDITION_MEMO_MAX = 32_768
+
+
+# The longest stretch of CPU-bound planning (digests built, editions rendered) between two
+# turns of the event loop: the chat's answers share the loop with the tick.
+BREATHE_SECONDS = 0.005
+
+
+class Breather:
+    """Hands the event loop to other tasks once BREATHE_SECONDS of planning have passed since
+    it last did: a batch builds and renders hundreds of digests without an await of its own,
+    and a `/pr` asked meanwhile would wait for all of them."""
+
+    def __init__(self, every: float = BREATHE_SECONDS) -> None:
+        self.every = every
+        self._since = time.monotonic()
+
+    async def breathe(self) -> None:
+        if time.monotonic() - self._since >= self.every:
+            await asyncio.sleep(0)
+            self._since = time.monotonic()
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +82,7 @@ class EditionBook:
         self._digests: dict[Hashable, Digest] = {}
         self._editions: dict[Hashable, Edition] = {}  # written by transactions now committed
         self.rendered = 0  # editions rendered (and written)
+        self.breather = Breather()  # the tick's: other tasks run between its digests
 
     def digest(self, audience: Hashable, build: Callable[[], Digest]) -> Digest:
         """The digest of `audience`, built on first use."""
@@ -103,6 +128,7 @@ class EditionBook:
             pending[key] = chosen[key] = edition
             self.rendered += 1
             contents.append((edition_id, payloads, entries))
+            await self.breather.breathe()
         await fill_editions(conn, contents)
         for run, layout, key in keyed:
             edition = chosen[key]

@@ -264,6 +264,7 @@ async def _pick(conn: AsyncConnection, runs: Sequence[Run], tick: TickPlan) -> d
                 continue
             kept.append(part)
         run.parts = kept
+        await tick.book.breather.breathe()  # (the run's picks and window are set: safe)
     await advance_watermarks(conn, moves)
     return marks
 
@@ -292,6 +293,7 @@ async def _build(
             )
         run.digest = digest
         audiences.append(audience)
+        await tick.book.breather.breathe()
     return audiences
 
 

@@ -46,6 +46,8 @@ class StoredReport:
     tag_set: frozenset[str] = field(init=False, repr=False, compare=False)
     repo_key: tuple[str, str] = field(init=False, repr=False, compare=False)
     flags: tuple[str, ...] = field(init=False, repr=False, compare=False)
+    # (flag_key, flag) of each flag, in order: a tick's rollups compare them for every digest
+    flag_keys: tuple[tuple[str, str], ...] = field(init=False, repr=False, compare=False)
     rank: tuple[int, int, datetime, int] = field(init=False, repr=False, compare=False)
     # the text a channel's query reads, normalized once for every destination of a tick
     prepared: Prepared = field(init=False, repr=False, compare=False)
@@ -55,6 +57,7 @@ class StoredReport:
         object.__setattr__(self, "tag_set", frozenset(fold(tag) for tag in self.report.tags))
         object.__setattr__(self, "repo_key", repo_key(self.report.repo))
         object.__setattr__(self, "flags", tuple(dict.fromkeys(f for f in stripped if f)))
+        object.__setattr__(self, "flag_keys", tuple((flag_key(f), f) for f in self.flags))
         object.__setattr__(self, "rank", _importance(self.report, self.seq))
         object.__setattr__(self, "prepared", Prepared(self.report))
 
@@ -202,6 +205,8 @@ def default_title(filters: Iterable[DigestFilter], items: Iterable[StoredReport]
 
 def group_tag(report: Report, wanted: Sequence[str]) -> str:
     """The tag a PR is shown under: its first tag in the channel's order, else its own first."""
+    if not wanted:  # (most calls: the "+N more" entries an edition stores)
+        return report.tags[0].lower() if report.tags else OTHER_TAG
     own = [tag.lower() for tag in report.tags]
     for tag in wanted:
         if tag in own:
@@ -238,12 +243,12 @@ def _top_flags(items: Sequence[StoredReport]) -> tuple[tuple[str, int], ...]:
     counts: dict[str, int] = {}
     shown: dict[str, str] = {}
     for item in items:
-        for key in dict.fromkeys(flag_key(flag) for flag in item.flags):
+        for key in dict.fromkeys(key for key, _ in item.flag_keys):
             if not key:
                 continue
             counts[key] = counts.get(key, 0) + 1
-        for flag in item.flags:
-            shown.setdefault(flag_key(flag), flag)
+        for key, flag in item.flag_keys:
+            shown.setdefault(key, flag)
     shared = [(shown[key], n) for key, n in counts.items() if n >= SHARED_FLAG_MIN]
     shared.sort(key=lambda pair: -pair[1])  # stable: first seen first
     return tuple(shared[:TOP_FLAGS])

@@ -9,13 +9,14 @@ its outbox rows carry no payload of their own; `PAYLOAD` is the payload a row se
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import JSON, and_, func, literal, select
+from sqlalchemy import JSON, Table, and_, func, literal, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bot.core.digest.select import StoredReport
@@ -29,6 +30,10 @@ from bot.core.store.sql.tables import (
     outbox,
 )
 from bot.core.store.statuses import RowStatus
+
+# Editions serialized between two turns of the event loop (a few milliseconds' work): a batch
+# writes hundreds, and the chat's answers share the loop with the tick.
+FILL_SLICE = 16
 
 
 class EntryKind(StrEnum):
@@ -61,9 +66,18 @@ PAYLOAD = func.coalesce(outbox.c.payload, _edition_payload(), type_=JSON).label(
 
 
 async def new_editions(conn: AsyncConnection, now: datetime, count: int) -> list[int]:
-    """`count` new editions' ids (their buttons carry them, so they come before the render)."""
+    """`count` new editions' ids (their buttons carry them, so they come before the render).
+
+    On SQLite the ids are the next ones past the highest (what SQLite would give them: the
+    table has no AUTOINCREMENT), written in one statement: a RETURNING that keeps the order
+    runs a row at a time there. The batch's `BEGIN IMMEDIATE` holds the only writer's lock."""
     if count <= 0:
         return []
+    if conn.dialect.name != "postgresql":
+        highest = (await conn.execute(select(func.max(editions.c.id)))).scalar() or 0
+        ids = list(range(highest + 1, highest + 1 + count))
+        await insert_columns(conn, editions, {"id": ids, "created_at": [now] * count})
+        return ids
     stamped = editions.insert().returning(editions.c.id, sort_by_parameter_order=True)
     found = await conn.execute(stamped, [{"created_at": now} for _ in range(count)])
     return [int(edition_id) for edition_id in found.scalars()]
@@ -81,6 +95,9 @@ async def fill_editions(
     contents: Sequence[tuple[int, Sequence[EditionMessage], Sequence[EntryRow]]],
 ) -> None:
     """The messages (in sending order) and entries of editions, in two statements."""
+    if conn.dialect.name != "postgresql":
+        await _fill_sqlite(conn, contents)
+        return
     messages = [
         {"edition_id": edition, "part": part, "payload": message.payload}
         | {"reply_to_part": message.reply_to_part, "topic": message.topic}
@@ -90,6 +107,44 @@ async def fill_editions(
     if messages:
         await conn.execute(edition_messages.insert(), messages)
     await insert_columns(conn, edition_entries, _entry_columns(contents))
+
+
+def _driver_insert(conn: AsyncConnection, table: Table) -> str:
+    """The table's INSERT of every column, in the table's order, in the driver's own terms."""
+    return str(table.insert().compile(dialect=conn.dialect))
+
+
+async def _fill_sqlite(
+    conn: AsyncConnection,
+    contents: Sequence[tuple[int, Sequence[EditionMessage], Sequence[EntryRow]]],
+) -> None:
+    """`fill_editions` on SQLite: rows as tuples through the driver's executemany. A batch's
+    editions hold about a hundred thousand entries; SQLAlchemy's per-row binding, or a JSON
+    array of them unpacked by `json_each` (a `json_extract` per value), costs several times
+    what SQLite takes to store them. The payload is serialized by its column type, as before;
+    every other value is an integer, text, a flag or None, stored as they are."""
+    dialect = conn.dialect
+    dumps = edition_messages.c.payload.type.dialect_impl(dialect).bind_processor(dialect)
+    assert dumps is not None  # JSON is always serialized
+    must = RecommendationLevel.MUST_READ
+    messages: list[tuple[Any, ...]] = []
+    entries: list[tuple[Any, ...]] = []
+    for index, (edition, sent, rows) in enumerate(contents, 1):
+        messages += [  # in the table's column order
+            (edition, part, dumps(message.payload), message.reply_to_part, message.topic)
+            for part, message in enumerate(sent)
+        ]
+        entries += [  # in the table's column order
+            (edition, row.position, row.item.seq, row.item.report.repo, row.item.report.number,
+             row.tag, row.item.report.recommendation_level is must, row.kind.value, row.part)
+            for row in rows
+        ]  # fmt: skip
+        if index % FILL_SLICE == 0:
+            await asyncio.sleep(0)  # the chat's answers run between slices
+    if messages:
+        await conn.exec_driver_sql(_driver_insert(conn, edition_messages), messages)
+    if entries:
+        await conn.exec_driver_sql(_driver_insert(conn, edition_entries), entries)
 
 
 async def queue_editions(conn: AsyncConnection, run_ids: Sequence[int], now: datetime) -> None:
