@@ -24,7 +24,19 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench import fanout, fanout_pg, ingest, latency, memory, plan, recovery, render, search
+from bench import (
+    fanout,
+    fanout_lark,
+    fanout_pg,
+    ingest,
+    latency,
+    memory,
+    plan,
+    plan_latency,
+    recovery,
+    render,
+    search,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "benchmarks.md"
@@ -40,6 +52,7 @@ BENCHMARKS: dict[str, Benchmark] = {
     "recovery": lambda quick, work: recovery.run(quick),
     "fanout_pg": lambda quick, work: fanout_pg.run(quick),
     "plan": lambda quick, work: plan.run(quick),
+    "plan_latency": lambda quick, work: plan_latency.run(quick),
 }
 
 
@@ -118,6 +131,8 @@ def summary_rows(results: dict[str, Any]) -> list[str]:
             ("fan-out lost / duplicated", f"{f['lost']} / {f['duplicates']}", "0 / 0", clean),
             ("PTB `AIORateLimiter` rate ÷ allowed", ptb_shown, "(peer)", None),
         ]
+        if lark := f.get("lark"):
+            rows += fanout_lark.summary(lark)
     if (f := results.get("ingest")) and "error" not in f:
         rows.append(("ingest ÷ markdown-it", f"{f['ratio']:.2f}", "≥ 0.5", f["ratio"] >= 0.5))
     if (f := results.get("render")) and "error" not in f:
@@ -136,6 +151,7 @@ def summary_rows(results: dict[str, Any]) -> list[str]:
                 "≤ 50 ms",
                 None if pg is None else pg <= 50,
             ),
+            *search.size_rows(f),
             (
                 "search ÷ full scan",
                 f"{f['ratio_vs_scan']:,.0f}×",
@@ -156,6 +172,8 @@ def summary_rows(results: dict[str, Any]) -> list[str]:
         rows.append(("claims taken over after a kill", f"{resume:.2f} s", "≤ 5 s", resume <= 5))
     if (f := results.get("plan")) and "error" not in f:
         rows += plan.summary(f)
+    if (f := results.get("plan_latency")) and "error" not in f:
+        rows += plan_latency.summary(f)
     lines = ["| figure | measured | aim | met |", "|---|---:|---:|:---:|"]
     lines += [f"| {name} | {value} | {aim} | {_verdict(ok)} |" for name, value, aim, ok in rows]
     return [*lines, ""]
@@ -171,6 +189,7 @@ SECTIONS: dict[str, Callable[[dict[str, Any]], list[str]]] = {
     "recovery": recovery.section,
     "fanout_pg": fanout_pg.section,
     "plan": plan.section,
+    "plan_latency": plan_latency.section,
 }
 
 

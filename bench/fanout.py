@@ -10,7 +10,9 @@ second and the run is short. Beside it, the same messages through python-telegra
 `AIORateLimiter` (overall and group limits scaled the same way), one task per chat sending its
 parts in order.
 
-Figures: achieved rate ÷ allowed rate, 429s provoked, lost and duplicated messages.
+Figures: achieved rate ÷ allowed rate, 429s provoked, lost and duplicated messages. A Feishu
+line beside it: 2,000 group chats through `LarkSender` and the strict fake Open API
+(bench/fanout_lark.py).
 
     python -m bench.fanout [--quick]
 """
@@ -35,6 +37,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from bench import fanout_lark  # noqa: E402
 from bench.fanout_setup import NEW_REPORTS, Message, prepare  # noqa: E402
 from bot.adapters.telegram.pace import ChatPacer  # noqa: E402
 from bot.adapters.telegram.sender import TelegramSender  # noqa: E402
@@ -181,6 +184,7 @@ async def run_async(quick: bool, scale: float = TIME_SCALE) -> dict[str, Any]:
     if not quick and scale != 1.0:
         control, _ = await outbox_run(CONTROL_CHATS, 1.0)
         result["realtime_control"] = {"chats": CONTROL_CHATS, **control}
+    result["lark"] = await fanout_lark.run_async(quick, scale)
     return result
 
 
@@ -213,6 +217,14 @@ def _control_rows(figures: dict[str, Any]) -> list[str]:
     return [_row(f"prdigest, real time (scale 1), {control['chats']:,} chats", control)]
 
 
+def _lark_lines(figures: dict[str, Any]) -> tuple[list[str], list[str]]:
+    """The Feishu line of the table and its paragraph (none in figures from before it)."""
+    lark = figures.get("lark")
+    if not lark:
+        return [], []
+    return [fanout_lark.row(lark)], [fanout_lark.paragraph(lark), ""]
+
+
 def section(figures: dict[str, Any]) -> list[str]:
     """The docs/benchmarks.md section."""
     ptb = figures["ptb"]
@@ -222,6 +234,7 @@ def section(figures: dict[str, Any]) -> list[str]:
         else f"| python-telegram-bot `AIORateLimiter`: skipped, {ptb['skipped']} | | | | | | | |"
     )
     scale = figures["time_scale"]
+    lark_row, lark_paragraph = _lark_lines(figures)
     return [
         f"## Fan-out: {figures['chats']:,} Telegram subscriptions, "
         f"{figures['reports']} new reports",
@@ -231,6 +244,7 @@ def section(figures: dict[str, Any]) -> list[str]:
         _row("prdigest outbox + `TelegramSender`", figures),
         ptb_row,
         *_control_rows(figures),
+        *lark_row,
         "",
         f"**Achieved ÷ allowed rate {figures['rate_ratio']:.3f}** (aim ≥ {figures['aim']}), "
         f"**{figures['violations']} 429s** provoked, **{figures['lost']} lost, "
@@ -259,6 +273,7 @@ def section(figures: dict[str, Any]) -> list[str]:
         f"{PTB_MAX_RETRIES} retries on 429) and a {PTB_POOL_SIZE}-connection pool; "
         "PTB does not pace private chats.",
         "",
+        *lark_paragraph,
     ]
 
 

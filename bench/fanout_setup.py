@@ -53,12 +53,17 @@ def random_filter(rng: random.Random) -> DigestFilter:
     )
 
 
-async def subscribe(engine: Any, chats: Sequence[int], rng: random.Random) -> None:
+async def subscribe(
+    engine: Any,
+    chats: Sequence[int | str],
+    rng: random.Random,
+    platform: Platform = Platform.TELEGRAM,
+) -> None:
     """One chat subscription per chat (origin "chat"), as `/subscribe` leaves it."""
     now = datetime.now(UTC)
     places = [
         {
-            "platform": Platform.TELEGRAM.value,
+            "platform": platform.value,
             "target": str(chat),
             "active": True,
             "consecutive_failures": 0,

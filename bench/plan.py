@@ -256,6 +256,26 @@ def _rows(figures: dict[str, Any]) -> list[str]:
     return rows
 
 
+DESIGN = (
+    "How a tick plans, in three steps. *Match by terms*: the window's reports are numbered, "
+    "and each distinct term of the due filters (`tag:rollout`, `repo:verl`, `impact>=high`…) "
+    "is asked of them once, as a bitset (a Python int, bit i for report i; "
+    "`bot/core/digest/terms.py`); a filter is then a few AND/OR/NOT of those ints, and "
+    "filters that keep the same reports share one list. *Render fragments once*: each "
+    "entry is rendered once per report, platform, locale and style (its tag, verbosity, "
+    "whether it names its repo) and each `[tag]` heading once per locale "
+    "(`bot/core/render/flow.py`); an audience's digest is built once "
+    "(`bot/core/delivery/editions.py`) and its messages are assembled from those fragments "
+    "(its header, then pieces packed greedily into messages under the platform's limits), so "
+    "what an extra audience costs is its header, its packing and its rows. *Stream the "
+    "editions*: destinations are planned 1,000 per transaction, and each batch writes the "
+    "editions it rendered (messages and entries, a few statements; on SQLite rows go "
+    "through the driver's executemany, `bot/core/store/editions.py`) before the next one "
+    "starts; what the tick keeps across batches is each edition's id and message placement, "
+    "not its payloads. While a batch builds and renders, it hands the event loop to other "
+    "tasks every few milliseconds (`Breather`), so the chat's answers keep flowing."
+)
+
 HEAD = [
     "| backend | runs | outbox rows | seconds (median) | each tick (s) "
     "| ms per subscription | peak RSS (MB) |",
@@ -279,6 +299,8 @@ def section(figures: dict[str, Any]) -> list[str]:
         "Each tick runs in a process of its own, on a store of its own; a full run times "
         f"{REPEATS} ticks per backend and counts the median (the machines here share their "
         "CPUs: one tick can take half as long again as the next); RSS is the highest peak.",
+        "",
+        DESIGN,
         "",
         *HEAD,
         *_rows(figures),

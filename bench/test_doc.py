@@ -204,3 +204,24 @@ def test_a_full_planning_run_counts_the_median_tick_and_the_highest_peak(
     monkeypatch.setattr(plan, "_child", child)
     found = plan._repeated("sqlite", 100, 3)
     assert (found["seconds"], found["ticks"], found["rss_mb"]) == (9.8, [9.8, 11.9, 8.7], 160)
+
+
+def test_the_feishu_fanout_line_and_the_search_sizes_stand_beside_their_aims(
+    tmp_path: Path,
+) -> None:
+    lark = {**_fanout(0.97, 0), "chats": 2000, "documented_ratio": 0.873, "documented_per_s": 16.7}
+    lark |= {"violations": 2, "allowed_per_s": 15.0}
+    figures = {"fanout": {**_fanout(0.98, 0), "lark": lark}}
+    rows = "\n".join(summary_rows(figures))
+    assert "| Feishu fan-out rate ÷ our pace | 0.970 | ≥ 0.95 | yes |" in rows
+    assert "| Feishu limit errors | 2 | 0 | **no** |" in rows
+    assert "| Feishu lost / duplicated | 0 / 0 | 0 / 0 | yes |" in rows
+    doc = tmp_path / "benchmarks.md"
+    write_doc(figures, INFO, doc)
+    assert "| prdigest outbox + `LarkSender`, 2,000 Feishu groups |" in doc.read_text("utf-8")
+
+    search = {**_search(12.0, 30.0), "p99_ms_pg_1k": 20.0, "p99_ms_pg_10k": 61.0}
+    sizes = "\n".join(summary_rows({"search": search | {"p99_ms_pg_100k": None}}))
+    assert "| search p99, PostgreSQL, 1,000 reports | 20.0 ms | ≤ 50 ms | yes |" in sizes
+    assert "| search p99, PostgreSQL, 10,000 reports | 61.0 ms | ≤ 50 ms | **no** |" in sizes
+    assert "| search p99, PostgreSQL, 100,000 reports | not measured | ≤ 50 ms | — |" in sizes
