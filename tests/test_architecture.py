@@ -133,6 +133,7 @@ def test_a_dialect_check_outside_the_store_is_found(tmp_path: Path) -> None:
 def bot_modules() -> dict[str, Module]:
     found = modules(ROOT, "bot")
     assert "bot.core.store.reports" in found and "bot.adapters.slack.adapter" in found
+    assert {"bot.adapters.telegram.adapter", "bot.adapters.lark.adapter"} <= set(found)
     return {name: m for name, m in found.items() if not name.startswith("bot.migrations")}
 
 

@@ -1,12 +1,14 @@
-"""100,000 generated reports rendered for Slack and Telegram: 0 live mentions, 0 parse errors.
+"""100,000 generated reports rendered for Slack, Telegram and Feishu: 0 live mentions, 0 parse
+errors.
 
 Reports are dealt from seeded random bytes by `test_render_safety.deal_report` (every field mixes
 `<!channel>`, `<@U1>`, `<url|label>`, HTML, mrkdwn, `||`, emoji, bidi marks, CJK, control
 characters). Each report appears in a digest (a few reports per digest, in a random layout and
 verbosity, with the synthesis and a still-unread group) and is answered as a
-`/pr` section, in both formats and a random locale; every message goes through the checks of
+`/pr` section, in each format and a random locale; every message goes through the checks of
 the strict fakes (Slack's live-mention and Block Kit rules, Telegram's HTML entity parser and
-4096 UTF-16 limit) and the renderers' promised limits. Failures are counted by kind rather than
+4096 UTF-16 limit, Feishu's card tags, nesting and size, and no live `<at>`) and the
+renderers' promised limits. Failures are counted by kind rather than
 stopping at the first, so the figures are the suite's output.
 
 Sample: 300 reports in `make test`; `pytest -m faults`: 100,000 (a few minutes).
@@ -27,6 +29,7 @@ from bot.core.digest.select import DigestEntry, DigestFilter, StoredReport, buil
 from bot.core.models import Format, Layout, Verbosity
 from bot.core.render.options import DigestOptions
 from bot.core.render.renderer import RenderedMessage
+from tests.fakes.lark.cards import CardError
 from tests.fakes.slack.mentions import LIVE_MENTION, UNSAFE_LINK
 from tests.fakes.slack.spec import SlackRefusal
 from tests.fakes.telegram.spec import BotApiError
@@ -36,6 +39,7 @@ from tests.kits.safety import (
     RENDERER,
     SECTIONS,
     Deck,
+    assert_lark_message_is_safe,
     assert_slack_message_is_safe,
     assert_telegram_message_is_safe,
     deal_report,
@@ -46,6 +50,7 @@ DECK_BYTES = 700
 CHECKS: dict[Format, Callable[[dict[str, Any]], None]] = {
     Format.SLACK: assert_slack_message_is_safe,
     Format.TELEGRAM: assert_telegram_message_is_safe,
+    Format.LARK: assert_lark_message_is_safe,
 }
 
 
@@ -58,6 +63,8 @@ def classify(fmt: Format, payload: dict[str, Any]) -> str | None:
         return "live_mention" if live else f"parse_error:{refusal.error}"
     except BotApiError as error:
         return f"parse_error:{error.description[:60]}"
+    except CardError as error:  # a card Feishu would refuse
+        return f"parse_error:{str(error)[:60]}"
     except AssertionError as error:
         return "live_mention" if "notify" in str(error) else f"limit:{str(error)[:60]}"
     return None

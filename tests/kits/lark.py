@@ -182,6 +182,21 @@ class LarkBot:
     def _replies(self, chat_id: str, message_id: str) -> list[Posted]:
         return [p for p in self.fake.sent_to(chat_id) if p.parent_id == message_id]
 
+    def press_event(
+        self, chat_id: str, user: str, message_id: str, value: str, *, option: bool = False
+    ) -> dict[str, Any]:
+        """The card.action.trigger Feishu sends for a press on a button (or ⋯ option)."""
+        return card_action_event(
+            token=str(SECRETS.verification_token),
+            event_id=self.event_id(),
+            operator_open_id=user,
+            chat_id=chat_id,
+            message_id=message_id,
+            value={} if option else {"data": value},
+            tag="overflow" if option else "button",
+            option=value if option else None,
+        )
+
     async def press_raw(
         self,
         chat_id: str,
@@ -193,16 +208,7 @@ class LarkBot:
         age: float = 0.0,
     ) -> httpx.Response:
         """A press on a card's button (or ⋯ option), sent `age` seconds ago."""
-        event = card_action_event(
-            token=str(SECRETS.verification_token),
-            event_id=self.event_id(),
-            operator_open_id=user,
-            chat_id=chat_id,
-            message_id=message_id,
-            value={} if option else {"data": value},
-            tag="overflow" if option else "button",
-            option=value if option else None,
-        )
+        event = self.press_event(chat_id, user, message_id, value, option=option)
         return await self.post(event, age=age)
 
     async def press(

@@ -40,6 +40,7 @@ from bot.core.render.limits.lark import (
     LARK_UUID_WINDOW_SECONDS,
 )
 from tests.fakes.lark.cards import CardError, check_card
+from tests.fakes.lark.ws import FakeLarkSocket
 
 TOKEN_PATH = "/open-apis/auth/v3/tenant_access_token/internal"
 MESSAGES_PATH = "/open-apis/im/v1/messages"
@@ -116,8 +117,10 @@ class FakeLark:
         app_id: str = "cli_a1b2c3d4e5f6a7b8",
         app_secret: str = "fake-app-secret",
         clock: Callable[[], float] = time.monotonic,
+        socket: FakeLarkSocket | None = None,
     ) -> None:
         self.app_id, self.app_secret, self.clock = app_id, app_secret, clock
+        self.socket = socket  # the long connection's fake, served from this fake's URL
         self.tokens: list[str] = []
         self.chats: dict[str, bool] = {}  # chat → the bot is in it
         self.infos: dict[str, ChatInfo] = {}
@@ -141,6 +144,8 @@ class FakeLark:
         app.router.add_get(BOT_INFO_PATH, self._bot_info)
         app.router.add_get(CHATS_PATH + "/{chat_id}", self._chat_info)
         app.router.add_get(USERS_PATH + "/{user_id}", self._user_info)
+        if self.socket is not None:
+            self.socket.mount(app)
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", 0)
@@ -151,6 +156,8 @@ class FakeLark:
     async def __aexit__(
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
+        if self.socket is not None:
+            await self.socket.close()
         if self._runner is not None:
             await self._runner.cleanup()
 

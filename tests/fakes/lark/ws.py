@@ -110,10 +110,20 @@ class FakeLarkSocket:
         self._port: int | None = None
 
     # -- lifecycle ---------------------------------------------------------------------------
-    async def __aenter__(self) -> FakeLarkSocket:
-        app = web.Application()
+    def mount(self, app: web.Application) -> None:
+        """Serve the endpoint and the WebSocket from `app` (the fake Open API's own server, so
+        one base URL serves both, as Feishu's does)."""
         app.router.add_post(GEN_ENDPOINT_URI, self._endpoint)
         app.router.add_get(WS_PATH, self._websocket)
+
+    async def close(self) -> None:
+        """Close every open connection from the server's side."""
+        for connection in list(self._open):
+            await connection.ws.close()
+
+    async def __aenter__(self) -> FakeLarkSocket:
+        app = web.Application()
+        self.mount(app)
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", 0)
@@ -124,8 +134,7 @@ class FakeLarkSocket:
     async def __aexit__(
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
-        for connection in list(self._open):
-            await connection.ws.close()
+        await self.close()
         if self._runner is not None:
             await self._runner.cleanup()
 
@@ -208,7 +217,7 @@ class FakeLarkSocket:
             "service_id": str(SERVICE_ID),
             "ticket": ticket,
         }
-        url = f"ws://127.0.0.1:{self._port}{WS_PATH}?{urlencode(query)}"
+        url = f"ws://{request.host}{WS_PATH}?{urlencode(query)}"
         data = {"URL": url, "ClientConfig": self.client_config}
         return web.json_response({"code": 0, "msg": "ok", "data": data})
 
