@@ -225,3 +225,39 @@ def test_the_feishu_fanout_line_and_the_search_sizes_stand_beside_their_aims(
     assert "| search p99, PostgreSQL, 1,000 reports | 20.0 ms | ≤ 50 ms | yes |" in sizes
     assert "| search p99, PostgreSQL, 10,000 reports | 61.0 ms | ≤ 50 ms | **no** |" in sizes
     assert "| search p99, PostgreSQL, 100,000 reports | not measured | ≤ 50 ms | — |" in sizes
+
+
+def _latency_phase(idle_p99: float, tick_p99: float) -> dict[str, Any]:
+    phase = {"requests": 400, "seconds": 5.0, "p50_ms": 4.6, "max_ms": 20.0, "mean_ms": 5.0}
+    return {
+        "idle": {**phase, "p99_ms": idle_p99},
+        "tick": {**phase, "p99_ms": tick_p99},
+        "destinations": 10_000,
+        "errors": 0,
+        "ratio": round(tick_p99 / idle_p99, 2),
+    }
+
+
+def test_the_planning_latency_shows_the_process_against_its_aim_and_the_loop_beside_it(
+    tmp_path: Path,
+) -> None:
+    figures = {
+        "plan_latency": {
+            "subscriptions": 100_000,
+            "audiences": 10_000,
+            "clients": 5,
+            "loop": _latency_phase(10.0, 200.0),
+            "process": _latency_phase(10.0, 11.0),
+            "pr_p99_ratio": 1.1,
+            "pr_p99_ratio_loop": 20.0,
+            "aim": 1.2,
+        }
+    }
+    rows = "\n".join(summary_rows(figures))
+    assert "(10,000 audiences) / idle, planning process | 1.10× | ≤ 1.2× | yes |" in rows
+    assert "(10,000 audiences) / idle, planned on the loop | 20.00× | (reference) | — |" in rows
+    doc = tmp_path / "benchmarks.md"
+    write_doc(figures, INFO, doc)
+    text = doc.read_text("utf-8")
+    assert "| planning process: during the tick | 400 | 5.0 | 4.60 | 11.00 | 20.0 |" in text
+    assert "**p99 1.10× idle while the planning process plans the tick**" in text

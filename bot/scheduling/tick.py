@@ -84,6 +84,7 @@ class DigestTicker:
         self.clock = clock
         self.calendars = calendars or CalendarBook()
         self.reading = reading
+        self.destinations = 0  # how many the last tick read (the planner's `auto` looks)
         self.gate = ScheduleGate()
         self.pruned_at: datetime | None = None
         self.held: dict[int, Block] = {}  # subscription -> the last hold logged for it
@@ -163,6 +164,7 @@ class DigestTicker:
         with fewer_collections():  # the next page is read while this one plans
             await plan_pages(self.engine, read_ahead(due_pages()), plan, logged)
         self.gate.keep_only(schedules, count)
+        self.destinations = count
         created = [run for run in planned if run.created]
         if len(created) >= TICK_SUMMARY_FROM:  # a big tick also says what it came to, once
             log(

@@ -28,7 +28,6 @@ from starlette.applications import Starlette
 from bot.adapters.base import Adapter, AdapterDeps
 from bot.adapters.console import ConsoleSender
 from bot.chat.answers import Answerer
-from bot.chat.reading import reading_policy
 from bot.chat.service import ChatApp
 from bot.core.clock import Clock, utc_clock
 from bot.core.delivery.deliverer import Deliverer
@@ -44,8 +43,8 @@ from bot.core.store.subscriptions.destination_store import DestinationStore
 from bot.scheduling.due import next_digest
 from bot.scheduling.jobs import build_scheduler
 from bot.scheduling.notes import quiet_note
+from bot.scheduling.planner import Planner, child_setup, digest_ticker
 from bot.scheduling.sources import SourcePoller, make_pollers
-from bot.scheduling.tick import DigestTicker
 from bot.service.context import Context
 from bot.settings import ConfigError
 from bot.settings.lark import api_url
@@ -210,13 +209,13 @@ class Service:
             list(self.ctx.config.sources), self.ctx.reports, self.ctx.tag_rules
         )
         self.subscriptions = SubscriptionStore(self.ctx.engine, self.clock)
-        self.ticker = DigestTicker(
-            self.ctx.engine,
-            self.subscriptions,
-            self.renderer,
-            self.clock,
-            self.ctx.config.calendars(),
-            reading_policy(self.ctx.config),
+        self.ticker = digest_ticker(
+            self.ctx.engine, self.ctx.config, self.renderer, self.clock, self.subscriptions
+        )
+        self.planner = Planner(
+            self.ticker,
+            self.ctx.config.delivery.planner,
+            child_setup(self.ctx.engine, self.ctx.config, self.clock),
         )
         senders = open_senders(self.ctx, self.clock)
         self.console = senders.console
@@ -251,16 +250,15 @@ class Service:
         and the next tick tries again (missed fires coalesce into one catch-up); any other
         error is a bug and keeps its traceback."""
         try:
-            runs = await self.ticker.tick()
+            planned = await self.planner.tick()
             depth = await unfinished_count(self.ctx.engine)
         except Exception as error:
             if not is_outage(error):
                 raise
             log(logger, "scheduler.store_unavailable", logging.WARNING, error=type(error).__name__)
             return
-        for run in runs:
-            if run.created and run.status is not None:
-                self.metrics.digests_run.labels(run.status.value).inc()
+        for status, count in planned.by_status.items():
+            self.metrics.digests_run.labels(status).inc(count)
         self.metrics.outbox_depth.set(depth)
 
     async def _poll(self, poller: SourcePoller) -> None:
@@ -322,6 +320,7 @@ class Service:
         self.scheduler = build_scheduler(
             self.ctx.config.timezone, self._tick, polls, self.ctx.config.delivery.tick_seconds
         )
+        await self.planner.start()
         self.scheduler.start()
         self._delivery_task = asyncio.create_task(self.deliverer.run_forever())
         observe(self._delivery_task, logger, "delivery.stopped_by_error")
@@ -337,6 +336,7 @@ class Service:
         self.deliverer.stop()
         if self._delivery_task is not None:
             await self._delivery_task
+        await self.planner.close()
         # Side by side: each adapter's grace for its answers running overlaps the others'.
         await asyncio.gather(*(adapter.stop() for adapter in reversed(self.adapters)))
         log(logger, "service.stopped")

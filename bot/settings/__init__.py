@@ -31,6 +31,7 @@ from bot.settings.calendars import CalendarConfig, calendar_book, shared_calenda
 from bot.settings.errors import ConfigError as ConfigError
 from bot.settings.errors import describe_config_error
 from bot.settings.lark import LarkConfig, target_problem
+from bot.settings.planner import PlannerMode
 from bot.settings.search import SearchConfig
 from bot.settings.values import (
     ChannelQuery,
@@ -114,6 +115,7 @@ class DeliveryConfig(_Frozen):
 
     tick_seconds: float = Field(15.0, ge=0.2, le=300)  # how often due digests are looked for
     lease_seconds: float = Field(60.0, ge=1, le=3600)  # a claimed message's lease
+    planner: PlannerMode = PlannerMode.AUTO
 
 
 class ReadingConfig(_Frozen):

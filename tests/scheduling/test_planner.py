@@ -1,0 +1,125 @@
+"""Where a tick plans: the planning process plans what the loop would (same runs, same outbox),
+says when the store is down, is replaced when it dies and stops with the service; `auto`
+moves there only once a tick reads many destinations."""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+
+import pytest
+from sqlalchemy import func, select
+
+import bot.scheduling.planner as planner_module
+from bot.core.clock import utc_clock
+from bot.core.render.renderer import Renderer
+from bot.core.store.errors import is_outage
+from bot.core.store.reports import ReportStore
+from bot.core.store.sql.tables import outbox
+from bot.scheduling.planner import (
+    ChildSetup,
+    Planner,
+    PlanningOutage,
+    child_setup,
+    digest_ticker,
+)
+from bot.settings import BotConfig
+from bot.settings.planner import PlannerMode
+from tests.kits.delivery import FakeClock, add_reports, channel, setup_destinations
+
+TAGS = ["rollout", "fix", "ci"]
+UNREACHABLE = "postgresql+psycopg://postgres@127.0.0.1:1/nothing"  # nothing listens on port 1
+
+
+async def _team(store: ReportStore) -> BotConfig:
+    """Three console channels, each following its tag, and reports for each."""
+    chats = [channel(tag, f"T{i}", tags=[tag]) for i, tag in enumerate(TAGS)]
+    await setup_destinations(store.engine, *chats)
+    await add_reports(store, range(1, 10), tags=TAGS)
+    return BotConfig(channels=chats)
+
+
+def _planner(store: ReportStore, config: BotConfig, mode: PlannerMode) -> Planner:
+    ticker = digest_ticker(store.engine, config, Renderer())
+    return Planner(ticker, mode, child_setup(store.engine, config, utc_clock))
+
+
+async def _outbox_rows(store: ReportStore) -> int:
+    async with store.engine.connect() as conn:
+        return int((await conn.execute(select(func.count()).select_from(outbox))).scalar_one())
+
+
+async def test_the_planning_process_plans_every_due_digest_into_the_outbox(
+    store: ReportStore,
+) -> None:
+    planner = _planner(store, await _team(store), PlannerMode.PROCESS)
+    try:
+        planned = await planner.tick()
+        assert planner.pid is not None and planner.pid != os.getpid()
+        assert planned.created == len(TAGS) == sum(planned.by_status.values())
+        assert await _outbox_rows(store) == planned.messages > 0
+        assert planner.destinations == planned.destinations == len(TAGS)
+        again = await planner.tick()  # the same fire: planned once, whoever asks
+        assert again.created == 0 and again.messages == 0
+    finally:
+        await planner.close()
+    assert planner.pid is None
+
+
+async def test_a_store_the_process_cannot_reach_is_an_outage_not_a_crash(
+    store: ReportStore,
+) -> None:
+    config = BotConfig()
+    ticker = digest_ticker(store.engine, config, Renderer())
+    planner = Planner(ticker, PlannerMode.PROCESS, ChildSetup(UNREACHABLE, config))
+    try:
+        with pytest.raises(PlanningOutage) as raised:
+            await planner.tick()
+        assert is_outage(raised.value)  # the service's tick logs it and tries again later
+    finally:
+        await planner.close()
+
+
+async def test_a_planning_process_that_dies_is_replaced(
+    store: ReportStore, caplog: pytest.LogCaptureFixture
+) -> None:
+    planner = _planner(store, await _team(store), PlannerMode.PROCESS)
+    try:
+        await planner.tick()
+        first = planner.pid
+        assert first is not None
+        os.kill(first, signal.SIGKILL)
+        with caplog.at_level(logging.WARNING, logger="prdigest.scheduler"):
+            await planner.tick()  # planned on the loop this time
+        assert "scheduler.planner_lost" in caplog.text
+        assert planner.pid is None
+        await planner.tick()
+        assert planner.pid not in (None, first)
+    finally:
+        await planner.close()
+
+
+async def test_auto_plans_on_the_loop_until_a_tick_reads_many_destinations(
+    store: ReportStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    planner = _planner(store, await _team(store), PlannerMode.AUTO)
+    assert not planner.in_process()
+    planned = await planner.tick()
+    assert planner.pid is None and planner.destinations == len(TAGS) == planned.created
+    assert not planner.in_process()
+    monkeypatch.setattr(planner_module, "PROCESS_FROM", len(TAGS))
+    assert planner.in_process()
+    assert not _planner(store, BotConfig(), PlannerMode.LOOP).in_process()
+
+
+def test_no_process_for_an_in_memory_database_or_a_clock_that_is_not_the_real_one(
+    store: ReportStore,
+) -> None:
+    from bot.core.store.sql.db import create_engine
+
+    memory = create_engine("sqlite://")
+    assert child_setup(memory, BotConfig(), utc_clock) is None
+    assert child_setup(store.engine, BotConfig(), FakeClock()) is None
+    setup = child_setup(store.engine, BotConfig(), utc_clock)
+    assert setup is not None and setup.database_url.startswith(store.engine.url.drivername)
