@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench.fanout_setup import NEW_REPORTS, plan_all, subscribe  # noqa: E402
+from bench.fanout_setup import NEW_REPORTS, plan_all, queued, subscribe  # noqa: E402
 from bench.render import make_reports  # noqa: E402
 from bot.adapters.lark.client import LarkClient  # noqa: E402
 from bot.adapters.lark.sender import LarkSender  # noqa: E402
@@ -48,10 +48,8 @@ from bot.core.render.limits.lark import (  # noqa: E402
     LARK_PER_CHAT_INTERVAL,
 )
 from bot.core.render.renderer import Renderer  # noqa: E402
-from bot.core.store.editions import PAYLOAD  # noqa: E402
 from bot.core.store.reports import ReportStore  # noqa: E402
 from bot.core.store.sql.db import create_engine, migrate  # noqa: E402
-from bot.core.store.sql.tables import destinations, outbox  # noqa: E402
 from tests.fakes.lark.api import FakeLark  # noqa: E402
 
 TIME_SCALE = 0.5  # Feishu's seconds last half a wall second: 30 cards/s on the wall
@@ -82,15 +80,7 @@ def group_chats(count: int) -> list[str]:
 
 
 async def queued_cards(engine: Any) -> list[Card]:
-    query = (
-        outbox.select()
-        .with_only_columns(destinations.c.target, PAYLOAD)
-        .join_from(outbox, destinations, destinations.c.id == outbox.c.destination_id)
-        .order_by(outbox.c.id)
-    )
-    async with engine.connect() as conn:
-        rows = (await conn.execute(query)).all()
-    return [(str(row.target), dict(row.payload["card"])) for row in rows]
+    return [(target, dict(payload["card"])) for target, payload in await queued(engine)]
 
 
 async def prepare(folder: Path, chats: int, seed: int = 7422) -> tuple[Any, list[Card], float]:

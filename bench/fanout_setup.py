@@ -109,7 +109,8 @@ async def plan_all(engine: Any, renderer: Renderer, scheduled_for: datetime) -> 
     return time.perf_counter() - started
 
 
-async def queued_messages(engine: Any) -> list[Message]:
+async def queued(engine: Any) -> list[tuple[str, dict[str, Any]]]:
+    """Every queued message as (its destination's target, its payload), in outbox order."""
     query = (
         outbox.select()
         .with_only_columns(destinations.c.target, PAYLOAD)
@@ -118,7 +119,11 @@ async def queued_messages(engine: Any) -> list[Message]:
     )
     async with engine.connect() as conn:
         rows = (await conn.execute(query)).all()
-    return [Message(int(r.target), str(r.payload["text"]), dict(r.payload)) for r in rows]
+    return [(str(row.target), dict(row.payload)) for row in rows]
+
+
+async def queued_messages(engine: Any) -> list[Message]:
+    return [Message(int(target), str(p["text"]), p) for target, p in await queued(engine)]
 
 
 async def prepare(

@@ -41,6 +41,7 @@ from bot.core.render.limits.lark import (
 )
 from tests.fakes.lark.cards import CardError, check_card
 from tests.fakes.lark.ws import FakeLarkSocket
+from tests.fakes.loopback import serve
 
 TOKEN_PATH = "/open-apis/auth/v3/tenant_access_token/internal"
 MESSAGES_PATH = "/open-apis/im/v1/messages"
@@ -146,11 +147,7 @@ class FakeLark:
         app.router.add_get(USERS_PATH + "/{user_id}", self._user_info)
         if self.socket is not None:
             self.socket.mount(app)
-        self._runner = web.AppRunner(app, access_log=None)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        self._port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        self._runner, self._port = await serve(app)
         return self
 
     async def __aexit__(

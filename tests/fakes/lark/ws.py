@@ -48,6 +48,8 @@ from lark_oapi.ws.const import (
 from lark_oapi.ws.enum import FrameType, MessageType
 from lark_oapi.ws.pb.pbbp2_pb2 import Frame
 
+from tests.fakes.loopback import serve
+
 WS_PATH = "/ws/v2"
 SERVICE_ID = 33554678
 INVALID_APP = 1000040346  # the endpoint's code for credentials it does not know
@@ -124,11 +126,7 @@ class FakeLarkSocket:
     async def __aenter__(self) -> FakeLarkSocket:
         app = web.Application()
         self.mount(app)
-        self._runner = web.AppRunner(app, access_log=None)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        self._port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        self._runner, self._port = await serve(app)
         return self
 
     async def __aexit__(

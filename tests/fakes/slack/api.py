@@ -25,6 +25,7 @@ from typing import Any
 from aiohttp import web
 from multidict import CIMultiDict, CIMultiDictProxy
 
+from tests.fakes.loopback import serve
 from tests.fakes.slack.faults import Fault, FaultKind, FaultScript
 from tests.fakes.slack.interactions import Interactions
 from tests.fakes.slack.records import (
@@ -109,11 +110,7 @@ class FakeSlack:
         app.router.add_route("*", "/api/{method}", self._handle_api)
         app.router.add_post("/response/{key}", self._handle_response_url)
         # A short shutdown timeout: a call stalled by Fault.delay must not hold up stop().
-        self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.2)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        self._port = int(self._runner.addresses[0][1])
+        self._runner, self._port = await serve(app, shutdown_timeout=0.2)
 
     async def stop(self) -> None:
         if self._runner is not None:

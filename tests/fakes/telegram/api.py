@@ -25,6 +25,7 @@ from typing import Self
 
 from aiohttp import web
 
+from tests.fakes.loopback import serve
 from tests.fakes.telegram.faults import Fault, FaultScript, FloodEvent, FloodGate, FloodLimits
 from tests.fakes.telegram.keyboards import press_update
 from tests.fakes.telegram.methods import HANDLERS, counts_towards_flood, too_many_requests
@@ -176,12 +177,8 @@ class FakeTelegram:
         app = web.Application()
         app.router.add_route("*", "/bot{token}/{method}", self._handle)
         app.router.add_route("*", "/{tail:.*}", self._not_found)
-        self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.5)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        host, port = self._runner.addresses[0][:2]
-        self.url = f"http://{host}:{port}"
+        self._runner, port = await serve(app, shutdown_timeout=0.5)
+        self.url = f"http://127.0.0.1:{port}"
 
     async def stop(self) -> None:
         if self.state.active_poll is not None:
