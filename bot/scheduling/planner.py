@@ -175,8 +175,13 @@ class Planner:
         return self.mode is PlannerMode.PROCESS or self.destinations >= PROCESS_FROM
 
     async def start(self) -> None:
-        """Start the planning process now when the next tick will use it (`process`), so the
-        first tick does not wait for it and a process that cannot start says so at once."""
+        """Start the planning process now when the first tick will use it (`process`, or
+        `auto` on a store that already holds PROCESS_FROM active destinations), so that tick
+        neither plans a big store on the loop nor waits for the process to start, and a
+        process that cannot start says so at once."""
+        if self.setup is not None and self.mode is PlannerMode.AUTO:
+            subscriptions = self.ticker.subscriptions
+            self.destinations = await subscriptions.active_destinations(PROCESS_FROM)
         if self.in_process() and self._pool is None:
             await self._open()
 

@@ -112,6 +112,13 @@ async def test_auto_plans_on_the_loop_until_a_tick_reads_many_destinations(
     assert planner.in_process()
     assert not _planner(store, BotConfig(), PlannerMode.LOOP).in_process()
 
+    restarted = _planner(store, BotConfig(), PlannerMode.AUTO)  # a service started again
+    try:
+        await restarted.start()  # the store already holds PROCESS_FROM destinations
+        assert restarted.pid is not None and restarted.destinations == len(TAGS)
+    finally:
+        await restarted.close()
+
 
 def test_no_process_for_an_in_memory_database_or_a_clock_that_is_not_the_real_one(
     store: ReportStore,

@@ -250,6 +250,13 @@ class SubscriptionStore:
             )
             after = ids[-1]
 
+    async def active_destinations(self, at_most: int) -> int:
+        """How many destinations are active, counted up to `at_most`."""
+        active = select(destinations.c.id).where(destinations.c.active.is_(True)).limit(at_most)
+        async with self.engine.connect() as conn:
+            counted = await conn.execute(select(func.count()).select_from(active.subquery()))
+            return int(counted.scalar_one())
+
     async def all(self, active_only: bool = False) -> list[Subscription]:
         return await self._select(*([destinations.c.active.is_(True)] if active_only else []))
 
