@@ -32,6 +32,16 @@ from tests.kits.paths import ROOT
 SIGNING_SECRET = "bench-signing-secret-8f7e6d5c4b3a"
 CHANNEL = "C0BENCH1"
 USER = "U0BENCH1"
+# Commands come from this many people, one after another: a benchmark's clients are a team,
+# not one person (the bot limits the answers one person may ask for at once, and a minute).
+PEOPLE = 10_000
+
+
+def bench_user(number: int) -> str:
+    """Who sends the command numbered `number`."""
+    return f"U0BENCH{number % PEOPLE:05d}"
+
+
 SLASH = "/pr"
 
 
@@ -130,6 +140,7 @@ class Server:
 
 
 def slash_body(text: str, response_url: str, trigger: int) -> bytes:
+    """`/pr text` as Slack posts it, from the person `bench_user(trigger)`."""
     return urlencode(
         {
             "token": "legacy-verification-token",
@@ -137,7 +148,7 @@ def slash_body(text: str, response_url: str, trigger: int) -> bytes:
             "team_domain": "bench",
             "channel_id": CHANNEL,
             "channel_name": "bench",
-            "user_id": USER,
+            "user_id": bench_user(trigger),
             "user_name": "bench",
             "command": SLASH,
             "text": text,
@@ -186,7 +197,7 @@ class SignedSlack:
         number = next(self.keys)
         key = f"R{number}"
         if self.fake is not None:
-            url = self.fake.response_url(key, channel=CHANNEL, user=USER)
+            url = self.fake.response_url(key, channel=CHANNEL, user=bench_user(number))
         else:
             url = f"{self.base_url}/response/{key}"
         return key, slash_body(text, url, number)
@@ -233,7 +244,7 @@ async def serve_fake_slack(keys: int) -> None:
 
     async with FakeSlack() as fake:
         for number in range(keys):
-            fake.response_url(f"R{number}", channel=CHANNEL, user=USER)
+            fake.response_url(f"R{number}", channel=CHANNEL, user=bench_user(number))
         status = web.Application()
         status.router.add_get("/answered", count)
         runner = web.AppRunner(status, access_log=None)
