@@ -291,7 +291,7 @@ def test_an_unknown_key_gets_a_did_you_mean(tmp_path: Path) -> None:
 
 def test_an_unknown_key_with_nothing_close_lists_the_keys_allowed_there(tmp_path: Path) -> None:
     assert _config_error(tmp_path, "delivery: {colour: red}\n") == [
-        "  delivery.colour: unknown key (allowed here: lease_seconds, tick_seconds)"
+        "  delivery.colour: unknown key (allowed here: lease_seconds, planner, tick_seconds)"
     ]
 
 
