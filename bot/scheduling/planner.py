@@ -167,6 +167,7 @@ class Planner:
         self.destinations = 0  # read by the last tick, wherever it ran
         self.pid: int | None = None  # the planning process's, while it runs
         self._pool: ProcessPoolExecutor | None = None
+        self._closed = False  # the service is stopping: no tick plans any more
 
     def in_process(self) -> bool:
         """Whether the next tick plans in the planning process."""
@@ -186,10 +187,14 @@ class Planner:
             await self._open()
 
     async def tick(self) -> TickSummary:
+        if self._closed:
+            return TickSummary(self.destinations)
         if self.in_process():
             try:
                 return await self._tick_in_process()
             except BrokenProcessPool:
+                if self._closed:  # stopped under it by close(): the next start plans it
+                    return TickSummary(self.destinations)
                 log(logger, "scheduler.planner_lost", logging.WARNING, pid=self.pid)
                 self._forget_pool()
         runs = await self.ticker.tick()
@@ -226,6 +231,7 @@ class Planner:
     async def close(self) -> None:
         """Stop the planning process: a tick it is planning gets STOP_SECONDS to finish (each
         batch is its own transaction, so one cut short loses nothing), then SIGTERM."""
+        self._closed = True
         pool, pid = self._pool, self.pid
         if pool is None:
             return

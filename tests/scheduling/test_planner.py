@@ -4,6 +4,7 @@ moves there only once a tick reads many destinations."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import signal
@@ -13,6 +14,7 @@ from sqlalchemy import func, select
 
 import bot.scheduling.planner as planner_module
 from bot.core.clock import utc_clock
+from bot.core.delivery.runs import PlannedRun
 from bot.core.render.renderer import Renderer
 from bot.core.store.errors import is_outage
 from bot.core.store.reports import ReportStore
@@ -130,3 +132,23 @@ def test_no_process_for_an_in_memory_database_or_a_clock_that_is_not_the_real_on
     assert child_setup(store.engine, BotConfig(), FakeClock()) is None
     setup = child_setup(store.engine, BotConfig(), utc_clock)
     assert setup is not None and setup.database_url.startswith(store.engine.url.drivername)
+
+
+async def test_a_tick_cut_short_by_the_stop_does_not_plan_again_on_the_loop(
+    store: ReportStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    planner = _planner(store, await _team(store), PlannerMode.PROCESS)
+    await planner.start()
+    assert planner.pid is not None
+
+    async def on_the_loop() -> list[PlannedRun]:
+        raise AssertionError("a stopping service planned on the loop")
+
+    monkeypatch.setattr(planner.ticker, "tick", on_the_loop)
+    monkeypatch.setattr(planner_module, "STOP_SECONDS", 0.0)  # SIGTERM at once
+    ticking = asyncio.ensure_future(planner.tick())
+    await asyncio.sleep(0)  # the tick is in the process's hands
+    await planner.close()
+    summary = await ticking  # planned whole by the process, or not at all
+    assert summary.created in (0, len(TAGS))
+    assert (await planner.tick()).created == 0
