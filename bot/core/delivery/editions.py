@@ -38,6 +38,10 @@ MEMO_MAX = 16_384
 # started over inside a tick rendered an audience again for each batch after it (10,000
 # audiences were rendered 73,556 times at 4,096).
 EDITION_MEMO_MAX = 32_768
+# Rendered editions written at a time, within a batch: their payloads are all that a tick holds
+# of them, and a batch of 1,000 destinations renders up to 1,000 (PostgreSQL plans two batches
+# at once), which held 55 MB of message text at 5,000 audiences.
+FILL_EVERY = 128
 
 
 # The longest stretch of CPU-bound planning (digests built, editions rendered) between two
@@ -128,8 +132,12 @@ class EditionBook:
             pending[key] = chosen[key] = edition
             self.rendered += 1
             contents.append((edition_id, payloads, entries))
+            if len(contents) >= FILL_EVERY:
+                await fill_editions(conn, contents)
+                contents = []
             await self.breather.breathe()
-        await fill_editions(conn, contents)
+        if contents:
+            await fill_editions(conn, contents)
         for run, layout, key in keyed:
             edition = chosen[key]
             run.edition, run.messages = edition.id, edition.messages

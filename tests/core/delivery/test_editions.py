@@ -84,6 +84,29 @@ async def test_destinations_with_one_audience_share_one_rendered_edition(
     assert "one-liner 5" in texts["T0"]
 
 
+async def test_editions_written_a_slice_at_a_time_each_send_their_own_digest(
+    store: ReportStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A batch writes its editions FILL_EVERY at a time (bounded memory): every destination
+    still gets its own audience's digest, and each edition's messages are all there."""
+    monkeypatch.setattr(editions_module, "FILL_EVERY", 2)
+    clock = FakeClock()
+    tags = ["rollout", "fix", "ci", "perf", "docs"]
+    subs = await setup_destinations(
+        store.engine, *(channel(tag, f"T{i}", tags=[tag]) for i, tag in enumerate(tags))
+    )
+    await add_reports(store, range(1, 11), tags=tags)
+    planned = await plan_runs(store.engine, _due(subs, clock()), TickPlan(RENDERER, clock()))
+    assert await _count(store.engine, editions) == len(tags)
+    rows = sum(run.messages for run in planned.values())
+    sender = ScriptedSender(clock)
+    await run_until_idle(Deliverer(store.engine, {sender.platform: sender}, "w", clock), clock, 5)
+    assert len(sender.calls) == rows
+    texts = {call.target: str(call.payload["text"]) for call in sender.calls}
+    assert len(set(texts.values())) == len(tags)  # each its own audience's edition
+    assert all(f"[{tag}]" in texts[f"T{i}"] for i, tag in enumerate(tags))
+
+
 async def test_a_batch_costs_a_few_statements_however_many_destinations_it_holds(
     store: ReportStore,
 ) -> None:
