@@ -9,8 +9,9 @@ between ticks), and the loop only awaits its answer. What it plans lands in the 
 the loop's `Deliverer` finds it, exactly as when the loop planned it.
 
 `delivery.planner`:
-- `auto` (the default): the loop while the last tick read fewer than PROCESS_FROM destinations
-  (most teams: no second process at all), the planning process from then on;
+- `auto` (the default): the loop while the store holds fewer than PROCESS_FROM active
+  destinations (counted at start, then by each tick; most teams never start a second
+  process), the planning process from then on;
 - `loop`: always the loop; `process`: always the planning process.
 
 The process is started with `spawn` (a fork would copy the loop's threads and connections),
