@@ -12,7 +12,7 @@ import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from bot.chat.reading import key_of
+from bot.chat.read_marks import ReadShape, read_elements
 from bot.core.render.actions import EntryAction
 from bot.core.render.lark import DATA_KEY, card_bytes, escape_lark_md
 from bot.core.render.limits.lark import LARK_CARD_BUDGET_BYTES
@@ -48,31 +48,14 @@ def _marked(div: Element, mark: str, separator: str) -> Element:
     return {**div, "text": {**text, "content": f"{text.get('content', '')}{separator}{mark}"}}
 
 
+LARK_READ = ReadShape("extra", "tag", "action", "actions", read_ref, _marked)
+
+
 def read_card(
     card: Mapping[str, Any], keys: Sequence[str], marks: Mapping[str, str]
 ) -> dict[str, Any]:
     """`card` with the read entries' Read buttons gone and their marks shown."""
-    marked: list[Element] = []
-    plain: list[Element] = []  # the same without the marks
-    for element in copy.deepcopy(list(card.get("elements") or [])):
-        extra = read_ref(element.get("extra"))
-        if extra is not None and key_of(extra, keys) in marks:
-            rest = {name: value for name, value in element.items() if name != "extra"}
-            marked.append(_marked(rest, marks[str(key_of(extra, keys))], " · "))
-            plain.append(rest)
-            continue
-        actions = element.get("actions")
-        if element.get("tag") != "action" or not isinstance(actions, list):
-            marked.append(element)
-            plain.append(element)
-            continue
-        read = [a for a in actions if (ref := read_ref(a)) and key_of(ref, keys) in marks]
-        kept = [action for action in actions if action not in read]
-        if read and marked:
-            key = str(key_of(str(read_ref(read[0])), keys))
-            marked[-1] = _marked(marked[-1], marks[key], "\n")
-        if kept:
-            marked.append({**element, "actions": kept})
-            plain.append({**element, "actions": kept})
+    elements = copy.deepcopy(list(card.get("elements") or []))
+    marked, plain = read_elements(elements, keys, marks, LARK_READ)
     shown = marked if card_bytes(marked) <= LARK_CARD_BUDGET_BYTES else plain
     return {**card, "elements": shown}

@@ -20,7 +20,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.adapters.slack import errors
-from bot.chat.reading import key_of
+from bot.chat.read_marks import ReadShape, read_elements
 from bot.core.render.actions import ENTRY_ACTION_PREFIX, EntryAction
 from bot.core.render.limits.slack import (
     SLACK_MAX_MESSAGE_CHARS,
@@ -156,6 +156,9 @@ def _with_mark(block: dict[str, Any], mark: str, separator: str) -> dict[str, An
     return {**block, "text": {**text, "text": shown}}
 
 
+SLACK_READ = ReadShape("accessory", "type", "actions", "elements", _read_ref, _with_mark)
+
+
 def read_blocks(
     blocks: Sequence[dict[str, Any]], keys: Sequence[str], marks: Mapping[str, str]
 ) -> Blocks:
@@ -163,28 +166,7 @@ def read_blocks(
     ending in its mark (`marks`: PR key → "✅ alice, bob", escaped). An entry is a section and
     the actions block after it (Read among its buttons), or, one line each, a section whose
     accessory is Read. Where the marks would not fit the message, only the buttons go."""
-    marked: Blocks = []
-    plain: Blocks = []  # the same without the marks
-    for block in blocks:
-        accessory = _read_ref(block.get("accessory"))
-        elements = block.get("elements")
-        if accessory is not None and (key := key_of(accessory, keys)) in marks:
-            rest = {name: value for name, value in block.items() if name != "accessory"}
-            marked.append(_with_mark(rest, marks[str(key)], " · "))
-            plain.append(rest)
-            continue
-        if block.get("type") != "actions" or not isinstance(elements, list):
-            marked.append(block)
-            plain.append(block)
-            continue
-        read = [e for e in elements if (ref := _read_ref(e)) and key_of(ref, keys) in marks]
-        kept = [element for element in elements if element not in read]
-        if read and marked:
-            key = key_of(str(_read_ref(read[0])), keys)
-            marked[-1] = _with_mark(marked[-1], marks[str(key)], "\n")
-        if kept:
-            marked.append({**block, "elements": kept})
-            plain.append({**block, "elements": kept})
+    marked, plain = read_elements(blocks, keys, marks, SLACK_READ)
     return marked if blocks_chars(marked) <= SLACK_MAX_MESSAGE_CHARS else plain
 
 
