@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import time
 import urllib.parse
 from collections.abc import Callable
@@ -25,6 +26,10 @@ from lark_oapi.core.model import BaseRequest
 from lark_oapi.core.token.access_token_response import AccessTokenResponse
 from lark_oapi.core.token.create_self_tenant_token_request import CreateSelfTenantTokenRequest
 from lark_oapi.core.token.create_token_request_body import CreateTokenRequestBody
+
+from bot.logs import log
+
+logger = logging.getLogger("prdigest.lark")
 
 TIMEOUT = httpx.Timeout(15.0, connect=5.0)
 TOKEN_MARGIN_SECONDS = 600.0  # a token is renewed this long before Feishu says it expires
@@ -110,6 +115,15 @@ class LarkClient:
         if answer.code in TOKEN_INVALID_CODES:
             answer = await self._send(request, await self.token(fresh=True))
         return answer
+
+    async def ask(self, request: BaseRequest, event: str) -> Answer | None:
+        """`call` for an answer the bot can do without: None, logged as `event` with the
+        error's type, when Feishu is unreachable or gives no token."""
+        try:
+            return await self.call(request)
+        except (httpx.HTTPError, TokenUnavailable) as exc:
+            log(logger, event, logging.WARNING, error=type(exc).__name__)
+            return None
 
     async def _send(self, request: BaseRequest, token: str | None) -> Answer:
         headers = {"Content-Type": "application/json; charset=utf-8"}

@@ -22,7 +22,6 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import httpx
 from lark_oapi.api.contact.v3.model.get_user_request import GetUserRequest
 from lark_oapi.api.contact.v3.model.get_user_response import GetUserResponse
 from lark_oapi.api.im.v1.model.get_chat_request import GetChatRequest
@@ -30,7 +29,7 @@ from lark_oapi.api.im.v1.model.get_chat_response import GetChatResponse
 from lark_oapi.core.enum import AccessTokenType, HttpMethod
 from lark_oapi.core.model import BaseRequest
 
-from bot.adapters.lark.client import LarkClient, TokenUnavailable
+from bot.adapters.lark.client import LarkClient
 from bot.logs import log
 
 logger = logging.getLogger("prdigest.lark")
@@ -73,10 +72,8 @@ class LarkMembers:
     async def bot_open_id(self) -> str | None:
         """The bot's open_id, asked once; None while Feishu cannot say."""
         if self._bot is None:
-            try:
-                answer = await self.client.call(bot_info_request())
-            except (httpx.HTTPError, TokenUnavailable) as exc:
-                log(logger, "lark.bot_info_failed", logging.WARNING, error=type(exc).__name__)
+            answer = await self.client.ask(bot_info_request(), "lark.bot_info_failed")
+            if answer is None:
                 return None
             bot = answer.body.get("bot")
             found = bot.get("open_id") if isinstance(bot, dict) else None
@@ -91,10 +88,8 @@ class LarkMembers:
         if open_id in self._names:
             return self._names[open_id]
         request = GetUserRequest.builder().user_id(open_id).user_id_type("open_id").build()
-        try:
-            answer = await self.client.call(request)
-        except (httpx.HTTPError, TokenUnavailable) as exc:
-            log(logger, "lark.user_info_failed", logging.WARNING, error=type(exc).__name__)
+        answer = await self.client.ask(request, "lark.user_info_failed")
+        if answer is None:
             return open_id
         parsed = GetUserResponse(answer.body)
         user = parsed.data.user if parsed.success() and parsed.data is not None else None
@@ -120,10 +115,8 @@ class LarkMembers:
 
     async def _ask(self, chat_id: str) -> ChatFacts:
         request = GetChatRequest.builder().chat_id(chat_id).user_id_type("open_id").build()
-        try:
-            answer = await self.client.call(request)
-        except (httpx.HTTPError, TokenUnavailable) as exc:
-            log(logger, "lark.chat_info_failed", logging.WARNING, error=type(exc).__name__)
+        answer = await self.client.ask(request, "lark.chat_info_failed")
+        if answer is None:
             return UNKNOWN
         parsed = GetChatResponse(answer.body)
         if not parsed.success() or parsed.data is None:

@@ -15,7 +15,6 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-import httpx
 from lark_oapi.api.im.v1.model.create_message_request import CreateMessageRequest
 from lark_oapi.api.im.v1.model.create_message_request_body import CreateMessageRequestBody
 from lark_oapi.api.im.v1.model.create_message_response import CreateMessageResponse
@@ -23,7 +22,7 @@ from lark_oapi.api.im.v1.model.reply_message_request import ReplyMessageRequest
 from lark_oapi.api.im.v1.model.reply_message_request_body import ReplyMessageRequestBody
 from lark_oapi.core.model import BaseRequest
 
-from bot.adapters.lark.client import LarkClient, TokenUnavailable
+from bot.adapters.lark.client import LarkClient
 from bot.adapters.lark.sender import CARD, receive_id_type
 from bot.core.render.limits.lark import LARK_PER_CHAT_INTERVAL
 from bot.core.render.renderer import RenderedMessage
@@ -107,10 +106,8 @@ class LarkReplier:
     async def _post(self, chat_id: str, request: BaseRequest) -> str | None:
         """The message id; None when Feishu refused or was unreachable."""
         await self.pace.turn(chat_id)
-        try:
-            answer = await self.client.call(request)
-        except (httpx.HTTPError, TokenUnavailable) as exc:
-            log(logger, "lark.reply_unreachable", logging.WARNING, error=type(exc).__name__)
+        answer = await self.client.ask(request, "lark.reply_unreachable")
+        if answer is None:
             return None
         parsed = CreateMessageResponse(answer.body)
         if answer.status != 200 or not parsed.success():
