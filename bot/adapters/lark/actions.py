@@ -25,16 +25,13 @@ from functools import partial
 from typing import Any
 
 from bot.adapters.answering import answer_messages
-from bot.adapters.base import AdapterDeps
-from bot.adapters.lark.members import P2P, LarkMembers
+from bot.adapters.lark.handler import LarkHandler
+from bot.adapters.lark.members import P2P
 from bot.adapters.lark.messages import event_str
 from bot.adapters.lark.read_card import read_card, read_marks
-from bot.adapters.lark.replier import LarkReplier
 from bot.adapters.lark.report_pager import pager_card, pager_message
-from bot.adapters.work import WorkQueue
 from bot.chat.answers import Answer, Chat, Notice, Reply, render_notice
 from bot.chat.commands import parse
-from bot.chat.service import ChatService
 from bot.core.models import Format, Platform, Section
 from bot.core.render.actions import (
     SECTION_NAMES,
@@ -67,16 +64,7 @@ def pressed_value(action: Mapping[str, Any]) -> str:
     return data if isinstance(data, str) else ""
 
 
-class LarkActions:
-    def __init__(
-        self, deps: AdapterDeps, members: LarkMembers, replier: LarkReplier, work: WorkQueue
-    ) -> None:
-        self.service: ChatService = deps.chat
-        self.renderer = deps.renderer
-        self.members = members
-        self.replier = replier
-        self.work = work
-
+class LarkActions(LarkHandler):
     async def on_action(self, event: Mapping[str, Any]) -> Response:
         user = event_str(event, "operator", "open_id")
         chat_id = event_str(event, "context", "open_chat_id")

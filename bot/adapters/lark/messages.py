@@ -17,13 +17,10 @@ from functools import partial
 from typing import Any
 
 from bot.adapters.answering import UNAVAILABLE, answer_messages
-from bot.adapters.base import AdapterDeps
-from bot.adapters.lark.members import P2P, LarkMembers
-from bot.adapters.lark.replier import LarkReplier
+from bot.adapters.lark.handler import LarkHandler
+from bot.adapters.lark.members import P2P
 from bot.adapters.lark.words import message_words, request_of
-from bot.adapters.work import WorkQueue
 from bot.chat.answers import Chat, Notice, Reply
-from bot.chat.service import ChatService
 from bot.core.models import Format, Platform
 from bot.logs import log
 
@@ -39,20 +36,7 @@ def event_str(obj: Any, *names: str) -> str:
     return obj if isinstance(obj, str) else ""
 
 
-class LarkMessages:
-    def __init__(
-        self,
-        deps: AdapterDeps,
-        members: LarkMembers,
-        replier: LarkReplier,
-        work: WorkQueue,
-    ) -> None:
-        self.service: ChatService = deps.chat
-        self.renderer = deps.renderer
-        self.members = members
-        self.replier = replier
-        self.work = work
-
+class LarkMessages(LarkHandler):
     def on_message(self, event: Mapping[str, Any]) -> None:
         """Queue the answer (the event's acknowledgement must not wait for it)."""
         message = event.get("message")
