@@ -30,7 +30,7 @@ import contextlib
 import json
 import logging
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 import lark_oapi.ws.client as ws_client
@@ -41,7 +41,7 @@ from bot.logs import log
 
 logger = logging.getLogger("prdigest.lark")
 
-Dispatch = Callable[[dict[str, Any]], Awaitable[dict[str, Any] | None]]
+Dispatch = Callable[[dict[str, Any]], Coroutine[Any, Any, dict[str, Any] | None]]
 STOP_JOIN_SECONDS = 5.0
 CLOSE_SECONDS = 2.0  # for the WebSocket's closing handshake
 
@@ -155,7 +155,7 @@ class LarkSocket:
             body = json.loads(payload)
             if not isinstance(body, dict):
                 raise TypeError("the event is not a JSON object")
-            future = asyncio.run_coroutine_threadsafe(_call(self.dispatch, body), service)
+            future = asyncio.run_coroutine_threadsafe(self.dispatch(body), service)
         except Exception as exc:  # unreadable payload; the service loop is closed
             log(logger, "lark.socket_unreadable", logging.WARNING, error=repr(exc)[:200])
             return None
@@ -174,10 +174,6 @@ class LarkSocket:
                 error=repr(exc)[:500],
             )
         return None
-
-
-async def _call(dispatch: Dispatch, body: dict[str, Any]) -> dict[str, Any] | None:
-    return await dispatch(body)
 
 
 def _event_type(body: dict[str, Any]) -> str:
