@@ -29,7 +29,12 @@ from bot.core.digest.select import Digest
 from bot.core.models import Format, Layout
 from bot.core.render.options import DigestOptions
 from bot.core.render.renderer import Renderer
-from bot.core.store.editions import EditionMessage, EntryRow, fill_editions, new_editions
+from bot.core.store.editions import (
+    EditionContent,
+    EditionMessage,
+    fill_editions,
+    new_editions,
+)
 
 # Digests a tick keeps (an audience's subscriptions are spread over every batch: a memo that
 # started over at 4,096 built each of 10,000 audiences' digests again for most of its runs).
@@ -125,19 +130,19 @@ class EditionBook:
                 chosen[key] = known
             else:
                 fresh.setdefault(key, (run, layout))
-        ids = await new_editions(conn, self.now, len(fresh))
+        ids = await new_editions(conn, len(fresh))
         contents = []
         for edition_id, (key, (run, layout)) in zip(ids, fresh.items(), strict=True):
-            edition, payloads, entries = self._render(edition_id, run, layout)
+            edition, content = self._render(edition_id, run, layout)
             pending[key] = chosen[key] = edition
             self.rendered += 1
-            contents.append((edition_id, payloads, entries))
+            contents.append(content)
             if len(contents) >= FILL_EVERY:
-                await fill_editions(conn, contents)
+                await fill_editions(conn, self.now, contents)
                 contents = []
             await self.breather.breathe()
         if contents:
-            await fill_editions(conn, contents)
+            await fill_editions(conn, self.now, contents)
         for run, layout, key in keyed:
             edition = chosen[key]
             run.edition, run.messages = edition.id, edition.messages
@@ -146,9 +151,7 @@ class EditionBook:
                 notice = (self.renderer, PLATFORM_FORMAT[lead.platform], lead.locale)
                 await prepare_topics(conn, run.destination_id, edition.topics, notice, self.now)
 
-    def _render(
-        self, edition_id: int, run: Run, layout: Layout
-    ) -> tuple[Edition, list[EditionMessage], list[EntryRow]]:
+    def _render(self, edition_id: int, run: Run, layout: Layout) -> tuple[Edition, EditionContent]:
         digest, lead = run.digest, run.lead
         assert digest is not None
         options = DigestOptions(
@@ -161,11 +164,11 @@ class EditionBook:
         parts = self.renderer.digest_parts(digest, fmt, lead.locale, date=run.day, options=options)
         queued = lay_out(parts, layout)
         picked = [item for part in run.parts for item in part.picked]
-        entries = entry_rows(digest, picked, [message.shows for message in queued])
+        shown, more = entry_rows(digest, picked, [message.shows for message in queued])
         placed = tuple(dataclasses.replace(message, payload={}) for message in queued)
         edition = Edition(edition_id, placed, topics_of(parts) if layout is Layout.TOPICS else ())
         sent = [EditionMessage(m.payload, m.reply_to_part, m.topic) for m in queued]
-        return edition, sent, entries
+        return edition, EditionContent(edition_id, sent, shown, more)
 
 
 def _edition_key(run: Run, audience: Hashable, layout: Layout) -> Hashable:

@@ -19,7 +19,7 @@ from datetime import datetime, timedelta
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from bot.core.digest.select import Digest, DigestEntry, StoredReport, group_tag
+from bot.core.digest.select import Digest, DigestEntry, StoredReport
 from bot.core.store.editions import EntryKind, EntryRow
 from bot.core.store.reading import (
     Marks,
@@ -124,9 +124,9 @@ def _part_of(seq: int, shown_in: Sequence[tuple[int, ...]]) -> int | None:
 
 def entry_rows(
     digest: Digest, picked: Sequence[StoredReport], shown_in: Sequence[tuple[int, ...]]
-) -> list[EntryRow]:
+) -> tuple[list[EntryRow], list[StoredReport]]:
     """The digest's PRs in order: shown (new, then unread) with the message (in sending order;
-    each says which entries it holds) that shows each, then the ones kept for "+N more"."""
+    each says which entries it holds) that shows each; then the ones kept for "+N more"."""
     shown = [(entry, EntryKind.NEW) for group in digest.groups for entry in group.entries]
     shown += [(entry, EntryKind.UNREAD) for entry in digest.unread]
     rows = [
@@ -136,9 +136,7 @@ def entry_rows(
     seen = {entry.item.seq for entry, _ in shown}
     behind = [*picked, *(entry.item for entry in digest.unread_over)]
     rest = sorted({item.seq: item for item in behind if item.seq not in seen}.values(), key=_rank)
-    for item in rest:
-        rows.append(EntryRow(len(rows), item, group_tag(item.report, ()), EntryKind.MORE, None))
-    return rows
+    return rows, rest
 
 
 def _rank(item: StoredReport) -> tuple[int, int, datetime, int]:

@@ -10,16 +10,16 @@ its outbox rows carry no payload of their own; `PAYLOAD` is the payload a row se
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import JSON, Table, and_, func, literal, select
+from sqlalchemy import JSON, Column, Table, and_, func, literal, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from bot.core.digest.select import StoredReport
+from bot.core.digest.select import StoredReport, group_tag
 from bot.core.reports.model import RecommendationLevel
 from bot.core.store.sql.bulk import among, insert_columns
 from bot.core.store.sql.tables import (
@@ -39,7 +39,6 @@ FILL_SLICE = 16
 class EntryKind(StrEnum):
     NEW = "new"  # shown as new in the run
     UNREAD = "unread"  # carried over from an earlier digest, shown under "Still unread"
-    MORE = "more"  # past max_items: "+N more", posted by a page
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,22 +64,21 @@ def _edition_payload() -> Any:
 PAYLOAD = func.coalesce(outbox.c.payload, _edition_payload(), type_=JSON).label("payload")
 
 
-async def new_editions(conn: AsyncConnection, now: datetime, count: int) -> list[int]:
-    """`count` new editions' ids (their buttons carry them, so they come before the render).
+async def new_editions(conn: AsyncConnection, count: int) -> list[int]:
+    """`count` new editions' ids, reserved: their buttons carry them, so they come before the
+    render; `fill_editions` writes the rows, in the same transaction.
 
     On SQLite the ids are the next ones past the highest (what SQLite would give them: the
-    table has no AUTOINCREMENT), written in one statement: a RETURNING that keeps the order
-    runs a row at a time there. The batch's `BEGIN IMMEDIATE` holds the only writer's lock."""
+    table has no AUTOINCREMENT); the batch's `BEGIN IMMEDIATE` holds the only writer's lock
+    until they are written. On PostgreSQL they are the table's sequence's next values."""
     if count <= 0:
         return []
     if conn.dialect.name != "postgresql":
         highest = (await conn.execute(select(func.max(editions.c.id)))).scalar() or 0
-        ids = list(range(highest + 1, highest + 1 + count))
-        await insert_columns(conn, editions, {"id": ids, "created_at": [now] * count})
-        return ids
-    stamped = editions.insert().returning(editions.c.id, sort_by_parameter_order=True)
-    found = await conn.execute(stamped, [{"created_at": now} for _ in range(count)])
-    return [int(edition_id) for edition_id in found.scalars()]
+        return list(range(highest + 1, highest + 1 + count))
+    sequence = func.pg_get_serial_sequence(editions.name, editions.c.id.name)
+    ids = select(func.nextval(sequence)).select_from(func.generate_series(1, count))
+    return [int(edition_id) for edition_id in (await conn.execute(ids)).scalars()]
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,19 +88,46 @@ class EditionMessage:
     topic: str | None = None  # topics: the forum topic's key
 
 
+@dataclass(frozen=True, slots=True)
+class EditionContent:
+    """What an edition holds: its messages in sending order, its shown entries in digest
+    order, and the PRs behind its "+N more" in the order its pages post them."""
+
+    id: int
+    messages: Sequence[EditionMessage]
+    shown: Sequence[EntryRow]
+    more: Sequence[StoredReport] = ()
+
+
+def _more_list(content: EditionContent) -> list[list[Any]] | None:
+    """`editions.more`: [seq, repo, number, tag, must_read] for each PR behind "+N more"."""
+    must = RecommendationLevel.MUST_READ
+    listed = [
+        [item.seq, item.report.repo, item.report.number, group_tag(item.report, ()),
+         item.report.recommendation_level is must]
+        for item in content.more
+    ]  # fmt: skip
+    return listed or None
+
+
 async def fill_editions(
-    conn: AsyncConnection,
-    contents: Sequence[tuple[int, Sequence[EditionMessage], Sequence[EntryRow]]],
+    conn: AsyncConnection, now: datetime, contents: Sequence[EditionContent]
 ) -> None:
-    """The messages (in sending order) and entries of editions, in two statements."""
+    """The rows of editions whose ids `new_editions` reserved: each edition (with its "+N
+    more" list), its messages and its shown entries, in three statements."""
     if conn.dialect.name != "postgresql":
-        await _fill_sqlite(conn, contents)
+        await _fill_sqlite(conn, now, contents)
         return
+    await conn.execute(
+        editions.insert(),
+        [{"id": c.id, "created_at": now, "more_count": len(c.more), "more": _more_list(c)}
+         for c in contents],
+    )  # fmt: skip
     messages = [
-        {"edition_id": edition, "part": part, "payload": message.payload}
+        {"edition_id": content.id, "part": part, "payload": message.payload}
         | {"reply_to_part": message.reply_to_part, "topic": message.topic}
-        for edition, sent, _ in contents
-        for part, message in enumerate(sent)
+        for content in contents
+        for part, message in enumerate(content.messages)
     ]
     if messages:
         await conn.execute(edition_messages.insert(), messages)
@@ -114,33 +139,44 @@ def _driver_insert(conn: AsyncConnection, table: Table) -> str:
     return str(table.insert().compile(dialect=conn.dialect))
 
 
+def _serializer(conn: AsyncConnection, column: Column[Any]) -> Callable[[Any], Any]:
+    """The column type's bind processing, in the connection's dialect."""
+    dialect = conn.dialect
+    process = column.type.dialect_impl(dialect).bind_processor(dialect)
+    assert process is not None  # JSON and times are always processed
+    return process
+
+
 async def _fill_sqlite(
-    conn: AsyncConnection,
-    contents: Sequence[tuple[int, Sequence[EditionMessage], Sequence[EntryRow]]],
+    conn: AsyncConnection, now: datetime, contents: Sequence[EditionContent]
 ) -> None:
     """`fill_editions` on SQLite: rows as tuples through the driver's executemany. A batch's
-    editions hold about a hundred thousand entries; SQLAlchemy's per-row binding, or a JSON
+    editions hold tens of thousands of entries; SQLAlchemy's per-row binding, or a JSON
     array of them unpacked by `json_each` (a `json_extract` per value), costs several times
-    what SQLite takes to store them. The payload is serialized by its column type, as before;
-    every other value is an integer, text, a flag or None, stored as they are."""
-    dialect = conn.dialect
-    dumps = edition_messages.c.payload.type.dialect_impl(dialect).bind_processor(dialect)
-    assert dumps is not None  # JSON is always serialized
+    what SQLite takes to store them. JSON and times are serialized by their column types, as
+    before; every other value is an integer, text, a flag or None, stored as they are."""
+    dumps = _serializer(conn, edition_messages.c.payload)
+    created = _serializer(conn, editions.c.created_at)(now)
     must = RecommendationLevel.MUST_READ
+    made: list[tuple[Any, ...]] = []
     messages: list[tuple[Any, ...]] = []
     entries: list[tuple[Any, ...]] = []
-    for index, (edition, sent, rows) in enumerate(contents, 1):
+    for index, content in enumerate(contents, 1):
+        more = _more_list(content)
+        made.append((content.id, created, len(content.more), None if more is None else dumps(more)))
         messages += [  # in the table's column order
-            (edition, part, dumps(message.payload), message.reply_to_part, message.topic)
-            for part, message in enumerate(sent)
+            (content.id, part, dumps(message.payload), message.reply_to_part, message.topic)
+            for part, message in enumerate(content.messages)
         ]
         entries += [  # in the table's column order
-            (edition, row.position, row.item.seq, row.item.report.repo, row.item.report.number,
-             row.tag, row.item.report.recommendation_level is must, row.kind.value, row.part)
-            for row in rows
+            (content.id, row.position, row.item.seq, row.item.report.repo,
+             row.item.report.number, row.tag, row.item.report.recommendation_level is must,
+             row.kind.value, row.part)
+            for row in content.shown
         ]  # fmt: skip
         if index % FILL_SLICE == 0:
             await asyncio.sleep(0)  # the chat's answers run between slices
+    await conn.exec_driver_sql(_driver_insert(conn, editions), made)
     if messages:
         await conn.exec_driver_sql(_driver_insert(conn, edition_messages), messages)
     if entries:
@@ -183,10 +219,8 @@ async def queue_editions(conn: AsyncConnection, run_ids: Sequence[int], now: dat
     await conn.execute(outbox.insert().from_select(columns, rows))
 
 
-def _entry_columns(
-    contents: Sequence[tuple[int, Sequence[EditionMessage], Sequence[EntryRow]]],
-) -> dict[str, list[Any]]:
-    entries = [(edition, row) for edition, _, rows in contents for row in rows]
+def _entry_columns(contents: Sequence[EditionContent]) -> dict[str, list[Any]]:
+    entries = [(content.id, row) for content in contents for row in content.shown]
     must = RecommendationLevel.MUST_READ
     return {
         "edition_id": [edition for edition, _ in entries],

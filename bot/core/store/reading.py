@@ -21,7 +21,6 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from bot.core.digest.filter_query import fold
 from bot.core.digest.select import StoredReport
 from bot.core.models import Platform
-from bot.core.store.editions import EntryKind
 from bot.core.store.reports import _stored
 from bot.core.store.sql.bulk import among
 from bot.core.store.sql.db import write_transaction
@@ -29,6 +28,7 @@ from bot.core.store.sql.tables import (
     destinations,
     digest_runs,
     edition_entries,
+    editions,
     outbox,
     reading_marks,
     reports,
@@ -197,11 +197,7 @@ async def shown_must_reads_in(
     query = (
         select(r.c.destination_id, e.c.repo, e.c.number, func.min(e.c.tag).label("tag"), first)
         .join(r, r.c.edition_id == e.c.edition_id)
-        .where(
-            among(r.c.destination_id, destination_ids),
-            e.c.must_read.is_(True),
-            e.c.kind.in_((EntryKind.NEW.value, EntryKind.UNREAD.value)),
-        )
+        .where(among(r.c.destination_id, destination_ids), e.c.must_read.is_(True))
         .group_by(r.c.destination_id, e.c.repo, e.c.number)
         .having(first > since)
         .order_by(first, e.c.repo, e.c.number)
@@ -275,8 +271,7 @@ PAGE_TRIES = 8  # runs a press may find emptied by other presses before it gives
 
 
 def _more_of(edition: Any) -> Any:
-    e = edition_entries
-    counted = select(func.count()).where(e.c.edition_id == edition, e.c.kind == EntryKind.MORE)
+    counted = select(editions.c.more_count).where(editions.c.id == edition)
     return counted.scalar_subquery()
 
 
@@ -348,31 +343,22 @@ async def take_page(
     """Take the next page of not-yet-posted "+N more" entries of the destination's run of
     edition `key` (None: its latest run that has some), as many as its digest showed at
     most; None when there is nothing more."""
-    e = edition_entries
     async with write_transaction(engine) as conn:
         run = await _claim_run(conn, destination_id, key)
         if run is None:
             return None
         title, size = await _run_shape(conn, run.id)
-        rows = (
-            await conn.execute(
-                select(e.c.repo, e.c.number, e.c.tag)
-                .where(e.c.edition_id == run.edition, e.c.kind == EntryKind.MORE)
-                .order_by(e.c.position)
-                .offset(run.paged)
-                .limit(size)
-            )
-        ).all()
+        listed = select(editions.c.more).where(editions.c.id == run.edition)
+        behind = (await conn.execute(listed)).scalar() or []
+        rows = [(str(repo), int(number), str(tag)) for _, repo, number, tag, _ in behind]
+        rows = rows[run.paged : run.paged + size]
         await conn.execute(
             update(digest_runs)
             .where(digest_runs.c.id == run.id)
             .values(paged=run.paged + len(rows))
         )
-        stored = await reports_by_key(conn, [(str(r.repo), int(r.number)) for r in rows])
-    items = [
-        (stored[pr], str(row.tag))
-        for row in rows
-        if (pr := pr_key(str(row.repo), int(row.number))) in stored
-    ]
+        stored = await reports_by_key(conn, [(repo, number) for repo, number, _ in rows])
+    keyed = [(pr_key(repo, number), tag) for repo, number, tag in rows]
+    items = [(stored[pr], tag) for pr, tag in keyed if pr in stored]
     left = run.more - run.paged - len(rows)
     return Page(run.edition, title, run.at, items, left)

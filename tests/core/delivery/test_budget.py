@@ -51,12 +51,11 @@ def _scenario() -> tuple[list[StoredReport], Digest]:
 
 def test_more_counts_only_prs_that_are_not_shown_and_each_has_a_page_row() -> None:
     items, digest = _scenario()
-    rows = entry_rows(digest, items, [tuple(i.seq for i in items)])
-    shown = [r for r in rows if r.kind is not EntryKind.MORE]
-    behind = [r for r in rows if r.kind is EntryKind.MORE]
+    shown, behind = entry_rows(digest, items, [tuple(i.seq for i in items)])
     assert len(shown) == 3, "one budget: the three new entries fill it, no unread on top"
+    assert {r.kind for r in shown} == {EntryKind.NEW}
     assert digest.more == len(behind) == 10
-    numbers = [r.item.report.number for r in rows]
+    numbers = [r.item.report.number for r in shown] + [i.report.number for i in behind]
     assert len(numbers) == len(set(numbers)) == 13, "every PR once: shown or behind +N more"
 
 
@@ -66,8 +65,9 @@ def test_unread_fills_what_the_new_entries_leave_and_the_rest_goes_behind_more()
     digest = build_digest(new, DigestFilter(max_items=5), "team")
     digest = with_unread(digest, _shown_before(old), Marks(), 7, NOW)
     assert (len(digest.unread), len(digest.unread_over), digest.more) == (4, 4, 4)
-    rows = entry_rows(digest, new, [tuple(range(200))])
-    assert [r.kind for r in rows].count(EntryKind.MORE) == digest.more
+    shown, behind = entry_rows(digest, new, [tuple(range(200))])
+    assert len(behind) == digest.more
+    assert [r.kind for r in shown].count(EntryKind.UNREAD) == len(digest.unread)
 
 
 def test_unread_entries_are_one_line_each_and_the_digest_keeps_its_size() -> None:

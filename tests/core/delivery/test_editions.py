@@ -167,12 +167,10 @@ async def test_a_batch_keeps_the_editions_it_found_while_another_starts_the_memo
     await add_reports(store, range(1, 6))
     tick = TickPlan(RENDERER, clock())
 
-    async def another_batch_commits_meanwhile(
-        conn: AsyncConnection, now: datetime, count: int
-    ) -> list[int]:
+    async def another_batch_commits_meanwhile(conn: AsyncConnection, count: int) -> list[int]:
         stranger = Edition(0, (), ())
         tick.book.committed({"elsewhere": stranger, "and more": stranger})  # past MEMO_MAX
-        return await new_editions(conn, now, count)
+        return await new_editions(conn, count)
 
     await plan_runs(store.engine, _due([first], clock()), tick)
     monkeypatch.setattr(editions_module, "new_editions", another_batch_commits_meanwhile)

@@ -10,7 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.core.render.renderer import Renderer
 from bot.core.store.dedupe import KEEP_FOR, first_time, forget_older_than
-from bot.core.store.editions import EditionMessage, fill_editions, new_editions
+from bot.core.store.editions import EditionContent, EditionMessage, fill_editions, new_editions
 from bot.core.store.prune import RUN_RETENTION, Pruned, prune, prune_runs
 from bot.core.store.reports import ReportStore
 from bot.core.store.runs import last_run
@@ -161,9 +161,9 @@ async def test_the_ticker_prunes_once_an_hour_on_the_service_clock(store: Report
 async def _edition(engine: AsyncEngine, age: timedelta, run_ids: list[int]) -> int:
     """An edition created `age` before NOW with one message and one entry, the runs' own."""
     async with engine.begin() as conn:
-        [edition] = await new_editions(conn, NOW - age, 1)
+        [edition] = await new_editions(conn, 1)
         message = EditionMessage({"text": "shared"})
-        await fill_editions(conn, [(edition, [message], [])])
+        await fill_editions(conn, NOW - age, [EditionContent(edition, [message], [])])
         await conn.execute(
             digest_runs.update().where(digest_runs.c.id.in_(run_ids)).values(edition_id=edition)
         )

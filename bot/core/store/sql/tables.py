@@ -238,15 +238,19 @@ instant_posts = Table(
     Column("posted_at", UtcDateTime(), nullable=False),
 )
 
-# What the digests of many destinations share, stored once (an edition): its messages, and its
-# entries in digest order: `new` (shown in message `part`), `unread` (carried over from an
-# earlier digest there, shown too) or `more` (past max_items: "+N more"). A run points at its
-# edition; how many of the `more` entries its pages posted is the run's own `paged`.
+# What the digests of many destinations share, stored once (an edition): its messages, its
+# shown entries in digest order (`edition_entries`: `new`, shown in message `part`, or `unread`,
+# carried over from an earlier digest there), and the entries past max_items that "+N more"
+# pages post: `more_count` of them in `more`, a JSON list of [seq, repo, number, tag,
+# must_read] in page order (one value, not a row each: a digest over 500 new reports keeps
+# hundreds). A run points at its edition; how many of `more` its pages posted is its `paged`.
 editions = Table(
     "editions",
     metadata,
     Column("id", Integer, primary_key=True, autoincrement=True),
     Column("created_at", UtcDateTime(), nullable=False),
+    Column("more_count", Integer, nullable=False, server_default="0"),
+    Column("more", JSON(none_as_null=True), nullable=True),
 )
 
 edition_messages = Table(
@@ -269,7 +273,7 @@ edition_entries = Table(
     Column("number", Integer, nullable=False),
     Column("tag", String(128), nullable=False),
     Column("must_read", Boolean, nullable=False),
-    Column("kind", String(8), nullable=False),  # new | unread | more
+    Column("kind", String(8), nullable=False),  # new | unread
     Column("part", Integer, nullable=True),
     UniqueConstraint("edition_id", "position", name="uq_edition_entries_position"),
 )
