@@ -9,6 +9,7 @@ apply them one after the other.
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import weakref
 from collections.abc import AsyncIterator
@@ -113,6 +114,19 @@ def _install_sqlite_hooks(engine: AsyncEngine) -> None:
         connection.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
 
 
+def json_text(value: Any) -> str:
+    """A JSON column's stored text: UTF-8 as it is, so a Chinese character takes three bytes,
+    not a six-character escape (a zh digest's payloads are half the size); a lone surrogate,
+    which UTF-8 cannot carry, keeps the escapes."""
+    text = json.dumps(value, ensure_ascii=False)
+    if not text.isascii():
+        try:
+            text.encode()
+        except UnicodeEncodeError:
+            return json.dumps(value)
+    return text
+
+
 def create_engine(url: str) -> AsyncEngine:
     """An AsyncEngine for `url`; creates the SQLite file's directory on first use."""
     driver_url = async_url(url)
@@ -121,10 +135,14 @@ def create_engine(url: str) -> AsyncEngine:
         database = parsed.database or ""
         if database and database != ":memory:":
             Path(database).parent.mkdir(parents=True, exist_ok=True)
-        engine = create_async_engine(driver_url, connect_args={"timeout": 30})
+        engine = create_async_engine(
+            driver_url, connect_args={"timeout": 30}, json_serializer=json_text
+        )
         _install_sqlite_hooks(engine)
         return engine
-    return create_async_engine(driver_url, pool_pre_ping=True, pool_size=5, max_overflow=10)
+    return create_async_engine(
+        driver_url, pool_pre_ping=True, pool_size=5, max_overflow=10, json_serializer=json_text
+    )
 
 
 _sqlite_writers: weakref.WeakKeyDictionary[AsyncEngine, asyncio.Lock] = weakref.WeakKeyDictionary()
