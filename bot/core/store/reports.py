@@ -7,6 +7,8 @@ watermark N can never later miss a report committed with a seq ≤ N.
 
 from __future__ import annotations
 
+import asyncio
+
 from collections import Counter
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
@@ -189,16 +191,21 @@ class WindowCache:
         # One window at a time (it may hold WINDOW_LIMIT reports, tens of MB): destinations
         # that were delivered together share a watermark, so one is what a tick mostly needs.
         self._window: tuple[int, int, list[StoredReport]] | None = None  # watermark, newest
+        # Batches planned at once (PostgreSQL) ask together: one reads, the other waits and
+        # shares it. Two reads gave two sets of report objects, and everything a tick keys by
+        # its window (picks, digests, rendered entries) was worked out again for each.
+        self._reading = asyncio.Lock()
 
     async def after(self, conn: AsyncConnection, watermark: int) -> list[StoredReport]:
         """`reports_after(conn, watermark)`, read again only when the store has changed."""
         newest = await newest_seq(conn)
-        if self._window is not None and self._window[:2] == (watermark, newest):
-            return self._window[2]
-        self._window = None  # let the old window go before the new one is read
-        window = await reports_after(conn, watermark, self.limit)
-        self._window = (watermark, newest, window)
-        return window
+        async with self._reading:
+            if self._window is not None and self._window[:2] == (watermark, newest):
+                return self._window[2]
+            self._window = None  # let the old window go before the new one is read
+            window = await reports_after(conn, watermark, self.limit)
+            self._window = (watermark, newest, window)
+            return window
 
 
 async def newest_seq(conn: AsyncConnection) -> int:

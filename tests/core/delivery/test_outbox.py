@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 from datetime import timedelta
 from typing import Any
@@ -307,6 +308,25 @@ async def test_one_tick_reads_a_shared_window_once_and_plans_the_same_digests(
     # the same messages, but for the title line (each destination's own name)
     bodies = [[t.split("\n", 1)[1] for t in await _planned_payloads(store, d.id)] for d in dests]
     assert bodies[0] and all(body == bodies[0] for body in bodies)
+
+
+async def test_batches_that_ask_for_a_window_together_share_one_read(
+    store: ReportStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """PostgreSQL plans two batches at once: both ask for the window before either has it.
+    One reads; the other gets the same report objects (what the tick's picks, digests and
+    rendered entries are keyed by)."""
+    await add_reports(store, range(1, 6))
+    windows = WindowCache()
+    reads = _count_window_reads(monkeypatch)
+
+    async def ask() -> list[Any]:
+        async with store.engine.connect() as conn:
+            return await windows.after(conn, 0)
+
+    first, second = await asyncio.gather(ask(), ask())
+    assert len(reads) == 1
+    assert first is second and len(first) == 5
 
 
 async def test_a_cached_window_is_read_again_once_a_report_arrives_or_changes(
