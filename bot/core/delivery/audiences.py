@@ -12,7 +12,9 @@ three names at most, see render/views.py), or when a `now` subscription already 
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable, Hashable, Mapping, Sequence
+from datetime import datetime
 from zoneinfo import ZoneInfo
 
 from sqlalchemy import select
@@ -35,14 +37,17 @@ def alone(run: Run) -> tuple[Hashable, Callable[[], Digest]]:
         return merged(run, {})
     part = run.parts[0]
     flt = part.sub.filter
-    title = part.sub.title or default_title([flt], part.picked)
     if part.sub.instant:
         run.instant = sorted(item.seq for item in part.picked)
     picked = part.picked
     labels = _labels(run.parts)
-    audience = ("alone", run.window, flt, part.start, part.fire, title, part.synthesis, labels)
+    # The picks are the filter's over the window from `start`, so the default title (from the
+    # filter and the picks) is named by the rest of the key: worked out once, by `build`.
+    named = part.sub.title
+    audience = ("alone", run.window, flt, part.start, part.fire, named, part.synthesis, labels)
 
     def build() -> Digest:
+        title = named or default_title([flt], picked)
         items = sorted(picked, key=lambda item: item.seq)
         notes: dict[int, tuple[tuple[str, ...], str]] = {item.seq: ((), "") for item in items}
         digest = build_digest(items, flt, title, notes, synthesis=part.synthesis)
@@ -96,15 +101,26 @@ def _labels(parts: Sequence[Part]) -> tuple[str, str]:
     firsts = [part for part in parts if part.since is not None]
     if firsts:
         first = min(firsts, key=lambda part: part.since or part.fire)
-        zone = ZoneInfo(first.sub.timezone)
-        since = first.since.astimezone(zone).strftime(SINCE_FORMAT) if first.since else ""
+        since = _since_label(first.since, first.sub.timezone)
     weeks = [part for part in parts if part.period_from is not None]
     if weeks:
         week = min(weeks, key=lambda part: part.period_from or part.fire)
-        zone = ZoneInfo(week.sub.timezone)
-        start = week.period_from.astimezone(zone) if week.period_from else week.fire
-        period = f"{start:{PERIOD_FORMAT}} – {week.fire.astimezone(zone):{PERIOD_FORMAT}}"
+        period = _period_label(week.period_from, week.fire, week.sub.timezone)
     return since, period
+
+
+# Labels worked out once per time and zone: a tick's runs share a handful (every first digest
+# of one schedule has the same window start).
+@functools.lru_cache(maxsize=1024)
+def _since_label(since: datetime | None, timezone: str) -> str:
+    return since.astimezone(ZoneInfo(timezone)).strftime(SINCE_FORMAT) if since else ""
+
+
+@functools.lru_cache(maxsize=1024)
+def _period_label(period_from: datetime | None, fire: datetime, timezone: str) -> str:
+    zone = ZoneInfo(timezone)
+    start = period_from.astimezone(zone) if period_from else fire
+    return f"{start:{PERIOD_FORMAT}} – {fire.astimezone(zone):{PERIOD_FORMAT}}"
 
 
 async def posted_before(conn: AsyncConnection, runs: Sequence[Run]) -> dict[int, dict[int, str]]:

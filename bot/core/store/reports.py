@@ -8,7 +8,6 @@ watermark N can never later miss a report committed with a seq ≤ N.
 from __future__ import annotations
 
 import asyncio
-
 from collections import Counter
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
