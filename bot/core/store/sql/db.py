@@ -17,6 +17,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import orjson
 from sqlalchemy import (
     Column,
     Connection,
@@ -115,16 +116,17 @@ def _install_sqlite_hooks(engine: AsyncEngine) -> None:
 
 
 def json_text(value: Any) -> str:
-    """A JSON column's stored text: UTF-8 as it is, so a Chinese character takes three bytes,
-    not a six-character escape (a zh digest's payloads are half the size); a lone surrogate,
-    which UTF-8 cannot carry, keeps the escapes."""
-    text = json.dumps(value, ensure_ascii=False)
-    if not text.isascii():
-        try:
-            text.encode()
-        except UnicodeEncodeError:
-            return json.dumps(value)
-    return text
+    """A JSON column's stored text, by orjson (a tick serializes a hundred megabytes of
+    message payloads: five times json's pace): UTF-8 as it is, so a Chinese character takes
+    three bytes, not a six-character escape. What orjson refuses (a lone surrogate, which
+    UTF-8 cannot carry; an integer past 64 bits) is written by json, with escapes."""
+    try:
+        return orjson.dumps(value).decode()
+    except orjson.JSONEncodeError:
+        return json.dumps(value)
+
+
+JSON_CODEC = {"json_serializer": json_text}  # (read by json: orjson reads big integers as floats)
 
 
 def create_engine(url: str) -> AsyncEngine:
@@ -135,13 +137,11 @@ def create_engine(url: str) -> AsyncEngine:
         database = parsed.database or ""
         if database and database != ":memory:":
             Path(database).parent.mkdir(parents=True, exist_ok=True)
-        engine = create_async_engine(
-            driver_url, connect_args={"timeout": 30}, json_serializer=json_text
-        )
+        engine = create_async_engine(driver_url, connect_args={"timeout": 30}, **JSON_CODEC)
         _install_sqlite_hooks(engine)
         return engine
     return create_async_engine(
-        driver_url, pool_pre_ping=True, pool_size=5, max_overflow=10, json_serializer=json_text
+        driver_url, pool_pre_ping=True, pool_size=5, max_overflow=10, **JSON_CODEC
     )
 
 
