@@ -90,6 +90,7 @@ class DigestComposer:
         self.when = when
         self.options = options
         self.L = labels(locale)
+        self._styles: dict[tuple[str, Verbosity], EntryStyle] = {}
 
     # --- the parts -------------------------------------------------------------------------
     def flat(self) -> list[Piece[Any]]:
@@ -117,26 +118,34 @@ class DigestComposer:
 
     # --- the pieces ------------------------------------------------------------------------
     def header(self) -> list[Piece[Any]]:
-        header = fit_fields(
-            header_view(self.digest, self.locale, self.when),
-            ("title", "top_flags"),
-            lambda v: self.p.fits_heading(self.p.header_chunk(v, self.L)),
-        )
-        return [self.p.piece(self.p.header_chunk(header, self.L))]
+        view = header_view(self.digest, self.locale, self.when)
+        chunk = self.p.header_chunk(view, self.L)
+        if not self.p.fits_heading(chunk):  # (rendered once when it fits, as it mostly does)
+            fitted = fit_fields(
+                view,
+                ("title", "top_flags"),
+                lambda v: self.p.fits_heading(self.p.header_chunk(v, self.L)),
+            )
+            chunk = self.p.header_chunk(fitted, self.L)
+        return [self.p.piece(chunk)]
 
     def entry(
         self, entry: DigestEntry, heading: Piece[Any], verbosity: Verbosity | None = None
     ) -> Piece[Any]:
-        style = EntryStyle(
-            show_repo=self.digest.show_repo,
-            tag=entry.tag,
-            verbosity=verbosity or self.options.verbosity,
-            buttons=True,
-        )
+        style = self._style(entry.tag, verbosity or self.options.verbosity)
         piece = self.p.entry_piece(entry.item, self.locale, heading, entry, style)
         # one line per PR: oneline entries follow each other without a blank line
         oneline = style.verbosity is Verbosity.ONELINE
         return dataclasses.replace(piece, tight=True) if oneline else piece
+
+    def _style(self, tag: str, verbosity: Verbosity) -> EntryStyle:
+        """The style of the digest's entries under `tag` (one object per tag and verbosity:
+        a digest has a few hundred entries over a handful of tags)."""
+        key = (tag, verbosity)
+        style = self._styles.get(key)
+        if style is None:
+            style = self._styles[key] = EntryStyle(self.digest.show_repo, tag, verbosity, True)
+        return style
 
     def unread(self) -> list[Piece[Any]]:
         pieces: list[Piece[Any]] = []
@@ -172,7 +181,7 @@ class DigestComposer:
             chunk = self.p.more_chunk(self.digest.more, self.options.more_key, self.L)
             pieces.append(self.p.piece(chunk))
         if self.digest.groups or self.digest.unread:
-            pieces.append(self.p.piece(self.p.text_chunk("legend", self.L)))
+            pieces.append(self.p.locale_piece("legend", self.locale))
         return pieces
 
     def fit_counts(self, counts: list[tuple[str, int]]) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, TypeVar
@@ -55,6 +55,11 @@ class RenderedMessage:
     payload: dict[str, Any]
     text: str
     shows: tuple[int, ...] = ()  # the reports (seqs) whose digest entries it holds
+
+
+def _shown(message: Sequence[Piece[Any]]) -> Iterator[int]:
+    """The reports (seqs) whose entries a packed message holds, in order."""
+    return (piece.shows for piece in message if piece.shows is not None)
 
 
 def _with(obj: V, name: str, text: str) -> V:
@@ -138,6 +143,7 @@ class PlatformRenderer(ABC, Generic[C]):
         self.notice_macros = load_macros(self.env, "notice.j2")
         self._entries: dict[tuple[Any, ...], tuple[Report, Piece[C]]] = {}
         self._headings: dict[tuple[str, Locale], Piece[C]] = {}
+        self._per_locale: dict[tuple[str, Locale], Piece[C]] = {}
 
     # --- what each platform provides -------------------------------------------------------
     @abstractmethod
@@ -188,12 +194,10 @@ class PlatformRenderer(ABC, Generic[C]):
 
     def messages(self, pieces: Sequence[Piece[C]]) -> list[RenderedMessage]:
         packed = pack(pieces, self.limit, self.separator)
+        assembled = [(self.assemble(message), message) for message in packed]
         return [
-            dataclasses.replace(
-                self.assemble(message),
-                shows=tuple(p.shows for p in message if p.shows is not None),
-            )
-            for message in packed
+            RenderedMessage(made.payload, made.text, tuple(_shown(message)))
+            for made, message in assembled
         ]
 
     def fit_entry(self, view: EntryView, L: Mapping[str, str]) -> EntryView:
@@ -227,6 +231,14 @@ class PlatformRenderer(ABC, Generic[C]):
         if len(self._entries) >= _ENTRY_CACHE_SIZE:
             self._entries.clear()
         self._entries[key] = (item.report, piece)
+        return piece
+
+    def locale_piece(self, macro: str, locale: Locale) -> Piece[C]:
+        """A piece whose text depends on the locale alone (the legend): rendered once."""
+        key = (macro, locale)
+        piece = self._per_locale.get(key)
+        if piece is None:
+            piece = self._per_locale[key] = self.piece(self.text_chunk(macro, labels(locale)))
         return piece
 
     def group_heading(self, label: str, locale: Locale) -> Piece[C]:

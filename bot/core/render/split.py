@@ -8,6 +8,7 @@ joiners and variation selectors with the character they belong to.
 
 from __future__ import annotations
 
+import operator
 import re
 import unicodedata
 from collections.abc import Callable, Sequence
@@ -165,12 +166,14 @@ class Piece(Generic[T]):
     shows: int | None = None  # the seq of the report whose digest entry this is
 
 
+# (map over operator functions: a digest packs hundreds of pieces, and generator frames cost
+# more than the arithmetic; the costs of one platform are tuples of one length)
 def _joined(used: Cost, separator: Cost, cost: Cost) -> Cost:
-    return tuple(u + s + c for u, s, c in zip(used, separator, cost, strict=True))
+    return tuple(map(operator.add, map(operator.add, used, separator), cost))
 
 
 def _within(cost: Cost, limit: Cost) -> bool:
-    return all(x <= y for x, y in zip(cost, limit, strict=True))
+    return all(map(operator.le, cost, limit))
 
 
 def pack(pieces: Sequence[Piece[T]], limit: Cost, separator: Cost) -> list[list[Piece[T]]]:
