@@ -48,9 +48,8 @@ def alone(run: Run) -> tuple[Hashable, Callable[[], Digest]]:
 
     def build() -> Digest:
         title = named or default_title([flt], picked)
-        items = sorted(picked, key=lambda item: item.seq)
-        notes: dict[int, tuple[tuple[str, ...], str]] = {item.seq: ((), "") for item in items}
-        digest = build_digest(items, flt, title, notes, synthesis=part.synthesis)
+        items = sorted(picked, key=lambda item: item.seq)  # (no notes: one subscription)
+        digest = build_digest(items, flt, title, synthesis=part.synthesis)
         return _labelled(digest, labels)
 
     return audience, build

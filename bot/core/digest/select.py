@@ -13,10 +13,12 @@ weekly synthesis of every item (bot/core/digest/synthesis.py).
 from __future__ import annotations
 
 import unicodedata
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import lru_cache
+from itertools import chain
 
 from bot.core.digest.filter_query import Plan, filter_query, fold, listed_query, plan_for, repo_key
 from bot.core.digest.synthesis import Synthesis, synthesize
@@ -48,6 +50,7 @@ class StoredReport:
     flags: tuple[str, ...] = field(init=False, repr=False, compare=False)
     # (flag_key, flag) of each flag, in order: a tick's rollups compare them for every digest
     flag_keys: tuple[tuple[str, str], ...] = field(init=False, repr=False, compare=False)
+    flag_set: tuple[str, ...] = field(init=False, repr=False, compare=False)  # distinct keys
     rank: tuple[int, int, datetime, int] = field(init=False, repr=False, compare=False)
     # the text a channel's query reads, normalized once for every destination of a tick
     prepared: Prepared = field(init=False, repr=False, compare=False)
@@ -58,6 +61,8 @@ class StoredReport:
         object.__setattr__(self, "repo_key", repo_key(self.report.repo))
         object.__setattr__(self, "flags", tuple(dict.fromkeys(f for f in stripped if f)))
         object.__setattr__(self, "flag_keys", tuple((flag_key(f), f) for f in self.flags))
+        distinct = dict.fromkeys(key for key, _ in self.flag_keys if key)
+        object.__setattr__(self, "flag_set", tuple(distinct))
         object.__setattr__(self, "rank", _importance(self.report, self.seq))
         object.__setattr__(self, "prepared", Prepared(self.report))
 
@@ -239,19 +244,23 @@ def flag_key(flag: str) -> str:
 
 def _top_flags(items: Sequence[StoredReport]) -> tuple[tuple[str, int], ...]:
     """Flags that SHARED_FLAG_MIN or more PRs share (compared by `flag_key`, shown as first
-    seen), by the number of PRs; ties keep the order first seen."""
-    counts: dict[str, int] = {}
-    shown: dict[str, str] = {}
+    seen), by the number of PRs; ties keep the order first seen. (Counted over each item's
+    distinct keys at C pace: a tick rolls up every audience's items, hundreds each.)"""
+    counts = Counter(chain.from_iterable(item.flag_set for item in items))
+    shared = [key for key, n in counts.items() if n >= SHARED_FLAG_MIN]
+    if not shared:
+        return ()
+    wanted = set(shared)
+    shown: dict[str, str] = {}  # the text each shared key was first seen as
     for item in items:
-        for key in dict.fromkeys(key for key, _ in item.flag_keys):
-            if not key:
-                continue
-            counts[key] = counts.get(key, 0) + 1
         for key, flag in item.flag_keys:
-            shown.setdefault(key, flag)
-    shared = [(shown[key], n) for key, n in counts.items() if n >= SHARED_FLAG_MIN]
-    shared.sort(key=lambda pair: -pair[1])  # stable: first seen first
-    return tuple(shared[:TOP_FLAGS])
+            if key in wanted:
+                shown.setdefault(key, flag)
+        if len(shown) == len(wanted):
+            break
+    pairs = [(shown[key], counts[key]) for key in shared]
+    pairs.sort(key=lambda pair: -pair[1])  # stable: first seen first
+    return tuple(pairs[:TOP_FLAGS])
 
 
 def shows_repo(items: Sequence[StoredReport], flt: DigestFilter) -> bool:
