@@ -272,8 +272,13 @@ DESIGN = (
     "editions it rendered (messages and entries, a few statements; on SQLite rows go "
     "through the driver's executemany, `bot/core/store/editions.py`) before the next one "
     "starts; what the tick keeps across batches is each edition's id and message placement, "
-    "not its payloads. While a batch builds and renders, it hands the event loop to other "
-    "tasks every few milliseconds (`Breather`), so the chat's answers keep flowing."
+    "not its payloads. An edition stores the entries it shows a row each (reading marks and "
+    'reactions look them up by PR) and the PRs behind its "+N more" as one list on its own '
+    "row: over 500 new reports, 10,000 audiences kept 590,000 of those. Batches planned at "
+    "once (two on PostgreSQL) share one read of the window, so everything keyed by its "
+    "reports (picks, digests, rendered entries) is worked out once. While a batch builds and "
+    "renders, it hands the event loop to other tasks every few milliseconds (`Breather`), so "
+    "the chat's answers keep flowing."
 )
 
 HEAD = [
