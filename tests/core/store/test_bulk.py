@@ -13,8 +13,8 @@ from sqlalchemy import Boolean, Column, Integer, MetaData, String, Table, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.core.store.sql.bulk import among, insert_columns
-from bot.core.store.sql.db import create_engine
 from bot.core.store.sql.tables import UtcDateTime
+from tests.kits.probe import engine_with
 
 NOW = datetime(2026, 12, 4, 9, 0, tzinfo=UTC)
 TEXTS = ["plain", 'with "quote"', "back\\slash", "comma,brace{}", "", "NULL", " spaced ", "中文"]
@@ -31,13 +31,8 @@ probe = Table(
 
 @pytest.fixture
 async def engine(database_url: str) -> AsyncIterator[AsyncEngine]:
-    engine = create_engine(database_url)
-    async with engine.begin() as conn:
-        await conn.run_sync(metadata.create_all)
-    try:
+    async with engine_with(database_url, metadata) as engine:
         yield engine
-    finally:
-        await engine.dispose()
 
 
 def rows() -> list[dict[str, object]]:

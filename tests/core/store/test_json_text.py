@@ -11,7 +11,8 @@ import pytest
 from sqlalchemy import JSON, Column, Integer, MetaData, String, Table, cast, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bot.core.store.sql.db import create_engine, json_text
+from bot.core.store.sql.db import json_text
+from tests.kits.probe import engine_with
 
 metadata = MetaData()
 probe = Table(
@@ -25,15 +26,8 @@ DIGEST = {"text": "<b>PR 摘要 · 标签视图</b>\n风险标记 13", "entities
 
 @pytest.fixture
 async def engine(database_url: str) -> AsyncIterator[AsyncEngine]:
-    engine = create_engine(database_url)
-    async with engine.begin() as conn:
-        await conn.run_sync(metadata.create_all)
-    try:
+    async with engine_with(database_url, metadata) as engine:
         yield engine
-    finally:
-        async with engine.begin() as conn:
-            await conn.run_sync(metadata.drop_all)
-        await engine.dispose()
 
 
 def test_what_orjson_refuses_is_written_as_json_did() -> None:
