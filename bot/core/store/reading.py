@@ -350,8 +350,8 @@ async def take_page(
         title, size = await _run_shape(conn, run.id)
         listed = select(editions.c.more).where(editions.c.id == run.edition)
         behind = (await conn.execute(listed)).scalar() or []
-        rows = [(str(repo), int(number), str(tag)) for _, repo, number, tag, _ in behind]
-        rows = rows[run.paged : run.paged + size]
+        page = behind[run.paged : run.paged + size]
+        rows = [(str(repo), int(number), str(tag)) for _, repo, number, tag, _ in page]
         await conn.execute(
             update(digest_runs)
             .where(digest_runs.c.id == run.id)
