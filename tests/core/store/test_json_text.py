@@ -1,6 +1,6 @@
 """A JSON column stores text as UTF-8 (a Chinese character is three bytes, not a six-character
-escape) on both backends, and reads back what was written: a lone surrogate, NaN and integers
-past 64 bits included (orjson refuses them; json writes them, as before)."""
+escape) on both backends and reads back what was written, a lone surrogate included; what
+orjson refuses (a lone surrogate, NaN, integers past 64 bits) json writes, as before."""
 
 from __future__ import annotations
 
