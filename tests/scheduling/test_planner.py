@@ -8,6 +8,8 @@ import asyncio
 import logging
 import os
 import signal
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 import pytest
 from sqlalchemy import func, select
@@ -47,6 +49,15 @@ def _planner(store: ReportStore, config: BotConfig, mode: PlannerMode) -> Planne
     return Planner(ticker, mode, child_setup(store.engine, config, utc_clock))
 
 
+@asynccontextmanager
+async def _closing(planner: Planner) -> AsyncIterator[Planner]:
+    """The planner, closed (its process stopped) however the test ends."""
+    try:
+        yield planner
+    finally:
+        await planner.close()
+
+
 async def _outbox_rows(store: ReportStore) -> int:
     async with store.engine.connect() as conn:
         return int((await conn.execute(select(func.count()).select_from(outbox))).scalar_one())
@@ -56,7 +67,7 @@ async def test_the_planning_process_plans_every_due_digest_into_the_outbox(
     store: ReportStore,
 ) -> None:
     planner = _planner(store, await _team(store), PlannerMode.PROCESS)
-    try:
+    async with _closing(planner):
         planned = await planner.tick()
         assert planner.pid is not None and planner.pid != os.getpid()
         assert planned.created == len(TAGS) == sum(planned.by_status.values())
@@ -64,8 +75,6 @@ async def test_the_planning_process_plans_every_due_digest_into_the_outbox(
         assert planner.destinations == planned.destinations == len(TAGS)
         again = await planner.tick()  # the same fire: planned once, whoever asks
         assert again.created == 0 and again.messages == 0
-    finally:
-        await planner.close()
     assert planner.pid is None
 
 
@@ -75,19 +84,17 @@ async def test_a_store_the_process_cannot_reach_is_an_outage_not_a_crash(
     config = BotConfig()
     ticker = digest_ticker(store.engine, config, Renderer())
     planner = Planner(ticker, PlannerMode.PROCESS, ChildSetup(UNREACHABLE, config))
-    try:
+    async with _closing(planner):
         with pytest.raises(PlanningOutage) as raised:
             await planner.tick()
         assert is_outage(raised.value)  # the service's tick logs it and tries again later
-    finally:
-        await planner.close()
 
 
 async def test_a_planning_process_that_dies_is_replaced(
     store: ReportStore, caplog: pytest.LogCaptureFixture
 ) -> None:
     planner = _planner(store, await _team(store), PlannerMode.PROCESS)
-    try:
+    async with _closing(planner):
         await planner.tick()
         first = planner.pid
         assert first is not None
@@ -98,8 +105,6 @@ async def test_a_planning_process_that_dies_is_replaced(
         assert planner.pid is None
         await planner.tick()
         assert planner.pid not in (None, first)
-    finally:
-        await planner.close()
 
 
 async def test_auto_plans_on_the_loop_until_a_tick_reads_many_destinations(
@@ -115,11 +120,9 @@ async def test_auto_plans_on_the_loop_until_a_tick_reads_many_destinations(
     assert not _planner(store, BotConfig(), PlannerMode.LOOP).in_process()
 
     restarted = _planner(store, BotConfig(), PlannerMode.AUTO)  # a service started again
-    try:
+    async with _closing(restarted):
         await restarted.start()  # the store already holds PROCESS_FROM destinations
         assert restarted.pid is not None and restarted.destinations == len(TAGS)
-    finally:
-        await restarted.close()
 
 
 def test_no_process_for_an_in_memory_database_or_a_clock_that_is_not_the_real_one(
