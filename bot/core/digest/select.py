@@ -188,8 +188,15 @@ class Digest:
     def only_reposts(self) -> bool:
         """Every PR it shows was posted here already by a `now` subscription, and nothing else
         waits (no unread, no "+N more"): sending it would only repeat those posts."""
-        entries = [entry for group in self.groups for entry in group.entries]
-        return bool(entries) and all(e.posted for e in entries) and not (self.more or self.unread)
+        if self.more or self.unread:
+            return False
+        shows = False  # (asked of every run planned: stops at the first PR not posted)
+        for group in self.groups:
+            for entry in group.entries:
+                if not entry.posted:
+                    return False
+                shows = True
+        return shows
 
     @property
     def worth_sending(self) -> bool:
