@@ -99,6 +99,7 @@ class TickPlan:
         self._picks: dict[tuple[DigestFilter, int, datetime], list[StoredReport]] = {}
         self._terms: dict[datetime, WindowTerms[StoredReport]] = {}  # the window's, by fire
         self._capped: list[StoredReport] | None = None  # a capped window, logged once
+        self.floors: dict[datetime, int] = {}  # first digests' window starts (take_parts)
 
     def pick(self, window: list[StoredReport], part: Part) -> list[StoredReport]:
         """What the part's filter selects from the window (once per filter, start and fire):
@@ -217,7 +218,7 @@ async def _plan_in(
     await clear_plan_failures(
         conn, [run.destination_id for run in runs if run.due[0].subscription.plan_error]
     )
-    await take_parts(conn, runs)
+    await take_parts(conn, runs, tick.floors)
     live = [run for run in runs if run.parts]
     if not live:
         return

@@ -144,9 +144,14 @@ async def covered_seq(conn: AsyncConnection, subscription_id: int) -> int:
     return (await covered_seqs(conn, [subscription_id]))[subscription_id]
 
 
-async def take_parts(conn: AsyncConnection, runs: Sequence[Run]) -> None:
+async def take_parts(
+    conn: AsyncConnection, runs: Sequence[Run], floors: dict[datetime, int] | None = None
+) -> None:
     """Lock the batch's destinations, then give each run the parts no run has taken yet (a
-    destination already planned for its time gets none)."""
+    destination already planned for its time gets none). `floors`: where a first digest's
+    window starts, by its `since`, read once for the batches of a tick (every first digest of a
+    schedule has the same `since`; reading it is a scan of the reports' times)."""
+    floors = {} if floors is None else floors
     ids = sorted({run.destination_id for run in runs})
     await lock_rows(conn, destinations.c.id, ids)
     fires = {item.fire for run in runs for item in run.due} | {run.fire for run in runs}
@@ -154,7 +159,8 @@ async def take_parts(conn: AsyncConnection, runs: Sequence[Run]) -> None:
     sub_ids = [item.subscription.id for run in runs for item in run.due]
     taken = await _already(conn, run_members.c.subscription_id, subscriptions.c.id, sub_ids, fires)
     starts = await covered_seqs(conn, sub_ids)
-    floors = {since: await seq_before(conn, since) for since in _first_windows(runs)}
+    for since in _first_windows(runs) - floors.keys():
+        floors[since] = await seq_before(conn, since)
     for run in runs:
         if (run.destination_id, run.fire) in taken_runs:
             continue
