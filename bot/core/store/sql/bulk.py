@@ -14,7 +14,6 @@ values are bound parameters, not part of the SQL.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
@@ -39,7 +38,7 @@ from sqlalchemy.sql.sqltypes import NullType
 from sqlalchemy.sql.visitors import InternalTraversal
 from sqlalchemy.types import TypeEngine
 
-from bot.core.store.sql.db import dialect_insert
+from bot.core.store.sql.db import dialect_insert, json_text
 
 
 class Listed(TypeDecorator[Sequence[Any]]):
@@ -61,7 +60,7 @@ class Listed(TypeDecorator[Sequence[Any]]):
         if dialect.name == "postgresql":
             return _array_literal(value)
         bound = _bound(self.item, dialect)
-        return json.dumps([bound(item) for item in value])
+        return json_text([bound(item) for item in value])
 
 
 def _array_literal(values: Sequence[Any]) -> str:
@@ -190,7 +189,7 @@ async def insert_columns(
         each: ColumnElement[Any] = literal_column("value")
         picks = [func.json_extract(each, f"$[{i}]").label(n) for i, n in enumerate(varying)]
         source_rows: BindParameter[Any] = bindparam(
-            "rows", json.dumps(list(zip(*packed, strict=True)))
+            "rows", json_text(list(zip(*packed, strict=True)))
         )
         rows = select(*picks, *constants).select_from(func.json_each(source_rows))
     await conn.execute(table.insert().from_select([*varying, *same], rows))
