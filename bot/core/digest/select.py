@@ -52,6 +52,9 @@ class StoredReport:
     flag_keys: tuple[tuple[str, str], ...] = field(init=False, repr=False, compare=False)
     flag_set: tuple[str, ...] = field(init=False, repr=False, compare=False)  # distinct keys
     rank: tuple[int, int, datetime, int] = field(init=False, repr=False, compare=False)
+    # how an edition lists it behind "+N more": (seq, repo, number, tag, must_read), its tag
+    # the one it is shown under without a channel's order (a tick lists a million of these)
+    listing: tuple[int, str, int, str, bool] = field(init=False, repr=False, compare=False)
     # the text a channel's query reads, normalized once for every destination of a tick
     prepared: Prepared = field(init=False, repr=False, compare=False)
 
@@ -64,6 +67,9 @@ class StoredReport:
         distinct = dict.fromkeys(key for key, _ in self.flag_keys if key)
         object.__setattr__(self, "flag_set", tuple(distinct))
         object.__setattr__(self, "rank", _importance(self.report, self.seq))
+        must = self.report.recommendation_level is RecommendationLevel.MUST_READ
+        listed = (self.seq, self.report.repo, self.report.number, group_tag(self.report, ()), must)
+        object.__setattr__(self, "listing", listed)
         object.__setattr__(self, "prepared", Prepared(self.report))
 
 

@@ -19,7 +19,7 @@ from typing import Any
 from sqlalchemy import JSON, Column, Table, and_, func, literal, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from bot.core.digest.select import StoredReport, group_tag
+from bot.core.digest.select import StoredReport
 from bot.core.reports.model import RecommendationLevel
 from bot.core.store.sql.bulk import among, insert_columns
 from bot.core.store.sql.tables import (
@@ -99,15 +99,9 @@ class EditionContent:
     more: Sequence[StoredReport] = ()
 
 
-def _more_list(content: EditionContent) -> list[list[Any]] | None:
+def _more_list(content: EditionContent) -> list[tuple[int, str, int, str, bool]] | None:
     """`editions.more`: [seq, repo, number, tag, must_read] for each PR behind "+N more"."""
-    must = RecommendationLevel.MUST_READ
-    listed = [
-        [item.seq, item.report.repo, item.report.number, group_tag(item.report, ()),
-         item.report.recommendation_level is must]
-        for item in content.more
-    ]  # fmt: skip
-    return listed or None
+    return [item.listing for item in content.more] or None
 
 
 async def fill_editions(
