@@ -10,7 +10,6 @@ from __future__ import annotations
 import dataclasses
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
@@ -47,14 +46,41 @@ PART_HEADING_ROOM = 100
 FRAME_TEXT_ROOM = "&" * 64
 
 
-@dataclass(frozen=True, slots=True)
 class RenderedMessage:
-    """One message to send: the platform's API arguments (without the destination) and a
-    plain-text version for logs and the console."""
+    """One message to send: the platform's API arguments (without the destination), a
+    plain-text version for logs and the console, and the reports (seqs) whose digest entries
+    it holds. The plain text may be given as a function, called when it is first read: a
+    tick renders tens of thousands of messages and reads the text of none of them."""
 
-    payload: dict[str, Any]
-    text: str
-    shows: tuple[int, ...] = ()  # the reports (seqs) whose digest entries it holds
+    __slots__ = ("_text", "payload", "shows")
+
+    def __init__(
+        self, payload: dict[str, Any], text: str | Callable[[], str], shows: tuple[int, ...] = ()
+    ) -> None:
+        self.payload = payload
+        self._text = text
+        self.shows = shows
+
+    @property
+    def text(self) -> str:
+        if not isinstance(self._text, str):
+            self._text = self._text()
+        return self._text
+
+    def showing(self, shows: tuple[int, ...]) -> RenderedMessage:
+        """The same message, holding the entries of `shows` (its text still not worked out)."""
+        return RenderedMessage(self.payload, self._text, shows)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, RenderedMessage):
+            return NotImplemented
+        return (self.payload, self.text, self.shows) == (other.payload, other.text, other.shows)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        shown = f"payload={self.payload!r}, text={self.text!r}, shows={self.shows!r}"
+        return f"RenderedMessage({shown})"
 
 
 def _shown(message: Sequence[Piece[Any]]) -> Iterator[int]:
@@ -194,11 +220,7 @@ class PlatformRenderer(ABC, Generic[C]):
 
     def messages(self, pieces: Sequence[Piece[C]]) -> list[RenderedMessage]:
         packed = pack(pieces, self.limit, self.separator)
-        assembled = [(self.assemble(message), message) for message in packed]
-        return [
-            RenderedMessage(made.payload, made.text, tuple(_shown(message)))
-            for made, message in assembled
-        ]
+        return [self.assemble(message).showing(tuple(_shown(message))) for message in packed]
 
     def fit_entry(self, view: EntryView, L: Mapping[str, str]) -> EntryView:
         return fit_fields(

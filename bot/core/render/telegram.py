@@ -8,6 +8,7 @@ what Telegram counts after parsing entities — so a message can never be too lo
 
 from __future__ import annotations
 
+import functools
 import html
 import re
 from collections.abc import Mapping, Sequence
@@ -361,4 +362,4 @@ class TelegramRenderer(PlatformRenderer[TelegramChunk]):
         }
         if rows:
             payload["reply_markup"] = {"inline_keyboard": rows}
-        return RenderedMessage(payload=payload, text=html_to_plain(text))
+        return RenderedMessage(payload=payload, text=functools.partial(html_to_plain, text))
