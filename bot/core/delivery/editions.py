@@ -16,13 +16,13 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import time
-from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Callable, Hashable, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from bot.core.delivery.queue import Queued, lay_out, layout_for, prepare_topics, topics_of
+from bot.core.delivery.queue import Queued, lay_out, prepare_topics, topics_of
 from bot.core.delivery.reading import entry_rows
 from bot.core.delivery.runs import PLATFORM_FORMAT, Run
 from bot.core.digest.select import Digest
@@ -81,6 +81,15 @@ class Edition:
 Pending = dict[Hashable, Edition]  # the editions a batch wrote in its open transaction
 
 
+@dataclass(slots=True)
+class Choice:
+    """A batch's runs with their edition keys: the editions known, the ones to render."""
+
+    keyed: list[tuple[Run, Layout, Hashable]] = field(default_factory=list)
+    chosen: dict[Hashable, Edition] = field(default_factory=dict)
+    fresh: dict[Hashable, tuple[Run, Layout]] = field(default_factory=dict)  # its run, layout
+
+
 class EditionBook:
     """The digests and editions of one tick (or one planning call)."""
 
@@ -109,47 +118,84 @@ class EditionBook:
         self._editions.update(pending)
 
     async def assign(
-        self, conn: AsyncConnection, runs: Sequence[tuple[Run, Hashable]], pending: Pending
+        self,
+        conn: AsyncConnection,
+        runs: Sequence[tuple[Run, Hashable]],
+        layouts: Mapping[int, Layout],
+        pending: Pending,
     ) -> None:
         """Give each (run, audience) its edition: the ones this tick has not rendered yet are
         rendered once and written (into `pending`: the batch's own, visible to other batches
-        once it commits); a topics run also gets its forum topic rows."""
-        keyed = []
+        once it commits); a topics run also gets its forum topic rows. `layouts`: a topics
+        run's layout as planned now (`read_facts`)."""
+        choice = self.choose(runs, layouts, pending)
+        ids = await new_editions(conn, len(choice.fresh))
+        async for contents in self.render_fresh(choice, ids, pending):
+            await fill_editions(conn, self.now, contents)
+        await self.write_topics(conn, self.place(choice))
+
+    def choose(
+        self, runs: Sequence[tuple[Run, Hashable]], layouts: Mapping[int, Layout], *known: Pending
+    ) -> Choice:
+        """Each run's edition key; the editions known already (`known`: written by batches
+        not committed yet, first; then the memo), and the ones to render. Taken from the memo
+        at once, with no await: another batch planned meanwhile may start the memo over."""
+        choice = Choice()
+        chosen, fresh, books = choice.chosen, choice.fresh, (*known, self._editions)
         for run, audience in runs:
             layout = run.lead.layout
-            if layout is Layout.TOPICS:  # (the others are planned as asked, without a read)
-                layout = await layout_for(conn, run.destination_id, layout, self.now)
-            keyed.append((run, layout, _edition_key(run, audience, layout)))
-        # Taken from the memo now, before any await: another batch planned meanwhile (two at
-        # once on PostgreSQL) may start the memo over.
-        chosen: dict[Hashable, Edition] = {}
-        fresh: dict[Hashable, tuple[Run, Layout]] = {}
-        for run, layout, key in keyed:
-            known = pending.get(key) or self._editions.get(key)
-            if known is not None:
-                chosen[key] = known
+            if layout is Layout.TOPICS:  # (the others are planned as asked)
+                layout = layouts[run.destination_id]
+            key = _edition_key(run, audience, layout)
+            choice.keyed.append((run, layout, key))
+            if key in chosen or key in fresh:
+                continue
+            for book in books:
+                found = book.get(key)
+                if found is not None:
+                    chosen[key] = found
+                    break
             else:
-                fresh.setdefault(key, (run, layout))
-        ids = await new_editions(conn, len(fresh))
+                fresh[key] = (run, layout)
+        return choice
+
+    async def render_fresh(
+        self, choice: Choice, ids: Sequence[int], pending: Pending
+    ) -> AsyncIterator[list[EditionContent]]:
+        """Render the fresh editions of `choice` with their `ids`, FILL_EVERY at a time, each
+        into `pending` and `choice`."""
         contents = []
-        for edition_id, (key, (run, layout)) in zip(ids, fresh.items(), strict=True):
+        for edition_id, (key, (run, layout)) in zip(ids, choice.fresh.items(), strict=True):
             edition, content = self._render(edition_id, run, layout)
-            pending[key] = chosen[key] = edition
+            pending[key] = choice.chosen[key] = edition
             self.rendered += 1
             contents.append(content)
             if len(contents) >= FILL_EVERY:
-                await fill_editions(conn, self.now, contents)
+                yield contents
                 contents = []
             await self.breather.breathe()
         if contents:
-            await fill_editions(conn, self.now, contents)
-        for run, layout, key in keyed:
-            edition = chosen[key]
+            yield contents
+
+    @staticmethod
+    def place(choice: Choice) -> list[tuple[Run, Edition]]:
+        """Set each run's edition and messages; the topics runs, with theirs."""
+        topics = []
+        for run, layout, key in choice.keyed:
+            edition = choice.chosen[key]
             run.edition, run.messages = edition.id, edition.messages
             if layout is Layout.TOPICS:
-                lead = run.lead
-                notice = (self.renderer, PLATFORM_FORMAT[lead.platform], lead.locale)
-                await prepare_topics(conn, run.destination_id, edition.topics, notice, self.now)
+                topics.append((run, edition))
+        return topics
+
+    async def write_topics(
+        self, conn: AsyncConnection, runs: Sequence[tuple[Run, Edition]]
+    ) -> None:
+        """The forum topic rows of topics runs (and the not-a-forum notice, where due)."""
+        for run, edition in runs:
+            lead = run.lead
+            notice = (self.renderer, PLATFORM_FORMAT[lead.platform], lead.locale)
+            await prepare_topics(conn, run.destination_id, edition.topics, notice, self.now)
 
     def _render(self, edition_id: int, run: Run, layout: Layout) -> tuple[Edition, EditionContent]:
         digest, lead = run.digest, run.lead

@@ -27,17 +27,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Hashable, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from bot.core.delivery.audiences import alone, merged, posted_before
 from bot.core.delivery.editions import EditionBook, Pending
 from bot.core.delivery.plan_failures import clear_plan_failures, plan_isolated
-from bot.core.delivery.reading import DEFAULT_READING, ReadingPolicy, shown_before, with_unread
+from bot.core.delivery.reading import DEFAULT_READING, ReadingPolicy
 from bot.core.delivery.runs import (
     NOT_PLANNED,
     PLATFORM_FORMAT,
@@ -50,13 +49,13 @@ from bot.core.delivery.runs import (
     take_parts,
     write_runs,
 )
+from bot.core.delivery.steps import build, failed_before, pick, read_facts
 from bot.core.digest.select import DigestFilter, StoredReport
 from bot.core.digest.terms import WindowTerms
 from bot.core.logs import log
 from bot.core.models import Format
 from bot.core.render.renderer import Renderer
 from bot.core.store.editions import PAYLOAD
-from bot.core.store.reading import Marks, marks_in
 from bot.core.store.reports import WINDOW_LIMIT, WindowCache, count_after
 from bot.core.store.sql.db import redoable_write_transaction, writers_run_at_once
 from bot.core.store.sql.tables import outbox
@@ -215,87 +214,19 @@ async def _plan_in(
     conn: AsyncConnection, runs: Sequence[Run], tick: TickPlan, pending: Pending
 ) -> None:
     # Planning a destination that failed before ends its streak (undone if this fails too).
-    await clear_plan_failures(
-        conn, [run.destination_id for run in runs if run.due[0].subscription.plan_error]
-    )
+    await clear_plan_failures(conn, failed_before(runs))
     await take_parts(conn, runs, tick.floors)
     live = [run for run in runs if run.parts]
     if not live:
         return
-    marks = await _pick(conn, live, tick)
+    facts = await read_facts(conn, live, tick)
+    await advance_watermarks(conn, await pick(live, tick, facts))
     live = [run for run in live if run.parts]
     if not live:
         return
-    audiences = await _build(conn, live, tick, marks)
-    posting = [
-        (run, audience)
-        for run, audience in zip(live, audiences, strict=True)
-        if run.digest is not None
-        and (run.digest.worth_sending or any(part.sub.post_empty for part in run.parts))
-    ]
-    await tick.book.assign(conn, posting, pending)
+    posting = await build(live, tick, facts)
+    await tick.book.assign(conn, posting, facts.layouts, pending)
     await write_runs(conn, live, tick.now)
-
-
-async def _pick(conn: AsyncConnection, runs: Sequence[Run], tick: TickPlan) -> dict[int, Marks]:
-    """Each part's new reports (snoozed PRs and muted tags leave); a `now` subscription with
-    nothing new leaves its run, and what it read is behind it. The destinations' marks."""
-    marks = await marks_in(conn, [run.destination_id for run in runs], tick.now)
-    windows: dict[int, tuple[list[StoredReport], int]] = {}  # start: (window, newest seq)
-    moves = []
-    starts = {id(run): min(part.start for part in run.parts) for run in runs}
-    for run in sorted(runs, key=lambda run: starts[id(run)]):
-        start = starts[id(run)]
-        if start not in windows:
-            window = await tick.window(conn, run.label, start)
-            windows[start] = (window, max((item.seq for item in window), default=start))
-        window, end = windows[start]
-        run.seqs = (start, end)
-        quiet = marks.get(run.destination_id)
-        run.marked = quiet is not None
-        for part in run.parts:
-            picked = tick.pick(window, part)
-            part.picked = [i for i in picked if not quiet.quiet(i)] if quiet else list(picked)
-        run.window = tick.generation
-        kept = []
-        for part in run.parts:
-            if part.sub.instant and not part.picked:
-                if part.start == part.sub.watermark:  # nothing of it is still being delivered
-                    moves.append((part.sub.id, end))
-                continue
-            kept.append(part)
-        run.parts = kept
-        await tick.book.breather.breathe()  # (the run's picks and window are set: safe)
-    await advance_watermarks(conn, moves)
-    return marks
-
-
-async def _build(
-    conn: AsyncConnection, runs: Sequence[Run], tick: TickPlan, marks: Mapping[int, Marks]
-) -> list[Hashable]:
-    """Each run's merged digest (its audience's, built once) with its own unread carry-over;
-    the audiences, in order."""
-    posted = await posted_before(conn, runs)
-    days = {
-        run.destination_id: tick.reading.days_at(run.lead.platform.value, run.lead.target)
-        for run in runs
-        if any(not part.sub.instant for part in run.parts)  # a `now` post carries no unread
-    }
-    shown = await shown_before(conn, days, tick.now)
-    audiences = []
-    for run in runs:
-        before = posted.get(run.destination_id, {})
-        audience, build = merged(run, before) if before or run.marked else alone(run)
-        digest = tick.book.digest(audience, build)
-        if run.destination_id in days:
-            here = marks.get(run.destination_id, Marks())
-            digest = with_unread(
-                digest, shown[run.destination_id], here, days[run.destination_id], tick.now
-            )
-        run.digest = digest
-        audiences.append(audience)
-        await tick.book.breather.breathe()
-    return audiences
 
 
 async def plan_run(
