@@ -1,12 +1,10 @@
-"""The steps of planning a batch of runs, apart: what it reads, what it works out, what it writes.
+"""The steps of planning a batch of runs: what it reads, what it works out from that.
 
 Planning a batch (`bot/core/delivery/outbox.py`) takes each run's parts (`take_parts`), reads
-what the digests depend on besides the reports (`read_facts`: reading marks, `now` posts,
-PRs shown before, layouts), picks each part's new reports (`pick`), builds each run's digest
+what the digests depend on besides the reports (`read_facts`: reading marks, `now` posts, PRs
+shown before, topics layouts), picks each part's new reports (`pick`), builds each run's digest
 (`build`), gives each run its edition (`bot/core/delivery/editions.py`) and writes the runs.
-Reading and working out are apart so that the reads can be done on one connection and the
-writes on another: on SQLite one batch's writes then run while the next batch is worked out
-(`bot/core/delivery/pipeline.py`).
+The reads come in one step, for the whole batch, so the steps after it only work things out.
 """
 
 from __future__ import annotations
@@ -29,9 +27,6 @@ if TYPE_CHECKING:  # (outbox.py imports this module)
     from bot.core.delivery.outbox import TickPlan
 
 Window = tuple[list[StoredReport], int]  # the reports after a start, and the newest seq of them
-Claims = dict[
-    int, tuple[tuple[int, object, int], ...]
-]  # run: its parts' (subscription, fire, start)
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,15 +44,6 @@ class Facts:
 def failed_before(runs: Sequence[Run]) -> list[int]:
     """The destinations whose digest failed to plan before (their streak ends if this works)."""
     return [run.destination_id for run in runs if run.due[0].subscription.plan_error]
-
-
-def claims(runs: Sequence[Run]) -> Claims:
-    """What `take_parts` gave each run: each part's subscription, fire and start (a batch
-    whose writes come later checks that the store still says so)."""
-    return {
-        run.destination_id: tuple((part.sub.id, part.fire, part.start) for part in run.parts)
-        for run in runs
-    }
 
 
 async def read_facts(conn: AsyncConnection, runs: Sequence[Run], tick: TickPlan) -> Facts:
