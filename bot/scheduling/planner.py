@@ -55,8 +55,23 @@ logger = logging.getLogger("prdigest.scheduler")
 PROCESS_FROM = 1_000  # destinations a tick reads: from this many, `auto` plans in the process
 STOP_SECONDS = 10.0  # a tick still planning at shutdown gets this long, then SIGTERM
 # The planning process yields the CPU to the service's (its chat answers, its sends) when
-# both want it: planning is background work, and a digest a few seconds later is unseen.
+# both want it: planning is background work, and a digest a few seconds later is unseen. On
+# Linux it runs as SCHED_IDLE, the least weight the scheduler gives (below nice 19, never none:
+# a busy service slows the tick down, it does not stop it); `/pr`'s p99 during a tick was 1.7
+# to 1.8 times the idle one at nice 10, 1.1 to 1.5 times as SCHED_IDLE. Elsewhere: this nice.
 NICENESS = 10
+
+
+def _yield_cpu() -> None:
+    """Give the planning process the lowest CPU priority the system offers (see NICENESS)."""
+    idle = getattr(os, "SCHED_IDLE", None)
+    if idle is not None:
+        try:
+            os.sched_setscheduler(0, idle, os.sched_param(0))
+            return
+        except OSError:  # (a sandbox that refuses it)
+            pass
+    os.nice(NICENESS)
 
 
 def digest_ticker(
@@ -118,7 +133,7 @@ _CHILD: tuple[asyncio.AbstractEventLoop, DigestTicker] | None = None
 
 def _child_start(setup: ChildSetup) -> None:
     global _CHILD
-    os.nice(NICENESS)
+    _yield_cpu()  # (before any thread starts: threads inherit it)
     setup_logging(setup.log_level, setup.secrets, setup.log_format)
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)

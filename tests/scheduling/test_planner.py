@@ -22,6 +22,7 @@ from bot.core.store.errors import is_outage
 from bot.core.store.reports import ReportStore
 from bot.core.store.sql.tables import outbox
 from bot.scheduling.planner import (
+    NICENESS,
     ChildSetup,
     Planner,
     PlanningOutage,
@@ -63,6 +64,14 @@ async def _outbox_rows(store: ReportStore) -> int:
         return int((await conn.execute(select(func.count()).select_from(outbox))).scalar_one())
 
 
+def _assert_yields_the_cpu(pid: int) -> None:
+    """The planning process runs at the least CPU priority: SCHED_IDLE on Linux, else nice."""
+    if hasattr(os, "SCHED_IDLE"):
+        assert os.sched_getscheduler(pid) == os.SCHED_IDLE
+    else:
+        assert os.getpriority(os.PRIO_PROCESS, pid) >= NICENESS
+
+
 async def test_the_planning_process_plans_every_due_digest_into_the_outbox(
     store: ReportStore,
 ) -> None:
@@ -70,6 +79,7 @@ async def test_the_planning_process_plans_every_due_digest_into_the_outbox(
     async with _closing(planner):
         planned = await planner.tick()
         assert planner.pid is not None and planner.pid != os.getpid()
+        _assert_yields_the_cpu(planner.pid)
         assert planned.created == len(TAGS) == sum(planned.by_status.values())
         assert await _outbox_rows(store) == planned.messages > 0
         assert planner.destinations == planned.destinations == len(TAGS)
