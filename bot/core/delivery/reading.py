@@ -139,5 +139,5 @@ def entry_rows(
     return rows, rest
 
 
-def _rank(item: StoredReport) -> tuple[int, int, datetime, int]:
+def _rank(item: StoredReport) -> int:
     return item.rank

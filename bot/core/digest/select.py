@@ -16,7 +16,7 @@ import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from itertools import chain
 
@@ -51,7 +51,7 @@ class StoredReport:
     # (flag_key, flag) of each flag, in order: a tick's rollups compare them for every digest
     flag_keys: tuple[tuple[str, str], ...] = field(init=False, repr=False, compare=False)
     flag_set: tuple[str, ...] = field(init=False, repr=False, compare=False)  # distinct keys
-    rank: tuple[int, int, datetime, int] = field(init=False, repr=False, compare=False)
+    rank: int = field(init=False, repr=False, compare=False)  # smaller sorts first
     # how an edition lists it behind "+N more": (seq, repo, number, tag, must_read), its tag
     # the one it is shown under without a channel's order (a tick lists a million of these)
     listing: tuple[int, str, int, str, bool] = field(init=False, repr=False, compare=False)
@@ -233,17 +233,26 @@ def group_tag(report: Report, wanted: Sequence[str]) -> str:
 
 
 _UNDATED = datetime.max.replace(tzinfo=UTC)  # sorts after every merge time
+_EARLIEST = datetime.min.replace(tzinfo=UTC)
+# The sort key is one integer, its parts in bit fields, so that a tick's sorts (a few hundred
+# reports for each of thousands of digests) compare integers, not tuples holding datetimes:
+# (must-read, impact) above the microseconds since year 1 (under 2**59), above the seq.
+_TIME_BITS, _SEQ_BITS = 59, 64
 
 
-def _importance(report: Report, seq: int) -> tuple[int, int, datetime, int]:
-    """Sort key: must-read first, then impact high → low, then merge time (undated last)."""
+def _importance(report: Report, seq: int) -> int:
+    """Sort key: must-read first, then impact high → low, then merge time (undated last),
+    then seq (a BigInteger column: under 2**63)."""
     merged = report.merged_at
     if merged is None:
         merged = _UNDATED
     elif merged.tzinfo is None:  # a header's wall-clock time: read it as UTC, one clock for all
         merged = merged.replace(tzinfo=UTC)
+    since: timedelta = merged - _EARLIEST
+    micros = (since.days * 86_400 + since.seconds) * 1_000_000 + since.microseconds
     must_read = 0 if report.recommendation_level is RecommendationLevel.MUST_READ else 1
-    return (must_read, _IMPACT_RANK[report.impact_level], merged, seq)
+    level = must_read * 4 + _IMPACT_RANK[report.impact_level]
+    return (((level << _TIME_BITS) | micros) << _SEQ_BITS) | seq
 
 
 @lru_cache(maxsize=FLAG_KEYS)

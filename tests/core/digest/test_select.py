@@ -5,6 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from bot.core.digest.select import (
     Digest,
@@ -187,6 +189,50 @@ def test_merge_times_with_and_without_time_zone_order_on_one_clock() -> None:
     digest = build_digest([late, early], DigestFilter(), "verl")
 
     assert numbers(digest) == [[1, 2]]
+
+
+def _as_a_tuple(item: StoredReport) -> tuple[int, int, datetime, int]:
+    """The order the rank keeps, spelt out: must-read, impact high to low, merge time on one
+    clock (undated last), seq."""
+    report = item.report
+    merged = report.merged_at or datetime.max.replace(tzinfo=UTC)
+    merged = merged if merged.tzinfo else merged.replace(tzinfo=UTC)
+    impact = [ImpactLevel.HIGH, ImpactLevel.MEDIUM, ImpactLevel.LOW, None].index(
+        report.impact_level
+    )
+    return (
+        report.recommendation_level is not RecommendationLevel.MUST_READ,
+        impact,
+        merged,
+        item.seq,
+    )
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.booleans(),
+            st.sampled_from([ImpactLevel.HIGH, ImpactLevel.MEDIUM, ImpactLevel.LOW, None]),
+            st.one_of(
+                st.none(),
+                st.datetimes(timezones=st.sampled_from([UTC, timezone(timedelta(hours=8))])),
+                st.datetimes(),  # a header's wall-clock time, read as UTC
+            ),
+            st.integers(min_value=1, max_value=2**63 - 1),
+        ),
+        max_size=40,
+        unique_by=lambda row: row[3],
+    )
+)
+def test_the_rank_is_one_integer_in_the_order_of_its_parts(
+    rows: list[tuple[bool, ImpactLevel | None, datetime | None, int]],
+) -> None:
+    items = []
+    for must, impact, merged, seq in rows:
+        item = stored(1, impact=impact, must_read=must, seq=seq)
+        items.append(StoredReport(item.report.model_copy(update={"merged_at": merged}), seq))
+    assert sorted(items, key=lambda item: item.rank) == sorted(items, key=_as_a_tuple)
 
 
 def test_max_items_keeps_the_most_important_and_counts_the_rest_as_more() -> None:
