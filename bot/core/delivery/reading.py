@@ -43,6 +43,8 @@ class ReadingPolicy:
     by_target: Mapping[str, int] = field(default_factory=dict)
 
     def days_at(self, platform: str, target: str) -> int:
+        if not self.by_target:  # (asked for every destination a tick plans)
+            return self.unread_days
         return self.by_target.get(f"{platform}:{target}", self.unread_days)
 
 
