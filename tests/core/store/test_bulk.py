@@ -82,3 +82,15 @@ async def test_among_finds_each_value_and_nothing_else(engine: AsyncEngine) -> N
         assert sorted(found.scalars()) == [2, 99]
         found = await conn.execute(select(probe.c.id).where(among(probe.c.id, [])))
         assert found.scalars().all() == []
+
+
+async def test_a_column_of_texts_without_quotes_or_backslashes_is_stored_as_given(
+    engine: AsyncEngine,
+) -> None:
+    plain = [text for text in TEXTS if '"' not in text and "\\" not in text]  # (its fast path)
+    given = [{"id": n, "label": text, "at": NOW, "flag": True} for n, text in enumerate(plain)]
+    async with engine.begin() as conn:
+        await insert_columns(conn, probe, columns(given))
+        found = await conn.execute(select(probe.c.id).where(among(probe.c.label, plain)))
+        assert sorted(found.scalars()) == list(range(len(plain)))
+    assert await stored(engine) == [tuple(row.values()) for row in given]

@@ -67,6 +67,10 @@ def _array_literal(values: Sequence[Any]) -> str:
     """PostgreSQL's text form of an array: integers as they are, anything else quoted."""
     if all(type(value) is int for value in values):
         return "{" + ",".join(map(str, values)) + "}"
+    if all(type(value) is str for value in values):  # (repos, tags: no quote or backslash)
+        plain = "".join(values)
+        if '"' not in plain and "\\" not in plain:
+            return '{"' + '","'.join(values) + '"}'
     return "{" + ",".join(map(_array_element, values)) + "}"
 
 
