@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -19,12 +18,10 @@ from bot.core.delivery.audiences import alone, merged, posted_before
 from bot.core.delivery.queue import layout_for
 from bot.core.delivery.reading import Shown, shown_before, with_unread
 from bot.core.delivery.runs import Run
+from bot.core.delivery.tick_plan import TickPlan
 from bot.core.digest.select import StoredReport
 from bot.core.models import Layout
 from bot.core.store.reading import Marks, marks_in
-
-if TYPE_CHECKING:  # (outbox.py imports this module)
-    from bot.core.delivery.outbox import TickPlan
 
 Window = tuple[list[StoredReport], int]  # the reports after a start, and the newest seq of them
 

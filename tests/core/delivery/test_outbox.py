@@ -252,9 +252,9 @@ async def test_expired_lease_is_taken_over(store: ReportStore) -> None:
 async def test_a_huge_backlog_is_capped_to_the_newest_reports(
     store: ReportStore, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    import bot.core.delivery.outbox
+    import bot.core.delivery.tick_plan
 
-    monkeypatch.setattr(bot.core.delivery.outbox, "WINDOW_LIMIT", 3)
+    monkeypatch.setattr(bot.core.delivery.tick_plan, "WINDOW_LIMIT", 3)
     clock = FakeClock()
     [dest] = await setup_destinations(store.engine, channel("a", "A"))
     await add_reports(store, range(1, 6))
