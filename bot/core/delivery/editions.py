@@ -135,13 +135,13 @@ class EditionBook:
         await self.write_topics(conn, self.place(choice))
 
     def choose(
-        self, runs: Sequence[tuple[Run, Hashable]], layouts: Mapping[int, Layout], *known: Pending
+        self, runs: Sequence[tuple[Run, Hashable]], layouts: Mapping[int, Layout], pending: Pending
     ) -> Choice:
-        """Each run's edition key; the editions known already (`known`: written by batches
-        not committed yet, first; then the memo), and the ones to render. Taken from the memo
-        at once, with no await: another batch planned meanwhile may start the memo over."""
+        """Each run's edition key; the editions known already (the batch's own `pending`,
+        then the memo's), and the ones to render. Taken from the memo at once, with no await:
+        another batch planned meanwhile (two at once on PostgreSQL) may start it over."""
         choice = Choice()
-        chosen, fresh, books = choice.chosen, choice.fresh, (*known, self._editions)
+        chosen, fresh, books = choice.chosen, choice.fresh, (pending, self._editions)
         for run, audience in runs:
             layout = run.lead.layout
             if layout is Layout.TOPICS:  # (the others are planned as asked)
