@@ -48,8 +48,8 @@ async def read_facts(conn: AsyncConnection, runs: Sequence[Run], tick: TickPlan)
     sets each run's window of seqs (its lowest start, the newest seq after it)."""
     marks = await marks_in(conn, [run.destination_id for run in runs], tick.now)
     windows: dict[int, Window] = {}
-    for run in _by_start(runs):
-        start = min(part.start for part in run.parts)
+    starts = sorted(((min(part.start for part in run.parts), run) for run in runs), key=_first)
+    for start, run in starts:  # each window read once, a cap logged for its first run
         if start not in windows:
             window = await tick.window(conn, run.label, start)
             windows[start] = (window, max((item.seq for item in window), default=start))
@@ -69,10 +69,15 @@ async def read_facts(conn: AsyncConnection, runs: Sequence[Run], tick: TickPlan)
     return Facts(marks, windows, posted, days, shown, layouts)
 
 
+def _first(pair: tuple[int, Run]) -> int:
+    return pair[0]
+
+
 def _by_start(runs: Sequence[Run]) -> list[Run]:
-    """The runs by their lowest start: the runs of one window follow each other, so the
-    tick's picks of a window are worked out once (a new window starts them over)."""
-    return sorted(runs, key=lambda run: min(part.start for part in run.parts))
+    """The runs by their lowest start (`read_facts` set it): the runs of one window follow
+    each other, so the tick's picks of a window are worked out once (a new window starts
+    them over)."""
+    return sorted(runs, key=lambda run: run.seqs[0])
 
 
 async def pick(runs: Sequence[Run], tick: TickPlan, facts: Facts) -> list[tuple[int, int]]:
