@@ -19,11 +19,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 from zoneinfo import ZoneInfo
-
-import recurring_ical_events
-from icalendar import Calendar, Component
 
 from bot.core.calendar.ics_checks import (
     MAX_EVENT_DAYS,
@@ -39,6 +36,9 @@ from bot.core.calendar.ics_checks import (
     span_days,
     where,
 )
+
+if TYPE_CHECKING:  # imported when a file is read: a service with no calendar loads neither
+    from icalendar import Calendar, Component
 
 __all__ = [
     "MAX_EVENTS",
@@ -108,6 +108,8 @@ class IcsCalendar:
         """One query per VCALENDAR, kept: dateutil caches the repeats it has walked through
         (from DTSTART on), so the next year asked costs only the steps past them."""
         if not self._query:
+            import recurring_ical_events  # (see TYPE_CHECKING above)
+
             self._query = [recurring_ical_events.of(c) for c in self.calendars]
         return self._query
 
@@ -147,6 +149,8 @@ class IcsCalendar:
 def parse_ics(text: str, today: date) -> IcsCalendar:
     """The calendar of an iCalendar text; IcsError names the line (and UID) of the first
     problem. `today` decides the years checked for too many occurrences."""
+    from icalendar import Calendar  # (see TYPE_CHECKING above)
+
     found = outline(text)
     try:
         calendars = Calendar.from_ical(text + found.closing, multiple=True)

@@ -11,9 +11,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from icalendar import Component
+if TYPE_CHECKING:  # only its type: icalendar is imported when a file is read (ics.py)
+    from icalendar import Component
 
 MAX_EVENT_DAYS: Final = 366  # one event longer than a year is a mistake, not a holiday
 MAX_EVENTS: Final = 5_000  # VEVENTs in a file, and occurrences in a year once RRULEs repeat them

@@ -5,6 +5,8 @@ LF, and a U+2028 inside a SUMMARY. A timed event is a quiet interval in its own 
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Callable
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
@@ -290,3 +292,24 @@ def test_a_config_naming_a_file_with_a_timed_tzid_event_loads_and_keeps_it_quiet
     block = calendar.block(datetime(2026, 10, 5, 8, 30, tzinfo=UTC))
     assert block is not None and block.name == "Planning"
     assert calendar.block(datetime(2026, 10, 5, 9, 30, tzinfo=UTC)) is None
+
+
+def test_the_icalendar_libraries_load_only_when_a_file_is_read(tmp_path: Path) -> None:
+    """A service with no calendar file carries neither library (about 3 MB of its RSS); the
+    first file read loads them."""
+    path = _write(tmp_path, _calendar(_event("off", date(2026, 12, 24), "Day off")))
+    script = (
+        "import sys\n"
+        "import bot.cli, bot.service.app, bot.scheduling.tick, bot.settings\n"
+        "libraries = ('icalendar', 'recurring_ical_events')\n"
+        "print(sorted(m for m in libraries if m in sys.modules))\n"
+        "from datetime import date\n"
+        "from bot.core.calendar import load_ics\n"
+        "from pathlib import Path\n"
+        f"found = load_ics(Path({str(path)!r}), date(2026, 12, 1)).holiday(date(2026, 12, 24))\n"
+        "assert found == 'Day off', found\n"
+        "print(sorted(m for m in libraries if m in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[:2] == ["[]", "['icalendar', 'recurring_ical_events']"]
