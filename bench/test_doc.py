@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from bench import plan
+from bench import cpu, plan
 from bench.__main__ import publish, summary_rows, write_doc
 
 INFO = {
@@ -164,12 +165,13 @@ def test_the_recovery_figure_stands_beside_its_aim(tmp_path: Path) -> None:
 
 
 def _plan(sqlite_s: float, pg_s: float | None, rss: int) -> dict[str, Any]:
-    def backend(seconds: float) -> dict[str, Any]:
+    def backend(seconds: float, server_cpu: float | None) -> dict[str, Any]:
         return {"runs": 100000, "messages": 236688, "seconds": seconds, "per_sub_ms": 0.1,
-                "rss_mb": rss, "ticks": [seconds + 1.5, seconds, seconds - 0.5]}  # fmt: skip
+                "rss_mb": rss, "ticks": [seconds + 1.5, seconds, seconds - 0.5],
+                "cpu_s": seconds - 0.5, "server_cpu_s": server_cpu}  # fmt: skip
 
-    pg = {"skipped": "no PostgreSQL answered"} if pg_s is None else backend(pg_s)
-    figures: dict[str, Any] = {"sqlite": backend(sqlite_s), "postgresql": pg}
+    pg = {"skipped": "no PostgreSQL answered"} if pg_s is None else backend(pg_s, 7.3)
+    figures: dict[str, Any] = {"sqlite": backend(sqlite_s, None), "postgresql": pg}
     figures["subscriptions"] = 100000
     figures |= {"seconds_sqlite": sqlite_s, "rss_mb": rss, "per_sub_ms": 0.1}
     return figures if pg_s is None else figures | {"seconds_pg": pg_s}
@@ -189,7 +191,12 @@ def test_the_planning_figures_stand_beside_their_aims(tmp_path: Path) -> None:
     text = doc.read_text(encoding="utf-8")
     assert "## Planning: 100,000 subscriptions due at one tick" in text
     assert "| postgresql | skipped: no PostgreSQL answered |" in text
-    assert "| sqlite | 100,000 | 236,688 | 12.00 | 13.50 / 12.00 / 11.50 | 0.100 | 300 |" in text
+    row = "| sqlite | 100,000 | 236,688 | 12.00 | 13.50 / 12.00 / 11.50 | 11.5 / — | 0.100 | 300 |"
+    assert row in text
+    write_doc({"plan": _plan(8.4, 9.9, 140)}, INFO, doc)
+    text = doc.read_text(encoding="utf-8")
+    assert "| postgresql | 100,000 | 236,688 | 9.90 | 11.40 / 9.90 / 9.40 | 9.4 / 7.3 |" in text
+    assert "CPU s: what the median tick cost in CPU seconds" in text
 
 
 def test_a_full_planning_run_counts_the_median_tick_and_the_highest_peak(
@@ -261,3 +268,30 @@ def test_the_planning_latency_shows_the_process_against_its_aim_and_the_loop_bes
     text = doc.read_text("utf-8")
     assert "| planning process: during the tick | 400 | 5.0 | 4.60 | 11.00 | 20.0 |" in text
     assert "**p99 1.10× idle while the planning process plans the tick**" in text
+
+
+def test_the_cpu_readings_count_postgres_processes_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def process(pid: int, cmdline: bytes, utime: int, stime: int) -> None:
+        folder = tmp_path / str(pid)
+        folder.mkdir()
+        (folder / "cmdline").write_bytes(cmdline)
+        fields = ["S", "1", "1", "1", "0", "-1", "0", "0", "0", "0", "0", str(utime), str(stime)]
+        (folder / "stat").write_text(f"{pid} (a (b) c) " + " ".join(fields) + " 0 0\n")
+
+    monkeypatch.setattr(cpu, "PROC", tmp_path)
+    assert cpu.postgres_cpu() is None
+    process(10, b"python\x00-m\x00bench", 500, 500)
+    (tmp_path / "self").mkdir()
+    assert cpu.postgres_cpu() is None
+    process(11, b"postgres: 15/main: walwriter", 30, 20)
+    process(12, b"postgres: postgres test 127.0.0.1(5) idle", 200, 50)
+    hz = os.sysconf("SC_CLK_TCK")
+    assert cpu.postgres_cpu() == 300 / hz
+    assert cpu.spent(1.0, 3.456) == 2.46
+    assert cpu.spent(None, 3.0) is None
+    assert cpu.spent(1.0, None) is None
+    before = cpu.process_cpu()
+    sum(i * i for i in range(300_000))
+    assert cpu.process_cpu() > before
