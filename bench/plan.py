@@ -302,8 +302,8 @@ CPU_NOTE = (
     "CPU s: what the median tick cost in CPU seconds, in the planning process (all its "
     "threads) and in the PostgreSQL server (every `postgres` process; — on SQLite, which "
     "runs inside the process). A tick cannot take less wall time than the two together "
-    "divided by the machine's CPUs, and nearly all of the process's share runs on one thread, "
-    "the one holding Python's GIL."
+    "divided by the machine's CPUs, nor less than the process's share that runs on one thread "
+    "(the one holding Python's GIL: most of it)."
 )
 
 
