@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -48,7 +49,9 @@ async def read_facts(conn: AsyncConnection, runs: Sequence[Run], tick: TickPlan)
     sets each run's window of seqs (its lowest start, the newest seq after it)."""
     marks = await marks_in(conn, [run.destination_id for run in runs], tick.now)
     windows: dict[int, Window] = {}
-    starts = sorted(((min(part.start for part in run.parts), run) for run in runs), key=_first)
+    starts = sorted(
+        ((min(part.start for part in run.parts), run) for run in runs), key=itemgetter(0)
+    )
     for start, run in starts:  # each window read once, a cap logged for its first run
         if start not in windows:
             window = await tick.window(conn, run.label, start)
@@ -67,10 +70,6 @@ async def read_facts(conn: AsyncConnection, runs: Sequence[Run], tick: TickPlan)
         if any(part.sub.layout is Layout.TOPICS for part in run.parts)
     }
     return Facts(marks, windows, posted, days, shown, layouts)
-
-
-def _first(pair: tuple[int, Run]) -> int:
-    return pair[0]
 
 
 def _by_start(runs: Sequence[Run]) -> list[Run]:
