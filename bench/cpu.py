@@ -41,3 +41,29 @@ def postgres_cpu() -> float | None:
 def spent(before: float | None, after: float | None) -> float | None:
     """Seconds between two readings, rounded; None when either is missing."""
     return None if before is None or after is None else round(after - before, 2)
+
+
+REFERENCE_ROWS = 200_000  # the reference workload's size: about half a second here
+
+
+def _reference_work() -> int:
+    """A fixed pure-Python workload of the kind a tick does: tuples built, grouped in a dict,
+    sorted by a key, strings joined."""
+    rows = [(i % 97, f"tag{i % 13}", i) for i in range(REFERENCE_ROWS)]
+    groups: dict[tuple[int, str], list[int]] = {}
+    for key, tag, seq in rows:
+        groups.setdefault((key, tag), []).append(seq)
+    rows.sort(key=lambda row: (row[1], -row[2]))
+    return len(groups) + len(",".join(tag for _, tag, _ in rows))
+
+
+def reference_seconds(repeats: int = 3) -> float:
+    """The fastest of `repeats` timings of the reference workload: how fast this machine runs
+    Python at the moment. The machines here share their CPUs, and a tick's seconds move with
+    their speed; figures taken at different times compare as multiples of this one."""
+    best = float("inf")
+    for _ in range(repeats):
+        started = time.perf_counter()
+        _reference_work()
+        best = min(best, time.perf_counter() - started)
+    return round(best, 3)

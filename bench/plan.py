@@ -34,12 +34,13 @@ if str(ROOT) not in sys.path:
 
 from sqlalchemy import func, select, text  # noqa: E402
 
-from bench.cpu import postgres_cpu, process_cpu, spent  # noqa: E402
+from bench.cpu import postgres_cpu, process_cpu, reference_seconds, spent  # noqa: E402
 from bench.fanout_setup import chat_ids, random_filter  # noqa: E402
 from bench.pg import postgres_schema  # noqa: E402
 from bench.render import make_reports  # noqa: E402
 from bench.rss import peak_rss_mb  # noqa: E402
 from bot.core.models import Layout, Locale, Origin, Platform  # noqa: E402
+from bot.core.render.limits.telegram import TELEGRAM_MAX_PER_SECOND  # noqa: E402
 from bot.core.render.renderer import Renderer  # noqa: E402
 from bot.core.store.reports import ReportStore  # noqa: E402
 from bot.core.store.sql.db import create_engine, migrate, write_transaction  # noqa: E402
@@ -119,8 +120,10 @@ async def measure(url: str, count: int, distinct: int = AUDIENCES) -> dict[str, 
     await ReportStore(engine).upsert_many([(item.report, "bench") for item in items])
     await analyze(engine)
     ticker = DigestTicker(engine, SubscriptionStore(engine), Renderer(), clock=lambda: FIRE)
+    first = _first_batch(ticker)
     before = peak_rss_mb(os.getpid())
     on_server = engine.dialect.name == "postgresql"  # (SQLite runs inside this process)
+    reference = reference_seconds()
     server = postgres_cpu() if on_server else None
     cpu, started = process_cpu(), time.perf_counter()
     runs = await ticker.tick()
@@ -128,6 +131,7 @@ async def measure(url: str, count: int, distinct: int = AUDIENCES) -> dict[str, 
     cpu_s = spent(cpu, process_cpu())
     server_cpu_s = spent(server, postgres_cpu() if on_server else None)
     peak = peak_rss_mb(os.getpid())
+    reference_after = reference_seconds()
     async with engine.connect() as conn:
         queued = (await conn.execute(select(func.count()).select_from(outbox))).scalar_one()
     await engine.dispose()
@@ -142,7 +146,24 @@ async def measure(url: str, count: int, distinct: int = AUDIENCES) -> dict[str, 
         "rss_before_tick_mb": round(before),
         "cpu_s": cpu_s,
         "server_cpu_s": server_cpu_s,
+        "first_queued_s": None if not first else round(first[0] - started, 2),
+        "reference_s": [reference, reference_after],
     }
+
+
+def _first_batch(ticker: DigestTicker) -> list[float]:
+    """A list that gets the moment the tick's first batch of runs was committed (its outbox
+    rows can be sent from then on: what the first chats wait for at 09:00)."""
+    moments: list[float] = []
+    told = ticker._logged
+
+    def logged(due: Any, runs: Any) -> Any:
+        if not moments and any(run.created for run in runs.values()):
+            moments.append(time.perf_counter())
+        return told(due, runs)
+
+    setattr(ticker, "_logged", logged)  # noqa: B010 (a method replaced on this one object)
+    return moments
 
 
 def _repeated(backend: str, count: int, repeats: int, distinct: int = AUDIENCES) -> dict[str, Any]:
@@ -253,13 +274,16 @@ def _rows(figures: dict[str, Any]) -> list[str]:
     for name in ("sqlite", "postgresql"):
         f = figures[name]
         if "skipped" in f:
-            rows.append(f"| {name} | skipped: {f['skipped']} | | | | | | |")
+            rows.append(f"| {name} | skipped: {f['skipped']} | | | | | | | | |")
             continue
         ticks = " / ".join(f"{seconds:.2f}" for seconds in f.get("ticks", [f["seconds"]]))
         cpu = " / ".join(_cpu(f.get(key)) for key in ("cpu_s", "server_cpu_s"))
+        first = f.get("first_queued_s")
+        reference = " / ".join(f"{seconds:.2f}" for seconds in f.get("reference_s", ()))
         rows.append(
             f"| {name} | {f['runs']:,} | {f['messages']:,} | {f['seconds']:.2f} | {ticks} "
-            f"| {cpu} | {f['per_sub_ms']:.3f} | {f['rss_mb']:,} |"
+            f"| {cpu} | {'—' if first is None else f'{first:.2f}'} | {reference or '—'} "
+            f"| {f['per_sub_ms']:.3f} | {f['rss_mb']:,} |"
         )
     return rows
 
@@ -295,15 +319,21 @@ DESIGN = (
 
 HEAD = [
     "| backend | runs | outbox rows | seconds (median) | each tick (s) "
-    "| CPU s: process / server | ms per subscription | peak RSS (MB) |",
-    "|---|---:|---:|---:|---:|---:|---:|---:|",
+    "| CPU s: process / server | first queued (s) | reference (s) | ms per subscription "
+    "| peak RSS (MB) |",
+    "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
 ]
 CPU_NOTE = (
     "CPU s: what the median tick cost in CPU seconds, in the planning process (all its "
     "threads) and in the PostgreSQL server (every `postgres` process; — on SQLite, which "
     "runs inside the process). A tick cannot take less wall time than the two together "
     "divided by the machine's CPUs, nor less than the process's share that runs on one thread "
-    "(the one holding Python's GIL: most of it)."
+    "(the one holding Python's GIL: most of it). First queued: when the tick's first batch "
+    "of runs was committed, from which moment its chats' messages can be sent (what the "
+    "first chats wait for at 09:00). Reference: the fastest of three timings of a fixed "
+    "pure-Python workload (`bench/cpu.py`), in the tick's process just before and just after "
+    "the tick. It says how fast the machine ran Python then: ticks measured at different times "
+    "compare as multiples of it, not by their seconds alone."
 )
 
 
@@ -345,6 +375,23 @@ def _many_section(figures: dict[str, Any]) -> list[str]:
         "",
         *HEAD,
         *_rows(many),
+        "",
+        *_sending(many),
+    ]
+
+
+def _sending(figures: dict[str, Any]) -> list[str]:
+    """What the planned messages take to send at Telegram's overall pace, beside the tick."""
+    sqlite = figures["sqlite"]
+    seconds = sqlite["messages"] / TELEGRAM_MAX_PER_SECOND
+    hours, minutes = divmod(round(seconds / 60), 60)
+    return [
+        f"Sending the {sqlite['messages']:,} messages this tick queues takes at least {hours} h "
+        f"{minutes:02d} min at Telegram's overall pace for a bot ({TELEGRAM_MAX_PER_SECOND:g} "
+        "messages a second, `bot/core/render/limits/telegram.py`). The deliverer sends a batch's "
+        "messages as soon as the batch is committed, so the tick's seconds pass while the "
+        "first batches are sent: the first chats wait for the first-queued column, the last "
+        "one for the sending.",
         "",
     ]
 

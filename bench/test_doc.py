@@ -168,7 +168,8 @@ def _plan(sqlite_s: float, pg_s: float | None, rss: int) -> dict[str, Any]:
     def backend(seconds: float, server_cpu: float | None) -> dict[str, Any]:
         return {"runs": 100000, "messages": 236688, "seconds": seconds, "per_sub_ms": 0.1,
                 "rss_mb": rss, "ticks": [seconds + 1.5, seconds, seconds - 0.5],
-                "cpu_s": seconds - 0.5, "server_cpu_s": server_cpu}  # fmt: skip
+                "cpu_s": seconds - 0.5, "server_cpu_s": server_cpu, "first_queued_s": 0.42,
+                "reference_s": [0.31, 0.35]}  # fmt: skip
 
     pg = {"skipped": "no PostgreSQL answered"} if pg_s is None else backend(pg_s, 7.3)
     figures: dict[str, Any] = {"sqlite": backend(sqlite_s, None), "postgresql": pg}
@@ -191,12 +192,37 @@ def test_the_planning_figures_stand_beside_their_aims(tmp_path: Path) -> None:
     text = doc.read_text(encoding="utf-8")
     assert "## Planning: 100,000 subscriptions due at one tick" in text
     assert "| postgresql | skipped: no PostgreSQL answered |" in text
-    row = "| sqlite | 100,000 | 236,688 | 12.00 | 13.50 / 12.00 / 11.50 | 11.5 / — | 0.100 | 300 |"
+    row = (
+        "| sqlite | 100,000 | 236,688 | 12.00 | 13.50 / 12.00 / 11.50 | 11.5 / — | 0.42 "
+        "| 0.31 / 0.35 | 0.100 | 300 |"
+    )
     assert row in text
     write_doc({"plan": _plan(8.4, 9.9, 140)}, INFO, doc)
     text = doc.read_text(encoding="utf-8")
     assert "| postgresql | 100,000 | 236,688 | 9.90 | 11.40 / 9.90 / 9.40 | 9.4 / 7.3 |" in text
     assert "CPU s: what the median tick cost in CPU seconds" in text
+    assert "Reference: the fastest of three timings of a fixed pure-Python workload" in text
+
+
+def test_the_many_audiences_section_says_what_sending_takes_and_when_the_first_chats_get_theirs(
+    tmp_path: Path,
+) -> None:
+    figures = _plan(8.4, 9.9, 140)
+    figures["many"] = _plan(20.0, 17.0, 210) | {"audiences": 10000}
+    figures["seconds_10k_audiences_sqlite"] = 20.0
+    figures["seconds_10k_audiences_pg"] = 17.0
+    figures["rss_mb_10k_audiences"] = 210
+    doc = tmp_path / "benchmarks.md"
+    write_doc({"plan": figures}, INFO, doc)
+    text = doc.read_text(encoding="utf-8")
+    # 236,688 messages at 29.7 a second: 7,969 s, 2 h 13 min
+    assert "Sending the 236,688 messages this tick queues takes at least 2 h 13 min" in text
+    row = "| sqlite | 100,000 | 236,688 | 20.00 | 21.50 / 20.00 / 19.50 | 19.5 / — | 0.42 |"
+    assert row in text
+    # A tick measured before these columns existed shows dashes in them.
+    new = ("reference_s", "first_queued_s")
+    older = {key: value for key, value in figures["sqlite"].items() if key not in new}
+    assert "| 7.9 / — | — | — | 0.100 |" in plan._rows({**figures, "sqlite": older})[0]
 
 
 def test_a_full_planning_run_counts_the_median_tick_and_the_highest_peak(
@@ -292,6 +318,8 @@ def test_the_cpu_readings_count_postgres_processes_only(
     assert cpu.spent(1.0, 3.456) == 2.46
     assert cpu.spent(None, 3.0) is None
     assert cpu.spent(1.0, None) is None
+    reference = cpu.reference_seconds(repeats=1)
+    assert 0 < reference < 60  # (seconds of a fixed workload: its size is checked, not its pace)
     before = cpu.process_cpu()
     sum(i * i for i in range(300_000))
     assert cpu.process_cpu() > before
