@@ -60,7 +60,7 @@ def _reference_work() -> int:
 def reference_seconds(repeats: int = 3) -> float:
     """The fastest of `repeats` timings of the reference workload: how fast this machine runs
     Python at the moment. The machines here share their CPUs, and a tick's seconds move with
-    their speed; figures taken at different times compare as multiples of this one."""
+    their speed (which can change by half within a minute)."""
     best = float("inf")
     for _ in range(repeats):
         started = time.perf_counter()

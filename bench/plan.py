@@ -332,8 +332,8 @@ CPU_NOTE = (
     "of runs was committed, from which moment its chats' messages can be sent (what the "
     "first chats wait for at 09:00). Reference: the fastest of three timings of a fixed "
     "pure-Python workload (`bench/cpu.py`), in the tick's process just before and just after "
-    "the tick. It says how fast the machine ran Python then: ticks measured at different times "
-    "compare as multiples of it, not by their seconds alone."
+    "the tick: how fast the machine ran Python then. It moves by half within a minute here, "
+    "so it shows a tick that ran on a slow machine; it is not a factor to divide by."
 )
 
 
