@@ -1,8 +1,9 @@
 """`make bench` (= `python -m bench [--quick]`): run every benchmark, rewrite docs/benchmarks.md.
 
 Each figure stands beside its floor or peer measured in the same run. The raw figures also go to
-$BENCH_JSON (default bench/results.json, not committed). `--quick` takes about a minute instead
-of about forty (smaller inputs: a smoke run, not the figures); `--only NAME` runs one benchmark.
+$BENCH_JSON (default bench/results.json, not committed). `--quick` takes about five minutes
+instead of about an hour (smaller inputs: a smoke run, not the figures); `--only NAME` runs one
+benchmark.
 Only a full run of every benchmark rewrites docs/benchmarks.md: a quick or partial run writes
 $BENCH_JSON and prints its headline table, and leaves the page's figures as they are.
 """
@@ -245,7 +246,7 @@ def run_all(names: list[str], quick: bool, work: Path) -> dict[str, Any]:
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
     parser.add_argument(
-        "--quick", action="store_true", help="about a minute in all, smaller inputs"
+        "--quick", action="store_true", help="about five minutes in all, smaller inputs"
     )
     parser.add_argument("--only", choices=sorted(BENCHMARKS), action="append")
     args = parser.parse_args()

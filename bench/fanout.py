@@ -59,7 +59,7 @@ PTB_POOL_SIZE = 64  # PTB's default pool is 1 connection: a bulk sender raises i
 PTB_MAX_RETRIES = 5
 AIM_RATE_RATIO = 0.95
 FULL_CHATS = 10_000
-QUICK_CHATS = 400  # `make bench QUICK=1` is a one-minute smoke run; the tail weighs more here
+QUICK_CHATS = 400  # `make bench QUICK=1` is a short smoke run; the tail weighs more here
 CONTROL_CHATS = 1_000  # the full run adds these at real time (scale 1): ~70 s
 
 
