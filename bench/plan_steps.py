@@ -22,7 +22,7 @@ import random
 import sys
 import tempfile
 import time
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, asynccontextmanager, contextmanager
 from pathlib import Path
@@ -60,8 +60,11 @@ class Timings:
     """Seconds and calls by label."""
 
     def __init__(self) -> None:
-        self.seconds: Counter[str] = Counter()
+        self.seconds: defaultdict[str, float] = defaultdict(float)
         self.calls: Counter[str] = Counter()
+
+    def longest(self, count: int) -> list[tuple[str, float]]:
+        return sorted(self.seconds.items(), key=lambda item: -item[1])[:count]
 
     def add(self, label: str, seconds: float) -> None:
         self.seconds[label] += seconds
@@ -155,7 +158,7 @@ def report(found: dict[str, Any]) -> list[str]:
     total = sum(steps.seconds[label] for label, _, _ in STEPS if not label.startswith(" "))
     lines.append(f"{'(the steps)':<18} {total:7.2f} {total / seconds:6.1%}")
     lines += ["", "statement: seconds (calls)"]
-    for text, spent in statements.seconds.most_common(SHOWN_STATEMENTS):
+    for text, spent in statements.longest(SHOWN_STATEMENTS):
         lines.append(f"{spent:7.2f} ({statements.calls[text]:,})  {text}")
     return lines
 
