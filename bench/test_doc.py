@@ -319,7 +319,7 @@ def test_the_cpu_readings_count_postgres_processes_only(
     assert cpu.spent(None, 3.0) is None
     assert cpu.spent(1.0, None) is None
     reference = cpu.reference_seconds(repeats=1)
-    assert 0 < reference < 60  # (seconds of a fixed workload: its size is checked, not its pace)
+    assert 0 < reference < 60  # a timing, whatever pace the machine runs at
     before = cpu.process_cpu()
     sum(i * i for i in range(300_000))
     assert cpu.process_cpu() > before
