@@ -24,6 +24,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -109,9 +111,9 @@ async def analyze(engine: Any) -> None:
             await conn.execute(text("ANALYZE"))
 
 
-async def measure(url: str, count: int, distinct: int = AUDIENCES) -> dict[str, Any]:
-    """Fill the store (`distinct` audiences), then time one tick at 09:00 (in this process:
-    run it in its own)."""
+async def filled(url: str, count: int, distinct: int) -> tuple[Any, DigestTicker]:
+    """The store at `url` filled (`count` subscriptions, `distinct` audiences, NEW_REPORTS new
+    reports) and analyzed, with the ticker that plans it at 09:00."""
     rng = random.Random(7422)
     engine = create_engine(url)
     await migrate(engine)
@@ -119,7 +121,25 @@ async def measure(url: str, count: int, distinct: int = AUDIENCES) -> dict[str, 
     items = make_reports(NEW_REPORTS, rng)
     await ReportStore(engine).upsert_many([(item.report, "bench") for item in items])
     await analyze(engine)
-    ticker = DigestTicker(engine, SubscriptionStore(engine), Renderer(), clock=lambda: FIRE)
+    return engine, DigestTicker(engine, SubscriptionStore(engine), Renderer(), clock=lambda: FIRE)
+
+
+@asynccontextmanager
+async def store_url(backend: str, name: str) -> AsyncIterator[str | None]:
+    """A fresh store's URL: an SQLite file in a temporary folder, or a private PostgreSQL
+    schema (None when no server answers; `name` says which benchmark skipped it)."""
+    if backend == "sqlite":
+        with tempfile.TemporaryDirectory(prefix=f"prdigest-{name}-") as folder:
+            yield f"sqlite:///{Path(folder) / 'plan.db'}"
+        return
+    async with postgres_schema(name) as url:
+        yield url
+
+
+async def measure(url: str, count: int, distinct: int = AUDIENCES) -> dict[str, Any]:
+    """Fill the store (`distinct` audiences), then time one tick at 09:00 (in this process:
+    run it in its own)."""
+    engine, ticker = await filled(url, count, distinct)
     first = _first_batch(ticker)
     before = peak_rss_mb(os.getpid())
     on_server = engine.dialect.name == "postgresql"  # (SQLite runs inside this process)
@@ -397,10 +417,7 @@ def _sending(figures: dict[str, Any]) -> list[str]:
 
 
 async def _child_main(backend: str, count: int, distinct: int) -> dict[str, Any]:
-    if backend == "sqlite":
-        with tempfile.TemporaryDirectory(prefix="prdigest-plan-") as folder:
-            return await measure(f"sqlite:///{Path(folder) / 'plan.db'}", count, distinct)
-    async with postgres_schema("plan") as url:
+    async with store_url(backend, "plan") as url:
         if url is None:
             return {"skipped": "no PostgreSQL answered"}
         return await measure(url, count, distinct)

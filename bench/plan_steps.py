@@ -18,27 +18,17 @@ from __future__ import annotations
 import argparse
 import asyncio
 import functools
-import random
 import sys
-import tempfile
 import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator
-from contextlib import ExitStack, asynccontextmanager, contextmanager
-from pathlib import Path
+from contextlib import ExitStack, contextmanager
 from typing import Any
 
 from sqlalchemy import event
 
 from bench import plan
-from bench.pg import postgres_schema
-from bench.render import make_reports
 from bot.core.delivery import editions, outbox
-from bot.core.render.renderer import Renderer
-from bot.core.store.reports import ReportStore
-from bot.core.store.sql.db import create_engine, migrate
-from bot.core.store.subscriptions import SubscriptionStore
-from bot.scheduling.tick import DigestTicker
 
 # (label, module or class, attribute): the steps of a batch, in the order they run
 STEPS: tuple[tuple[str, Any, str], ...] = (
@@ -129,15 +119,8 @@ def statements_timed(engine: Any, timings: Timings) -> Iterator[None]:
 
 
 async def profile(url: str, count: int, distinct: int) -> dict[str, Any]:
-    """Fill the store, run one tick with its steps and statements timed."""
-    rng = random.Random(7422)
-    engine = create_engine(url)
-    await migrate(engine)
-    await plan.subscribe(engine, count, rng, distinct)
-    items = make_reports(plan.NEW_REPORTS, rng)
-    await ReportStore(engine).upsert_many([(item.report, "bench") for item in items])
-    await plan.analyze(engine)
-    ticker = DigestTicker(engine, SubscriptionStore(engine), Renderer(), clock=lambda: plan.FIRE)
+    """Fill the store as `bench.plan` does, run one tick with its steps and statements timed."""
+    engine, ticker = await plan.filled(url, count, distinct)
     steps, statements = Timings(), Timings()
     with steps_timed(steps), statements_timed(engine, statements):
         started = time.perf_counter()
@@ -163,18 +146,8 @@ def report(found: dict[str, Any]) -> list[str]:
     return lines
 
 
-@asynccontextmanager
-async def _store(backend: str) -> Any:
-    if backend == "sqlite":
-        with tempfile.TemporaryDirectory(prefix="prdigest-steps-") as folder:
-            yield f"sqlite:///{Path(folder) / 'plan.db'}"
-        return
-    async with postgres_schema("plan_steps") as url:
-        yield url
-
-
 async def _main(backend: str, count: int, distinct: int) -> list[str]:
-    async with _store(backend) as url:
+    async with plan.store_url(backend, "plan_steps") as url:
         if url is None:
             return ["no PostgreSQL answered"]
         return report(await profile(url, count, distinct))
