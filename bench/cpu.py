@@ -7,6 +7,7 @@ so the planning figures show both beside the seconds."""
 from __future__ import annotations
 
 import os
+import threading
 import time
 from pathlib import Path
 
@@ -16,6 +17,19 @@ PROC = Path("/proc")
 def process_cpu() -> float:
     """CPU seconds of this process so far, its threads included."""
     return time.process_time()
+
+
+def thread_cpu() -> dict[str, float]:
+    """CPU seconds of each running thread of this process so far, by thread name; empty where
+    the platform has no per-thread CPU clock."""
+    found = {}
+    for thread in threading.enumerate():
+        try:
+            clock = time.pthread_getcpuclockid(thread.ident or 0)
+            found[thread.name] = time.clock_gettime(clock)
+        except (AttributeError, OSError):  # (no such clock here; a thread that just ended)
+            continue
+    return found
 
 
 def postgres_cpu() -> float | None:

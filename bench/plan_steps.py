@@ -9,8 +9,10 @@ step's time includes its waits on the database. `assign` holds `render` (buildin
 edition's messages) and `write editions` (their rows); the other steps follow each other. The
 statements are timed by SQLAlchemy's cursor events, from the moment the statement is handed
 to the driver until its rows are ready; the subscriptions' pages are read while batches plan,
-so their statements overlap the steps. Nothing is written to docs/benchmarks.md: this is for
-finding what to make faster, not a figure.
+so their statements overlap the steps. Beside them, the CPU seconds the tick cost by thread
+(the event loop's, the database connections', the PostgreSQL server's): their sum over the
+wall time says how many of the machine's CPUs the tick kept busy. Nothing is written to
+docs/benchmarks.md: this is for finding what to make faster, not a figure.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import argparse
 import asyncio
 import functools
 import sys
+import threading
 import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator
@@ -28,6 +31,7 @@ from typing import Any
 from sqlalchemy import event
 
 from bench import plan
+from bench.cpu import postgres_cpu, spent, thread_cpu
 from bot.core.delivery import editions, outbox
 
 # (label, module or class, attribute): the steps of a batch, in the order they run
@@ -122,12 +126,42 @@ async def profile(url: str, count: int, distinct: int) -> dict[str, Any]:
     """Fill the store as `bench.plan` does, run one tick with its steps and statements timed."""
     engine, ticker = await plan.filled(url, count, distinct)
     steps, statements = Timings(), Timings()
+    on_server = engine.dialect.name == "postgresql"
     with steps_timed(steps), statements_timed(engine, statements):
+        threads, server = thread_cpu(), postgres_cpu() if on_server else None
         started = time.perf_counter()
         runs = await ticker.tick()
         seconds = time.perf_counter() - started
+        after = thread_cpu()
+        server_s = spent(server, postgres_cpu() if on_server else None)
     await engine.dispose()
-    return {"seconds": seconds, "runs": len(runs), "steps": steps, "statements": statements}
+    cpu = {name: at - threads.get(name, 0.0) for name, at in after.items()}  # new ones: from 0
+    return {
+        "seconds": seconds,
+        "runs": len(runs),
+        "steps": steps,
+        "statements": statements,
+        "threads": cpu,
+        "server_cpu_s": server_s,
+    }
+
+
+def cpu_lines(found: dict[str, Any]) -> list[str]:
+    """CPU seconds during the tick: the event loop's thread (Python, holding the GIL), the
+    others (SQLite's C code runs on its connections' threads), the PostgreSQL server; and how
+    many CPUs were busy on average. What the threads do at the same time is what 2 CPUs buy."""
+    seconds, threads = found["seconds"], found["threads"]
+    loop = threads.get(threading.main_thread().name, 0.0)
+    others = [used for name, used in threads.items() if name != threading.main_thread().name]
+    server = found["server_cpu_s"]
+    total = loop + sum(others) + (server or 0.0)
+    return [
+        f"CPU seconds during the tick ({seconds:.2f} s of wall time)",
+        f"{'event loop thread':<18} {loop:7.2f}",
+        f"{'other threads':<18} {sum(others):7.2f} ({len(others)} threads)",
+        f"{'PostgreSQL server':<18} {'—' if server is None else f'{server:7.2f}':>7}",
+        f"{'in all':<18} {total:7.2f} ({total / seconds:.2f} CPUs busy on average)",
+    ]
 
 
 def report(found: dict[str, Any]) -> list[str]:
@@ -140,7 +174,7 @@ def report(found: dict[str, Any]) -> list[str]:
         lines.append(f"{label:<18} {spent:7.2f} {spent / seconds:6.1%} ({steps.calls[label]:,})")
     total = sum(steps.seconds[label] for label, _, _ in STEPS if not label.startswith(" "))
     lines.append(f"{'(the steps)':<18} {total:7.2f} {total / seconds:6.1%}")
-    lines += ["", "statement: seconds (calls)"]
+    lines += ["", *cpu_lines(found), "", "statement: seconds (calls)"]
     for text, spent in statements.longest(SHOWN_STATEMENTS):
         lines.append(f"{spent:7.2f} ({statements.calls[text]:,})  {text}")
     return lines

@@ -19,7 +19,10 @@ def test_a_small_tick_is_broken_down_by_step_and_statement(tmp_path: Path) -> No
     top = [label for label, _, _ in plan_steps.STEPS if not label.startswith(" ")]
     assert sum(steps.seconds[label] for label in top) <= found["seconds"]
     assert any(text.startswith("INSERT INTO outbox") for text in statements.seconds)
+    assert found["threads"]["MainThread"] > 0  # the event loop's thread planned
+    assert found["server_cpu_s"] is None  # (SQLite runs inside the process)
     lines = plan_steps.report(found)
+    assert any(line.startswith("event loop thread ") for line in lines)
     assert lines[0].startswith("one tick: 200 runs in ")
     assert any(line.startswith("  render ") for line in lines)
     # the wrappers are gone: the code plans as it did
