@@ -25,19 +25,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench import (
-    fanout,
-    fanout_lark,
-    fanout_pg,
-    ingest,
-    latency,
-    memory,
-    plan,
-    plan_latency,
-    recovery,
-    render,
-    search,
-)
+from bench import ingest, latency, memory, plan, recovery, render, search
+from bench.fanout import lark as fanout_lark
+from bench.fanout import pg as fanout_pg
+from bench.fanout import telegram as fanout
+from bench.plan import latency as plan_latency
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "benchmarks.md"

@@ -1,5 +1,5 @@
 """Replicas stopped and continued at random moments: the 3-replica fan-out of
-`bench.fanout_pg` (one PostgreSQL outbox, the shared pace, the strict fake Bot API in its own
+`bench.fanout.pg` (one PostgreSQL outbox, the shared pace, the strict fake Bot API in its own
 process) runs while this process stops each replica with SIGSTOP at random moments and
 continues it with SIGCONT a moment later. The fault suite runs it as a process and checks
 its figures (tests/faults/test_paused_replicas.py).
@@ -26,9 +26,9 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench.fanout import TIME_SCALE, fake_telegram, figures  # noqa: E402
-from bench.fanout_pg import REPLICAS, finished, start_replicas  # noqa: E402
-from bench.fanout_setup import prepare  # noqa: E402
+from bench.fanout.pg import REPLICAS, finished, start_replicas  # noqa: E402
+from bench.fanout.setup import prepare  # noqa: E402
+from bench.fanout.telegram import TIME_SCALE, fake_telegram, figures  # noqa: E402
 
 RUNNING = (0.05, 0.5)  # seconds a replica runs between two stops
 STOPPED = (0.005, 0.4)  # seconds a stop lasts: well under the heartbeat's 4 s

@@ -1,4 +1,4 @@
-"""bench.plan_steps: every step of a batch is timed, and put back afterwards."""
+"""bench.plan.steps: every step of a batch is timed, and put back afterwards."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import threading
 import time
 from pathlib import Path
 
-from bench import plan_steps
+from bench.plan import steps as plan_steps
 
 
 def test_a_small_tick_is_broken_down_by_step_and_statement(tmp_path: Path) -> None:

@@ -1,6 +1,6 @@
 """Replicas stopped and continued at random moments keep Telegram's overall pace between them.
 
-`python -m bench.paused`, run as a process, runs the 3-replica fan-out of `bench.fanout_pg`
+`python -m bench.paused`, run as a process, runs the 3-replica fan-out of `bench.fanout.pg`
 (one PostgreSQL outbox, the shared pace in `pace_slots`, the strict fake Bot API in a process
 of its own, time x0.5) while it stops each replica with SIGSTOP at random moments and
 continues it with SIGCONT a moment later. A stop can land anywhere: while a replica waits for

@@ -1,7 +1,7 @@
 """Where a planning tick's time goes: each planning step's seconds, summed over the tick's
 batches, and the statements that took longest.
 
-    python -m bench.plan_steps [--subs N] [--audiences N] [--backend sqlite|postgresql]
+    python -m bench.plan.steps [--subs N] [--audiences N] [--backend sqlite|postgresql]
 
 It fills a store as `bench.plan` does (100,000 subscriptions, 10,000 audiences by default),
 then runs one tick with the steps of `bot/core/delivery/outbox.py` timed: wall seconds, so a
@@ -188,7 +188,7 @@ async def _main(backend: str, count: int, distinct: int) -> list[str]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(prog="python -m bench.plan_steps", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m bench.plan.steps", description=__doc__)
     parser.add_argument("--subs", type=int, default=plan.FULL_SUBS)
     parser.add_argument("--audiences", type=int, default=plan.MANY_AUDIENCES)
     parser.add_argument("--backend", choices=["sqlite", "postgresql"], default="sqlite")

@@ -7,7 +7,7 @@ share Telegram's overall pace through the database (`SharedPace`), against the s
 API in a process of its own. Time is scaled as in `bench.fanout` (TIME_SCALE). Figures: the
 achieved rate ÷ the allowed one, 429s provoked, lost and duplicated messages.
 
-    python -m bench.fanout_pg [--quick]
+    python -m bench.fanout.pg [--quick]
 """
 
 from __future__ import annotations
@@ -22,11 +22,12 @@ from asyncio.subprocess import Process
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench.fanout import (  # noqa: E402
+from bench.fanout.setup import NEW_REPORTS, prepare  # noqa: E402
+from bench.fanout.telegram import (  # noqa: E402
     QUICK_CHATS,
     TIME_SCALE,
     drain,
@@ -34,7 +35,6 @@ from bench.fanout import (  # noqa: E402
     figures,
     scaled_sender,
 )
-from bench.fanout_setup import NEW_REPORTS, prepare  # noqa: E402
 from bench.pg import postgres_schema  # noqa: E402
 from bot.core.store.sql.db import create_engine  # noqa: E402
 
@@ -57,7 +57,7 @@ async def start_replicas(url: str, api_url: str, scale: float) -> list[Process]:
     starts them this way too, to pause them)."""
     procs = []
     for n in range(REPLICAS):
-        argv = ["-m", "bench.fanout_pg", "--replica", url, api_url, str(scale), f"replica-{n}"]
+        argv = ["-m", "bench.fanout.pg", "--replica", url, api_url, str(scale), f"replica-{n}"]
         procs.append(await asyncio.create_subprocess_exec(sys.executable, *argv, cwd=ROOT))
     return procs
 
@@ -135,7 +135,7 @@ def main() -> None:
         _, _, url, api_url, scale, name = sys.argv
         asyncio.run(replica(url, api_url, float(scale), name))
         return
-    parser = argparse.ArgumentParser(prog="python -m bench.fanout_pg", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m bench.fanout.pg", description=__doc__)
     parser.add_argument("--quick", action="store_true", help=f"{QUICK_CHATS:,} chats")
     print(json.dumps(run(parser.parse_args().quick), indent=2))
 

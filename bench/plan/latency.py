@@ -4,13 +4,13 @@
 one process on one SQLite store, as there: the chat's answer (`Answerer.answer` for
 `/pr 7422`, then its rendering for Telegram: what an adapter does before it replies) and the
 scheduler's tick (`DigestTicker.tick`) planning 100,000 subscriptions with 10,000 distinct
-audiences (`bench/plan.py`'s store; quick: 10,000 and 2,000). CLIENTS clients each ask, wait
+audiences (`bench.plan`'s store; quick: 10,000 and 2,000). CLIENTS clients each ask, wait
 for the answer, pause PAUSE_SECONDS and ask again: first for IDLE_SECONDS with nothing else
 running, then for as long as one tick takes. The figure is the p99 during the tick over the
 p99 idle (aim ≤ AIM_P99_RATIO, `bench/latency.py`'s): a tick that holds the loop shows as
 answers that wait for it.
 
-    python -m bench.plan_latency [--quick]
+    python -m bench.plan.latency [--quick]
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
@@ -230,7 +230,7 @@ def section(figures: dict[str, Any]) -> list[str]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(prog="python -m bench.plan_latency", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m bench.plan.latency", description=__doc__)
     parser.add_argument("--quick", action="store_true", help="10,000 subscriptions")
     args = parser.parse_args()
     print(json.dumps(run(args.quick), indent=2))

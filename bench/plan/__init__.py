@@ -30,14 +30,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from sqlalchemy import func, select, text  # noqa: E402
 
 from bench.cpu import postgres_cpu, process_cpu, reference_seconds, spent  # noqa: E402
-from bench.fanout_setup import chat_ids, random_filter  # noqa: E402
+from bench.fanout.setup import chat_ids, random_filter  # noqa: E402
 from bench.pg import postgres_schema  # noqa: E402
 from bench.render import make_reports  # noqa: E402
 from bench.rss import peak_rss_mb  # noqa: E402
@@ -438,7 +438,3 @@ def main() -> None:
         print(json.dumps(_child(args.backend, count, args.audiences), indent=2))
     else:
         print(json.dumps(run(args.quick, count), indent=2))
-
-
-if __name__ == "__main__":
-    main()

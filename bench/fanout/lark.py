@@ -12,7 +12,7 @@ fake's (Feishu's) seconds. Allowed is our own pace, LARK_MAX_PER_SECOND (15/s: 9
 documented 1,000 a minute, render/limits/lark.py); the share of the documented limit is shown
 beside it.
 
-    python -m bench.fanout_lark [--quick]
+    python -m bench.fanout.lark [--quick]
 """
 
 from __future__ import annotations
@@ -31,11 +31,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench.fanout_setup import NEW_REPORTS, plan_all, queued, subscribe  # noqa: E402
+from bench.fanout.setup import NEW_REPORTS, plan_all, queued, subscribe  # noqa: E402
 from bench.render import make_reports  # noqa: E402
 from bot.adapters.lark.client import LarkClient  # noqa: E402
 from bot.adapters.lark.sender import LarkSender  # noqa: E402
@@ -104,7 +104,7 @@ async def deliver(engine: Any, sender: LarkSender) -> float:
     deliverer = Deliverer(engine, {Platform.LARK: sender}, "bench-fanout-lark")
     task = asyncio.create_task(deliverer.run_forever())
     try:
-        while True:  # as bench/fanout.py's drain: poll the outbox until it is empty
+        while True:  # as bench/fanout/telegram.py's drain: poll the outbox until it is empty
             if not await unfinished_count(engine):
                 break
             await asyncio.sleep(0.25)

@@ -12,7 +12,7 @@ parts in order.
 
 Figures: achieved rate ÷ allowed rate, 429s provoked, lost and duplicated messages. A Feishu
 line beside it: 2,000 group chats through `LarkSender` and the strict fake Open API
-(bench/fanout_lark.py).
+(bench/fanout/lark.py).
 
     python -m bench.fanout [--quick]
 """
@@ -33,12 +33,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench import fanout_lark  # noqa: E402
-from bench.fanout_setup import NEW_REPORTS, Message, prepare  # noqa: E402
+from bench.fanout import lark as fanout_lark  # noqa: E402
+from bench.fanout.setup import NEW_REPORTS, Message, prepare  # noqa: E402
 from bot.adapters.telegram.pace import ChatPacer  # noqa: E402
 from bot.adapters.telegram.sender import TelegramSender  # noqa: E402
 from bot.core.delivery.deliverer import Deliverer  # noqa: E402
@@ -285,7 +285,3 @@ def main() -> None:
     parser.add_argument("--scale", type=float, default=TIME_SCALE)
     args = parser.parse_args()
     print(json.dumps(asyncio.run(run_async(args.quick, args.scale)), indent=2))
-
-
-if __name__ == "__main__":
-    main()

@@ -1,0 +1,5 @@
+"""`python -m bench.fanout`: see bench/fanout/telegram.py."""
+
+from bench.fanout.telegram import main
+
+main()
