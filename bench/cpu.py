@@ -10,6 +10,7 @@ import os
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 PROC = Path("/proc")
 
@@ -50,6 +51,12 @@ def postgres_cpu() -> float | None:
         ticks += int(fields[11]) + int(fields[12])  # utime, stime
         found = True
     return ticks / os.sysconf("SC_CLK_TCK") if found else None
+
+
+def server_cpu(engine: Any) -> float | None:
+    """`postgres_cpu()` for a PostgreSQL engine; None for SQLite, which runs inside the
+    process (its CPU is the process's)."""
+    return postgres_cpu() if engine.dialect.name == "postgresql" else None
 
 
 def spent(before: float | None, after: float | None) -> float | None:

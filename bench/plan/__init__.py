@@ -36,7 +36,7 @@ if str(ROOT) not in sys.path:
 
 from sqlalchemy import func, select, text  # noqa: E402
 
-from bench.cpu import postgres_cpu, process_cpu, reference_seconds, spent  # noqa: E402
+from bench.cpu import process_cpu, reference_seconds, server_cpu, spent  # noqa: E402
 from bench.fanout.setup import chat_ids, random_filter  # noqa: E402
 from bench.pg import postgres_schema  # noqa: E402
 from bench.render import make_reports  # noqa: E402
@@ -142,14 +142,13 @@ async def measure(url: str, count: int, distinct: int = AUDIENCES) -> dict[str, 
     engine, ticker = await filled(url, count, distinct)
     first = _first_batch(ticker)
     before = peak_rss_mb(os.getpid())
-    on_server = engine.dialect.name == "postgresql"  # (SQLite runs inside this process)
     reference = reference_seconds()
-    server = postgres_cpu() if on_server else None
+    server = server_cpu(engine)
     cpu, started = process_cpu(), time.perf_counter()
     runs = await ticker.tick()
     seconds = time.perf_counter() - started
     cpu_s = spent(cpu, process_cpu())
-    server_cpu_s = spent(server, postgres_cpu() if on_server else None)
+    server_cpu_s = spent(server, server_cpu(engine))
     peak = peak_rss_mb(os.getpid())
     reference_after = reference_seconds()
     async with engine.connect() as conn:

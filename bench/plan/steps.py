@@ -31,7 +31,7 @@ from typing import Any
 from sqlalchemy import event
 
 from bench import plan
-from bench.cpu import postgres_cpu, spent, thread_cpu
+from bench.cpu import server_cpu, spent, thread_cpu
 from bot.core.delivery import editions, outbox
 
 # (label, module or class, attribute): the steps of a batch, in the order they run
@@ -126,14 +126,13 @@ async def profile(url: str, count: int, distinct: int) -> dict[str, Any]:
     """Fill the store as `bench.plan` does, run one tick with its steps and statements timed."""
     engine, ticker = await plan.filled(url, count, distinct)
     steps, statements = Timings(), Timings()
-    on_server = engine.dialect.name == "postgresql"
     with steps_timed(steps), statements_timed(engine, statements):
-        threads, server = thread_cpu(), postgres_cpu() if on_server else None
+        threads, server = thread_cpu(), server_cpu(engine)
         started = time.perf_counter()
         runs = await ticker.tick()
         seconds = time.perf_counter() - started
         after = thread_cpu()
-        server_s = spent(server, postgres_cpu() if on_server else None)
+        server_s = spent(server, server_cpu(engine))
     await engine.dispose()
     cpu = {name: at - threads.get(name, 0.0) for name, at in after.items()}  # new ones: from 0
     return {
@@ -151,8 +150,9 @@ def cpu_lines(found: dict[str, Any]) -> list[str]:
     others (SQLite's C code runs on its connections' threads), the PostgreSQL server; and how
     many CPUs were busy on average. What the threads do at the same time is what 2 CPUs buy."""
     seconds, threads = found["seconds"], found["threads"]
-    loop = threads.get(threading.main_thread().name, 0.0)
-    others = [used for name, used in threads.items() if name != threading.main_thread().name]
+    main = threading.main_thread().name
+    loop = threads.get(main, 0.0)
+    others = [used for name, used in threads.items() if name != main]
     server = found["server_cpu_s"]
     total = loop + sum(others) + (server or 0.0)
     return [
