@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import cast
@@ -116,6 +116,20 @@ def latest_fire(
     """The schedule's latest fire up to `now` within the catch-up horizon (a work-week cron's
     on make-up working days too), once per (schedule, zone, tick, holidays)."""
     return previous_real_fire(schedule, timezone, now, CATCH_UP_HORIZON_DAYS, holidays)
+
+
+def latest_possible_fire(
+    schedule: str, timezone: str, now: datetime, sources: Iterable[HolidaySource | None]
+) -> datetime | None:
+    """The latest fire up to `now` at which a subscription on this schedule and zone may be
+    due, whichever of the holiday calendars `sources` it keeps (a make-up working day can
+    be its latest fire): a subscription whose runs reached it is not due (`due_item`). None
+    when no calendar gives one, or the schedule cannot be read."""
+    try:
+        fires = [latest_fire(schedule, timezone, now, cast(Hashable, h)) for h in sources]
+    except CronError:
+        return None
+    return max((fire for fire in fires if fire is not None), default=None)
 
 
 @dataclass(frozen=True, slots=True)

@@ -56,8 +56,14 @@ from bot.core.render.renderer import Renderer
 from bot.core.store.prune import prune
 from bot.core.store.reports import WindowCache
 from bot.core.store.runs import last_scheduled_times
-from bot.core.store.subscriptions import Subscription, SubscriptionStore
-from bot.scheduling.due import ScheduleGate, due_item, due_time, longer_than_a_day
+from bot.core.store.subscriptions import NOW, Subscription, SubscriptionStore
+from bot.scheduling.due import (
+    ScheduleGate,
+    due_item,
+    due_time,
+    latest_possible_fire,
+    longer_than_a_day,
+)
 
 logger = logging.getLogger("prdigest.scheduler")
 
@@ -142,6 +148,19 @@ class DigestTicker:
                 due.setdefault(sub.destination_id, []).append(item)
         return due
 
+    async def _fires(self, now: datetime) -> dict[tuple[str, str], datetime]:
+        """The latest fire each schedule and zone of the store may be due at now (whatever
+        holiday calendar its subscriptions keep): the pages leave out the subscriptions whose
+        runs reached it, so a tick with nothing due reads next to nothing. A `now` schedule,
+        or one without such a fire, is not here: its subscriptions are read and judged."""
+        sources = self.calendars.holiday_sources()
+        fires = {}
+        for schedule, zone in await self.subscriptions.schedules():
+            fire = None if schedule == NOW else latest_possible_fire(schedule, zone, now, sources)
+            if fire is not None:
+                fires[(schedule, zone)] = fire
+        return fires
+
     async def tick(self) -> list[PlannedRun]:
         """Plan what is due, a page of destinations at a time (bounded memory); the pages share
         the windows read and the editions rendered."""
@@ -151,12 +170,14 @@ class DigestTicker:
         schedules: set[tuple[str, str]] = set()
         count = 0
 
+        fires = await self._fires(now)
+
         async def due_pages() -> AsyncIterator[dict[int, list[Due]]]:
             nonlocal count
-            async for page in self.subscriptions.active_pages(TICK_PAGE):
-                schedules.update((sub.schedule, sub.timezone) for sub in page)
-                count += len({sub.destination_id for sub in page})
-                yield await self._due(page, now)
+            async for page in self.subscriptions.active_pages(TICK_PAGE, fires):
+                schedules.update((sub.schedule, sub.timezone) for sub in page.subscriptions)
+                count += page.destinations
+                yield await self._due(page.subscriptions, now)
 
         def logged(due: Mapping[int, Sequence[Due]], runs: Mapping[int, PlannedRun]) -> None:
             planned.extend(self._logged(due, runs))

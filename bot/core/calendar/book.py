@@ -78,6 +78,12 @@ class CalendarBook:
             found = self._built[key] = spec.at(zone).for_route(urgent, holidays)
         return found
 
+    def holiday_sources(self) -> set[HolidaySource | None]:
+        """Every holiday calendar a subscription may keep (None: none, as `holidays: false`
+        keeps)."""
+        specs = (self.default, *self.destinations.values())
+        return {None} | {spec.holidays for spec in specs}
+
     def for_subscription(self, sub: Placed) -> WorkingCalendar:
         """The calendar that holds `sub`: its destination's, minus what its switches drop."""
         return self.for_destination(

@@ -179,24 +179,31 @@ async def insert_columns(
         varying = {n: [v] * count for n, v in same.items()}
         same = {}
     constants = [bindparam(f"same_{n}", v, type_=table.c[n].type).label(n) for n, v in same.items()]
-    if conn.dialect.name == "postgresql":
-        arrays = [Listing(table.c[n].type, v, f"rows_{n}") for n, v in varying.items()]
-        source = func.unnest(*arrays).table_valued(*varying).render_derived(name="rows")
-        rows: Select[Any] = select(*source.c, *constants)
-    else:
-        packed = []  # most columns need no bind processing (integers, text)
-        for name, values in varying.items():
-            kind = table.c[name].type
-            if kind.dialect_impl(conn.dialect).bind_processor(conn.dialect) is not None:
-                values = list(map(_bound(kind, conn.dialect), values))
-            packed.append(values)
-        each: ColumnElement[Any] = literal_column("value")
-        picks = [func.json_extract(each, f"$[{i}]").label(n) for i, n in enumerate(varying)]
-        source_rows: BindParameter[Any] = bindparam(
-            "rows", json_text(list(zip(*packed, strict=True)))
-        )
-        rows = select(*picks, *constants).select_from(func.json_each(source_rows))
+    typed = {name: (table.c[name].type, values) for name, values in varying.items()}
+    rows = rows_of(conn.dialect, typed).add_columns(*constants)
     await conn.execute(table.insert().from_select([*varying, *same], rows))
+
+
+def rows_of(
+    dialect: Dialect, columns: Mapping[str, tuple[TypeEngine[Any], Sequence[Any]]]
+) -> Select[Any]:
+    """Rows given column by column (lists of one length, each with the type its values are
+    bound as), selected as columns of those names: one parameter per column on PostgreSQL
+    (`unnest` of typed arrays), one JSON array of rows on SQLite (`json_each`, each value
+    bound by its type first, so a datetime compares as its column stores it)."""
+    if dialect.name == "postgresql":
+        arrays = [Listing(kind, values, f"rows_{n}") for n, (kind, values) in columns.items()]
+        source = func.unnest(*arrays).table_valued(*columns).render_derived(name="rows")
+        return select(*source.c)
+    packed = []  # most columns need no bind processing (integers, text)
+    for kind, values in columns.values():
+        if kind.dialect_impl(dialect).bind_processor(dialect) is not None:
+            values = list(map(_bound(kind, dialect), values))
+        packed.append(values)
+    each: ColumnElement[Any] = literal_column("value")
+    picks = [func.json_extract(each, f"$[{i}]").label(n) for i, n in enumerate(columns)]
+    rows: BindParameter[Any] = bindparam("rows", json_text(list(zip(*packed, strict=True))))
+    return select(*picks).select_from(func.json_each(rows))
 
 
 async def insert_ignore_many(

@@ -9,19 +9,20 @@ from "now", so it is not flooded with the whole history. Every change a chat mak
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Text, and_, cast, delete, func, select, update
+from sqlalchemy import Select, Text, and_, cast, delete, exists, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from bot.core.clock import Clock, utc_clock
 from bot.core.digest.select import DigestFilter
 from bot.core.models import Layout, Locale, Origin, Platform, Verbosity
+from bot.core.store.sql.bulk import rows_of
 from bot.core.store.sql.db import insert_ignore, write_transaction
-from bot.core.store.sql.tables import counters, destinations, subscriptions
+from bot.core.store.sql.tables import counters, destinations, run_members, subscriptions
 from bot.core.store.subscriptions.changes import Change, recent_changes, record_change
 from bot.core.store.subscriptions.config import (
     ConfigChannels,
@@ -153,14 +154,50 @@ async def current_seq(conn: AsyncConnection) -> int:
     return int(value or 0)
 
 
-async def _select_in(conn: AsyncConnection, *where: Any) -> list[Subscription]:
+async def _select_in(
+    conn: AsyncConnection, *where: Any, fires: Mapping[tuple[str, str], datetime] | None = None
+) -> list[Subscription]:
     query = (
         select(*_COLUMNS)
         .join(destinations, destinations.c.id == subscriptions.c.destination_id)
         .where(*where)
         .order_by(subscriptions.c.destination_id, subscriptions.c.number)
     )
+    if fires:
+        query = _maybe_due(query, conn, fires)
     return [_from_row(row) for row in (await conn.execute(query)).all()]
+
+
+def _maybe_due(
+    query: Select[Any], conn: AsyncConnection, fires: Mapping[tuple[str, str], datetime]
+) -> Select[Any]:
+    """`query` without the subscriptions whose runs reached their schedule's fire in `fires`
+    (by schedule and zone; one index probe each): they cannot be due before the next one."""
+    fired = rows_of(
+        conn.dialect,
+        {
+            "schedule": (subscriptions.c.schedule.type, [schedule for schedule, _ in fires]),
+            "timezone": (subscriptions.c.timezone.type, [zone for _, zone in fires]),
+            "fire": (run_members.c.scheduled_for.type, list(fires.values())),
+        },
+    ).subquery("fired")
+    reached = exists().where(
+        run_members.c.subscription_id == subscriptions.c.id,
+        run_members.c.scheduled_for >= fired.c.fire,
+    )
+    same = and_(
+        fired.c.schedule == subscriptions.c.schedule, fired.c.timezone == subscriptions.c.timezone
+    )
+    return query.outerjoin(fired, same).where(or_(fired.c.fire.is_(None), ~reached))
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    """A page of active destinations: how many, and their subscriptions (those that may be due,
+    when the page was asked with the fires they are due at)."""
+
+    destinations: int
+    subscriptions: list[Subscription]
 
 
 class SubscriptionStore:
@@ -222,33 +259,55 @@ class SubscriptionStore:
         async with self.engine.connect() as conn:
             return await _select_in(conn, *where)
 
-    async def active_pages(self, destinations_per_page: int) -> AsyncIterator[list[Subscription]]:
+    async def active_pages(
+        self,
+        destinations_per_page: int,
+        fires: Mapping[tuple[str, str], datetime] | None = None,
+    ) -> AsyncIterator[Page]:
         """The subscriptions of active destinations, a page of destinations at a time (a
         destination's subscriptions are never split), so that a tick over 100,000 of them
-        holds one page in memory."""
+        holds one page in memory. `fires`: the latest fire each (schedule, zone) may be due
+        at; a subscription whose runs reached it is left out (the others, `now` ones and
+        those of a schedule not in `fires` are read), so a tick with nothing due reads none."""
         after = 0
         while True:
-            pick = (
+            ids = (
                 select(destinations.c.id)
                 .where(destinations.c.active.is_(True), destinations.c.id > after)
                 .order_by(destinations.c.id)
                 .limit(destinations_per_page)
+                .subquery()
             )
-            async with self.engine.connect() as conn:
-                ids = [int(i) for i in (await conn.execute(pick)).scalars()]
-            if not ids:
-                return
-            # The page as a range of destination ids, on both sides of the join (index ranges:
-            # a list of 2,000 ids is what PostgreSQL's planner misjudges, and a range on one
-            # side alone left it scanning every destination); the same destinations.
-            yield await self._select(
-                destinations.c.active.is_(True),
-                destinations.c.id > after,
-                destinations.c.id <= ids[-1],
-                subscriptions.c.destination_id > after,
-                subscriptions.c.destination_id <= ids[-1],
-            )
-            after = ids[-1]
+            async with self.engine.connect() as conn:  # (the page's bounds, not its ids)
+                found = await conn.execute(select(func.count(), func.max(ids.c.id)))
+                count, last = found.one()
+                if not count:
+                    return
+                # The page as a range of destination ids, on both sides of the join (index
+                # ranges: a list of 2,000 ids is what PostgreSQL's planner misjudges, and a
+                # range on one side alone left it scanning every destination).
+                page = await _select_in(
+                    conn,
+                    destinations.c.active.is_(True),
+                    destinations.c.id > after,
+                    destinations.c.id <= last,
+                    subscriptions.c.destination_id > after,
+                    subscriptions.c.destination_id <= last,
+                    fires=fires,
+                )
+            yield Page(int(count), page)
+            after = int(last)
+
+    async def schedules(self) -> set[tuple[str, str]]:
+        """The (schedule, zone) pairs of the active destinations' subscriptions."""
+        query = (
+            select(subscriptions.c.schedule, subscriptions.c.timezone)
+            .join(destinations, destinations.c.id == subscriptions.c.destination_id)
+            .where(destinations.c.active.is_(True))
+            .distinct()
+        )
+        async with self.engine.connect() as conn:
+            return {(str(schedule), str(zone)) for schedule, zone in await conn.execute(query)}
 
     async def active_destinations(self, at_most: int) -> int:
         """How many destinations are active, counted up to `at_most`."""
