@@ -204,6 +204,27 @@ def test_the_planning_figures_stand_beside_their_aims(tmp_path: Path) -> None:
     assert "Reference: the fastest of three timings of a fixed pure-Python workload" in text
 
 
+def test_the_next_tick_with_nothing_due_stands_beside_its_aim(tmp_path: Path) -> None:
+    figures = _plan(8.4, 9.9, 140)
+    figures["sqlite"]["idle_seconds"] = 0.4
+    figures["postgresql"]["idle_seconds"] = 2.9
+    rows = summary_rows({"plan": figures})
+    assert (
+        "| a tick with nothing due, 100,000 subscriptions, SQLite | 0.40 s | ≤ 1 s | yes |" in rows
+    )
+    assert (
+        "| a tick with nothing due, 100,000 subscriptions, PostgreSQL | 2.90 s | ≤ 1 s | **no** |"
+        in rows
+    )
+    doc = tmp_path / "benchmarks.md"
+    write_doc({"plan": figures}, INFO, doc)
+    text = doc.read_text(encoding="utf-8")
+    assert "| 0.100 | 140 | 0.40 |" in text
+    assert "Next tick: the service's following tick" in text
+    skipped = _plan(8.4, None, 140)  # a backend that did not run has no such row
+    assert not any("nothing due" in row for row in summary_rows({"plan": skipped}))
+
+
 def test_the_many_audiences_section_says_what_sending_takes_and_when_the_first_chats_get_theirs(
     tmp_path: Path,
 ) -> None:

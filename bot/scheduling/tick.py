@@ -12,8 +12,10 @@ takes part when something new matches it. That gives, with no extra machinery:
   watermark);
 - replicas: every replica may plan the same (destination, time); the unique run row lets one win;
 - subscription changes from chat take effect on the next tick, no job rebuild.
-Cron arithmetic (crontab's days, IANA zones, DST) is bot/core/timing/cron.py's (cronsim's),
-not APScheduler's.
+A subscription whose runs already reached the latest fire its schedule may be due at is not
+read at all (`_fires`; the store leaves it out by an index probe), so the ticks between two
+fires cost next to nothing however many subscriptions the store holds. Cron arithmetic
+(crontab's days, IANA zones, DST) is bot/core/timing/cron.py's (cronsim's), not APScheduler's.
 
 Each destination keeps a working calendar (bot/core/calendar: workdays, quiet hours, holidays;
 none configured means every moment is working time, as before). A digest is planned only when
