@@ -13,8 +13,9 @@ takes part when something new matches it. That gives, with no extra machinery:
 - replicas: every replica may plan the same (destination, time); the unique run row lets one win;
 - subscription changes from chat take effect on the next tick, no job rebuild.
 A subscription whose runs already reached the latest fire its schedule may be due at is not
-read at all (`_fires`; the store leaves it out by an index probe), so the ticks between two
-fires cost next to nothing however many subscriptions the store holds. Cron arithmetic
+read at all (`_fires`; the store leaves it out by an index probe), nor is a `now` one with no
+report newer than its watermark, so the ticks between two fires cost next to nothing however
+many subscriptions the store holds. Cron arithmetic
 (crontab's days, IANA zones, DST) is bot/core/timing/cron.py's (cronsim's), not APScheduler's.
 
 Each destination keeps a working calendar (bot/core/calendar: workdays, quiet hours, holidays;
@@ -154,7 +155,8 @@ class DigestTicker:
         """The latest fire each schedule and zone of the store may be due at now (whatever
         holiday calendar its subscriptions keep): the pages leave out the subscriptions whose
         runs reached it, so a tick with nothing due reads next to nothing. A `now` schedule,
-        or one without such a fire, is not here: its subscriptions are read and judged."""
+        or one without such a fire, is not here: its subscriptions are read and judged (a
+        `now` one only when a report is newer than its watermark)."""
         sources = self.calendars.holiday_sources()
         fires = {}
         for schedule, zone in await self.subscriptions.schedules():

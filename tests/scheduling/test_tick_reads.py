@@ -71,6 +71,24 @@ async def test_a_tick_with_nothing_due_reads_only_the_now_subscriptions(
     assert sorted(subs.read) == ["a", "b", "live"]
 
 
+async def test_a_now_subscription_is_read_only_when_something_is_newer_than_its_watermark(
+    store: ReportStore,
+) -> None:
+    clock = FakeClock(datetime(2026, 9, 1, 10, 0, tzinfo=UTC))
+    config = BotConfig(channels=[channel("live", "A", schedule="now", tags=["never-matches"])])
+    ticker, subs = await _ticker(store, clock, config)
+    await add_reports(store, [1])
+    assert await ticker.tick() == []
+    assert subs.read == ["live"], "#1 is new to it (it does not match: its watermark moves)"
+    clock.advance(15)
+    assert await ticker.tick() == []
+    assert subs.read == [], "nothing newer than its watermark"
+    await add_reports(store, [2])
+    clock.advance(15)
+    await ticker.tick()
+    assert subs.read == ["live"]
+
+
 async def test_a_missed_fire_held_by_quiet_hours_is_read_until_it_is_planned(
     store: ReportStore,
 ) -> None:

@@ -10,19 +10,16 @@ from "now", so it is not flooded with the whole history. Every change a chat mak
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Select, Text, and_, cast, delete, exists, func, or_, select, update
+from sqlalchemy import and_, delete, func, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from bot.core.clock import Clock, utc_clock
-from bot.core.digest.select import DigestFilter
-from bot.core.models import Layout, Locale, Origin, Platform, Verbosity
-from bot.core.store.sql.bulk import rows_of
+from bot.core.models import Origin, Platform
 from bot.core.store.sql.db import insert_ignore, write_transaction
-from bot.core.store.sql.tables import counters, destinations, run_members, subscriptions
+from bot.core.store.sql.tables import destinations, subscriptions
 from bot.core.store.subscriptions.changes import Change, recent_changes, record_change
 from bot.core.store.subscriptions.config import (
     ConfigChannels,
@@ -33,103 +30,16 @@ from bot.core.store.subscriptions.config import (
 from bot.core.store.subscriptions.destination_store import ensure_destination
 from bot.core.store.subscriptions.filters import filter_from_json as filter_from_json
 from bot.core.store.subscriptions.filters import filter_to_json as filter_to_json
-from bot.core.store.subscriptions.filters import stored_filter
 from bot.core.store.subscriptions.limits import SubscriptionLimits, check_limits
 from bot.core.store.subscriptions.new import NewSubscription as NewSubscription
+from bot.core.store.subscriptions.reads import NOW as NOW
+from bot.core.store.subscriptions.reads import Page as Page
+from bot.core.store.subscriptions.reads import Subscription as Subscription
+from bot.core.store.subscriptions.reads import current_seq as current_seq
+from bot.core.store.subscriptions.reads import schedules_in, select_in
 
-NOW = "now"  # the schedule of a subscription that posts each matching PR as it arrives
 DEFAULT_CHAT_SCHEDULE = "0 9 * * mon-fri"
 NAME_MAX = 128
-
-
-@dataclass(frozen=True, slots=True)
-class Subscription:
-    id: int
-    destination_id: int
-    platform: Platform
-    target: str
-    number: int
-    name: str
-    origin: Origin
-    filter: DigestFilter
-    schedule: str  # a cron, or NOW
-    cadence: str  # as written: `daily 09:00`, a cron, `now`
-    timezone: str
-    locale: Locale
-    layout: Layout
-    verbosity: Verbosity
-    owner: str | None
-    post_empty: bool
-    locked: bool
-    watermark: int
-    active: bool  # the destination's
-    deactivated_reason: str | None
-    plan_error: str | None = None  # the destination's digest last failed to plan, why
-    plan_retry_at: datetime | None = None  # and not before then is it tried again
-    urgent: bool = False  # not held by its destination's quiet time (config `urgent: true`)
-    holidays: bool = True  # held by its destination's holidays (config `holidays: false`: not)
-    title: str | None = None  # what its digest's header calls the destination (config `title:`)
-    created_at: datetime | None = None  # fires before the day it was made are not caught up
-
-    @property
-    def label(self) -> str:
-        return self.name
-
-    @property
-    def instant(self) -> bool:
-        return self.schedule == NOW
-
-
-_COLUMNS = (  # in Subscription's field order
-    subscriptions.c.id,
-    subscriptions.c.destination_id,
-    destinations.c.platform,
-    destinations.c.target,
-    subscriptions.c.number,
-    subscriptions.c.name,
-    subscriptions.c.origin,
-    # As text: most subscriptions share a few hundred filters, parsed once each.
-    cast(subscriptions.c.filters, Text).label("filters"),
-    subscriptions.c.schedule,
-    subscriptions.c.cadence,
-    subscriptions.c.timezone,
-    subscriptions.c.locale,
-    subscriptions.c.layout,
-    subscriptions.c.verbosity,
-    subscriptions.c.owner,
-    subscriptions.c.post_empty,
-    subscriptions.c.locked,
-    subscriptions.c.watermark,
-    destinations.c.active,
-    destinations.c.deactivated_reason,
-    destinations.c.plan_error,
-    destinations.c.plan_retry_at,
-    subscriptions.c.urgent,
-    subscriptions.c.holidays,
-    subscriptions.c.title,
-    subscriptions.c.created_at,
-)
-
-
-_PLATFORMS = {platform.value: platform for platform in Platform}
-_LOCALES = {locale.value: locale for locale in Locale}
-_ORIGINS = {origin.value: origin for origin in Origin}
-_LAYOUTS = {layout.value: layout for layout in Layout}
-_VERBOSITIES = {verbosity.value: verbosity for verbosity in Verbosity}
-
-
-def _from_row(row: Any) -> Subscription:
-    """A row of _COLUMNS (a tick reads 100,000 of them: by position, the driver's types kept
-    where they already are the field's; its words by dict, faster than an enum's lookup)."""
-    id_, dest, platform, target, number, name, origin, filters, schedule, cadence = row[:10]
-    zone, locale, layout, verbosity, owner, post_empty, locked, watermark, active, why = row[10:20]
-    plan_error, plan_retry_at, urgent, holidays, title, created_at = row[20:]
-    return Subscription(
-        id_, dest, _PLATFORMS[platform], target, number, name, _ORIGINS[origin],
-        stored_filter(filters), schedule, cadence, zone, _LOCALES[locale], _LAYOUTS[layout],
-        _VERBOSITIES[verbosity], owner, bool(post_empty), bool(locked), watermark, bool(active),
-        why, plan_error, plan_retry_at, bool(urgent), bool(holidays), title, created_at,
-    )  # fmt: skip
 
 
 async def _next_number(conn: AsyncConnection, destination_id: int) -> int:
@@ -145,59 +55,6 @@ async def _insert_ignore(conn: AsyncConnection, values: dict[str, Any]) -> int |
     """Insert unless the number or the name is taken in the destination; the new id or None."""
     inserted = await insert_ignore(conn, subscriptions, values, subscriptions.c.id)
     return None if inserted is None else int(inserted)
-
-
-async def current_seq(conn: AsyncConnection) -> int:
-    value = (
-        await conn.execute(select(counters.c.value).where(counters.c.name == "report_seq"))
-    ).scalar()
-    return int(value or 0)
-
-
-async def _select_in(
-    conn: AsyncConnection, *where: Any, fires: Mapping[tuple[str, str], datetime] | None = None
-) -> list[Subscription]:
-    query = (
-        select(*_COLUMNS)
-        .join(destinations, destinations.c.id == subscriptions.c.destination_id)
-        .where(*where)
-        .order_by(subscriptions.c.destination_id, subscriptions.c.number)
-    )
-    if fires:
-        query = _maybe_due(query, conn, fires)
-    return [_from_row(row) for row in (await conn.execute(query)).all()]
-
-
-def _maybe_due(
-    query: Select[Any], conn: AsyncConnection, fires: Mapping[tuple[str, str], datetime]
-) -> Select[Any]:
-    """`query` without the subscriptions whose runs reached their schedule's fire in `fires`
-    (by schedule and zone; one index probe each): they cannot be due before the next one."""
-    fired = rows_of(
-        conn.dialect,
-        {
-            "schedule": (subscriptions.c.schedule.type, [schedule for schedule, _ in fires]),
-            "timezone": (subscriptions.c.timezone.type, [zone for _, zone in fires]),
-            "fire": (run_members.c.scheduled_for.type, list(fires.values())),
-        },
-    ).subquery("fired")
-    reached = exists().where(
-        run_members.c.subscription_id == subscriptions.c.id,
-        run_members.c.scheduled_for >= fired.c.fire,
-    )
-    same = and_(
-        fired.c.schedule == subscriptions.c.schedule, fired.c.timezone == subscriptions.c.timezone
-    )
-    return query.outerjoin(fired, same).where(or_(fired.c.fire.is_(None), ~reached))
-
-
-@dataclass(frozen=True, slots=True)
-class Page:
-    """A page of active destinations: how many, and their subscriptions (those that may be due,
-    when the page was asked with the fires they are due at)."""
-
-    destinations: int
-    subscriptions: list[Subscription]
 
 
 class SubscriptionStore:
@@ -257,7 +114,7 @@ class SubscriptionStore:
 
     async def _select(self, *where: Any) -> list[Subscription]:
         async with self.engine.connect() as conn:
-            return await _select_in(conn, *where)
+            return await select_in(conn, *where)
 
     async def active_pages(
         self,
@@ -267,8 +124,9 @@ class SubscriptionStore:
         """The subscriptions of active destinations, a page of destinations at a time (a
         destination's subscriptions are never split), so that a tick over 100,000 of them
         holds one page in memory. `fires`: the latest fire each (schedule, zone) may be due
-        at; a subscription whose runs reached it is left out (the others, `now` ones and
-        those of a schedule not in `fires` are read), so a tick with nothing due reads none."""
+        at; given, the subscriptions that cannot be due are left out (one whose runs reached
+        its fire, a `now` one with nothing newer than its watermark; a schedule not in
+        `fires` is read), so a tick with nothing due reads none."""
         after = 0
         while True:
             ids = (
@@ -286,7 +144,7 @@ class SubscriptionStore:
                 # The page as a range of destination ids, on both sides of the join (index
                 # ranges: a list of 2,000 ids is what PostgreSQL's planner misjudges, and a
                 # range on one side alone left it scanning every destination).
-                page = await _select_in(
+                page = await select_in(
                     conn,
                     destinations.c.active.is_(True),
                     destinations.c.id > after,
@@ -300,14 +158,8 @@ class SubscriptionStore:
 
     async def schedules(self) -> set[tuple[str, str]]:
         """The (schedule, zone) pairs of the active destinations' subscriptions."""
-        query = (
-            select(subscriptions.c.schedule, subscriptions.c.timezone)
-            .join(destinations, destinations.c.id == subscriptions.c.destination_id)
-            .where(destinations.c.active.is_(True))
-            .distinct()
-        )
         async with self.engine.connect() as conn:
-            return {(str(schedule), str(zone)) for schedule, zone in await conn.execute(query)}
+            return await schedules_in(conn)
 
     async def active_destinations(self, at_most: int) -> int:
         """How many destinations are active, counted up to `at_most`."""
@@ -329,7 +181,7 @@ class SubscriptionStore:
     @staticmethod
     async def named_in(conn: AsyncConnection, name: str) -> list[Subscription]:
         """`named` in the caller's transaction."""
-        return await _select_in(conn, subscriptions.c.name == name)
+        return await select_in(conn, subscriptions.c.name == name)
 
     async def owned_by(self, platform: Platform, owner: str) -> list[Subscription]:
         """A person's own subscriptions (made in their DMs) on a platform."""
