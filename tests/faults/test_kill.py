@@ -27,6 +27,7 @@ import sqlite3
 import time
 from collections import Counter
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -46,19 +47,19 @@ RESUME_BOUND = 30.0
 Delivery = Counter[tuple[str, str]]  # (channel, text) → times
 
 
-def write_config(path: Path) -> None:
+def write_config(path: Path, schedule: str) -> None:
     lines = ["timezone: UTC", "channels:"]
     for n, channel in enumerate(CHANNELS, 1):
         locale = "zh" if n % 2 else "en"
         lines.append(
             f"  - {{name: team{n}, platform: slack, target: {channel}, max_items: 500,"
-            f" schedule: '* * * * *', locale: {locale}}}"
+            f" schedule: '{schedule}', locale: {locale}}}"
         )
         # A second subscription of the destination, planned in the same runs: it matches
         # nothing here, so the digests stay what `digest team{n} --dry-run` says.
         lines.append(
             f"  - {{name: watch{n}, platform: slack, target: {channel}, query: 'tag:no-such',"
-            f" schedule: '* * * * *', locale: {locale}}}"
+            f" schedule: '{schedule}', locale: {locale}}}"
         )
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
@@ -77,7 +78,12 @@ async def make_template(folder: Path, base_env: dict[str, str]) -> Template:
         folder / "reports", REPORTS, 20_000, "[rollout, trainer] fix: kill-safe change {n}"
     )
     config = folder / "bot.yaml"
-    write_config(config)
+    # Daily at the minute the template is made: every run's first digest is then the same
+    # as the dry run's (one window of the cadence back from that fire, which holds the
+    # reports) for a day. An every-minute schedule's window moved past the reports a minute
+    # after they were ingested, and the later runs' digests were empty.
+    made = datetime.now(UTC)
+    write_config(config, f"{made.minute} {made.hour} * * *")
     db = folder / "template.db"
     env = {**base_env, "BOT_DATABASE_URL": f"sqlite:///{db}", "BOT_CONFIG": str(config)}
     env["SLACK_BOT_TOKEN"] = "xoxb-dry-run"
