@@ -151,15 +151,15 @@ class DigestTicker:
                 due.setdefault(sub.destination_id, []).append(item)
         return due
 
-    async def _fires(self, now: datetime) -> dict[tuple[str, str], datetime]:
-        """The latest fire each schedule and zone of the store may be due at now (whatever
-        holiday calendar its subscriptions keep): the pages leave out the subscriptions whose
-        runs reached it, so a tick with nothing due reads next to nothing. A `now` schedule,
-        or one without such a fire, is not here: its subscriptions are read and judged (a
-        `now` one only when a report is newer than its watermark)."""
+    def _fires(self, pairs: set[tuple[str, str]], now: datetime) -> dict[tuple[str, str], datetime]:
+        """The latest fire each stored (schedule, zone) may be due at now (whatever holiday
+        calendar its subscriptions keep): the pages leave out the subscriptions whose runs
+        reached it, so a tick with nothing due reads next to nothing. A `now` schedule, or
+        one without such a fire, is not here: its subscriptions are read and judged (a `now`
+        one only when a report is newer than its watermark)."""
         sources = self.calendars.holiday_sources()
         fires = {}
-        for schedule, zone in await self.subscriptions.schedules():
+        for schedule, zone in pairs:
             fire = None if schedule == NOW else latest_possible_fire(schedule, zone, now, sources)
             if fire is not None:
                 fires[(schedule, zone)] = fire
@@ -171,15 +171,13 @@ class DigestTicker:
         now, started = self.clock(), time.monotonic()
         planned: list[PlannedRun] = []
         plan = TickPlan(self.renderer, now, WindowCache(), self.reading)
-        schedules: set[tuple[str, str]] = set()
         count = 0
-
-        fires = await self._fires(now)
+        schedules = await self.subscriptions.schedules()  # (the gate keeps their verdicts)
+        fires = self._fires(schedules, now)
 
         async def due_pages() -> AsyncIterator[dict[int, list[Due]]]:
             nonlocal count
             async for page in self.subscriptions.active_pages(TICK_PAGE, fires):
-                schedules.update((sub.schedule, sub.timezone) for sub in page.subscriptions)
                 count += page.destinations
                 yield await self._due(page.subscriptions, now)
 

@@ -129,6 +129,7 @@ class Page:
 
 def newest_seq() -> Select[Any]:
     """The newest report's sequence number (its counter's row; none in an empty store)."""
+    # (reports.SEQ_COUNTER, not imported: bot/core/store imports this package)
     return select(counters.c.value).where(counters.c.name == "report_seq")
 
 
