@@ -27,6 +27,7 @@ from bot.core.delivery.reading import entry_rows
 from bot.core.delivery.runs import PLATFORM_FORMAT, Run
 from bot.core.digest.select import Digest
 from bot.core.models import Format, Layout
+from bot.core.record import record
 from bot.core.render.options import DigestOptions
 from bot.core.render.renderer import Renderer
 from bot.core.store.editions import (
@@ -69,7 +70,7 @@ class Breather:
             self._since = time.monotonic()
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Edition:
     """What a run needs of its edition: its id, how its messages are placed (no payloads)."""
 

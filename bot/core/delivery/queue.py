@@ -18,7 +18,6 @@ chat is not a forum.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -27,6 +26,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bot.core.delivery.threads import flat_for_now
 from bot.core.models import Format, Layout, Locale
+from bot.core.record import record
 from bot.core.render.limits.telegram import TELEGRAM_TOPIC_NAME_MAX
 from bot.core.render.options import DigestPart
 from bot.core.render.renderer import Renderer
@@ -37,7 +37,7 @@ TOPIC_KEY_MAX = 128  # forum_topics.key
 NOT_FORUM_NOTICE = "topics_not_forum"  # the labels' notice key
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Queued:
     """One message of a run as its outbox row holds it."""
 

@@ -22,6 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from bot.core.delivery.queue import Queued
 from bot.core.digest.select import Digest, StoredReport
 from bot.core.models import Format, Platform
+from bot.core.record import record
 from bot.core.store.editions import queue_editions
 from bot.core.store.reports import seq_before
 from bot.core.store.sql.bulk import among, insert_columns, insert_ignore_many, lock_rows
@@ -43,7 +44,7 @@ PLATFORM_FORMAT = {
 }
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class PlannedRun:
     run_id: int | None
     created: bool
@@ -55,7 +56,7 @@ class PlannedRun:
 NOT_PLANNED = PlannedRun(run_id=None, created=False)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Due:
     """A subscription whose fire time has come (for `now`: the tick's time)."""
 

@@ -24,6 +24,7 @@ from bot.core.digest.filter_query import Plan, filter_query, fold, listed_query,
 from bot.core.digest.synthesis import Synthesis, synthesize
 from bot.core.query import Query
 from bot.core.query.evaluate import Prepared
+from bot.core.record import record
 from bot.core.reports.model import ImpactLevel, RecommendationLevel, Report
 
 OTHER_TAG = "other"
@@ -141,7 +142,7 @@ def select_new(
     return chosen
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class DigestEntry:
     """One PR in the digest, under the tag it is shown with."""
 
@@ -159,7 +160,7 @@ class DigestEntry:
         return self.item.revision > 1
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class TagGroup:
     tag: str
     entries: tuple[DigestEntry, ...]

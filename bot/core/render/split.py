@@ -12,8 +12,9 @@ import operator
 import re
 import unicodedata
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Generic, TypeVar
+
+from bot.core.record import record
 
 ELLIPSIS = "…"
 # The first length the prefix search tries; it doubles from there (see _longest_fitting_prefix).
@@ -150,7 +151,7 @@ def split_to_fit(text: str, fits: Callable[[str], bool]) -> list[str]:
 Cost = tuple[int, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Piece(Generic[T]):
     """A rendered chunk, what it costs against each limit, and how it joins a message.
 

@@ -20,6 +20,7 @@ from sqlalchemy import JSON, Column, Table, and_, func, literal, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bot.core.digest.select import StoredReport
+from bot.core.record import record
 from bot.core.reports.model import RecommendationLevel
 from bot.core.store.sql.bulk import among, insert_columns
 from bot.core.store.sql.tables import (
@@ -41,7 +42,7 @@ class EntryKind(StrEnum):
     UNREAD = "unread"  # carried over from an earlier digest, shown under "Still unread"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class EntryRow:
     position: int
     item: StoredReport
@@ -81,7 +82,7 @@ async def new_editions(conn: AsyncConnection, count: int) -> list[int]:
     return [int(edition_id) for edition_id in (await conn.execute(ids)).scalars()]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class EditionMessage:
     payload: dict[str, Any]
     reply_to_part: int | None = None  # threaded: the part it replies to

@@ -21,6 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bot.core.digest.select import DigestFilter
 from bot.core.models import Layout, Locale, Origin, Platform, Verbosity
+from bot.core.record import record
 from bot.core.store.sql.bulk import rows_of
 from bot.core.store.sql.tables import counters, destinations, run_members, subscriptions
 from bot.core.store.subscriptions.filters import stored_filter
@@ -28,7 +29,7 @@ from bot.core.store.subscriptions.filters import stored_filter
 NOW = "now"  # the schedule of a subscription that posts each matching PR as it arrives
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Subscription:
     id: int
     destination_id: int
