@@ -12,6 +12,7 @@ A Text's value is already normalized (text.normalize_text): what a document must
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Final
 
@@ -92,6 +93,17 @@ def unparse(query: Query) -> str:
     if is_bare_number(query):
         return query.items[1].value  # type: ignore[union-attr]
     return " OR ".join(unparse(item) for item in query.items)
+
+
+def fields_of(query: Query) -> Iterator[Field]:
+    """Every field term of `query`, however deep (under NOT too)."""
+    if isinstance(query, Field):
+        yield query
+    elif isinstance(query, Not):
+        yield from fields_of(query.item)
+    elif isinstance(query, And | Or):
+        for item in query.items:
+            yield from fields_of(item)
 
 
 def _is_number(value: str) -> bool:

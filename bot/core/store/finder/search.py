@@ -31,6 +31,7 @@ QueryTooSlow (store/search/budget.py), which the chats answer "took too long, na
 from __future__ import annotations
 
 import asyncio
+import functools
 import heapq
 import math
 from dataclasses import dataclass
@@ -53,6 +54,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bot.core.query import Query, matches
 from bot.core.reports.model import STORED, Report
+from bot.core.store.finder.built import Statements, moment_key
 from bot.core.store.finder.checked import best_on_texts, on_texts
 from bot.core.store.finder.rank import Hit, Ranker, make_ranker, sort_key
 from bot.core.store.reports import ReportStore
@@ -74,6 +76,7 @@ RANGES: Final = 4  # ranges walked before the rest is asked for at once
 MARGIN: Final = 1.2  # the next range: the seqs the window still needs at the density so far, × this
 SPARSE: Final = 64  # fewer than one match in this many rows of a range: ask for the rest at once
 PER_ROW_ROWS: Final = 8192  # PostgreSQL checks words row by row in ranges up to this size
+RANKED: Final = Statements()  # the walks' ranked statements, built once per query (built.py)
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,7 +158,8 @@ def _ranked(
 ) -> Select[Any]:
     """Of the newest `need` matches with seqs in [low, high], the best `limit` by the
     database's form of the rank, each row with how many there are and the oldest one's seq.
-    Built once for every range of a walk (twice on PostgreSQL: row by row and not).
+    Built once for every range of a walk (twice on PostgreSQL: row by row and not), and kept
+    for the next search of the same query (built.py).
 
     The rank is the coarse score (exact hits and the words' places, an integer) plus how often
     the words are there (below 1): the second is counted only for the rows whose coarse score
@@ -240,7 +244,9 @@ async def _window(
         # that the limit is left once that one is set aside.
         per_row = _per_row(start, high)
         if per_row not in statements:
-            statements[per_row] = _ranked(query, terms, dialect, now, per_row)
+            key = (query, terms, dialect, per_row, moment_key(query, now))
+            build = functools.partial(_ranked, query, terms, dialect, now, per_row)
+            statements[per_row] = RANKED.get(key, build)
         bounds = {"low": start, "high": high, "need": need + 1, "limit": limit + 1, "cut": limit}
         rows = list(await conn.execute(statements[per_row], bounds))
         count, oldest_seq = (int(rows[0][4]), int(rows[0][5])) if rows else (0, 0)
