@@ -5,9 +5,10 @@ each text field, an expression of a few dozen elements per word and field, 4 to 
 query of one or two words on a 2-CPU machine, a third of what the search then takes. The
 statement depends only on the query (its ranked terms follow from it), the dialect, whether it
 checks words row by row and, for a query with a time term (`since:`, `before:`), the moment
-its ages count back from. A query asked again (its next page, the same words from another
-chat) runs the statement built the first time: its values (the seqs of a range, how many rows)
-are bound at execution, so one statement serves every range of every walk.
+its ages count back from. A query asked again (the same words from another chat, a person's
+home view opened again, which asks for the must-read PRs of their subscriptions) runs the
+statement built the first time: its values (the seqs of a range, how many rows) are bound at
+execution, so one statement serves every range of every walk.
 """
 
 from __future__ import annotations
