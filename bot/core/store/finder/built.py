@@ -4,8 +4,9 @@ Building a search's ranked statement is SQLAlchemy work in Python: a word's rank
 each text field, an expression of a few dozen elements per word and field, 4 to 8 ms for a
 query of one or two words on a 2-CPU machine, a third of what the search then takes. The
 statement depends only on the query (its ranked terms follow from it), the dialect, whether it
-checks words row by row and, for a query with a time term (`since:`, `before:`), the moment
-its ages count back from. A query asked again (the same words from another chat, a person's
+checks words row by row. A query with a time term (`since:`, `before:`) is the exception: its
+statement holds the moment its ages count back from, which the next search will not share, so
+it is built for its search alone. A query asked again (the same words from another chat, a person's
 home view opened again, which asks for the must-read PRs of their subscriptions) runs the
 statement built the first time: its values (the seqs of a range, how many rows) are bound at
 execution, so one statement serves every range of every walk.
@@ -15,7 +16,6 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
-from datetime import datetime
 from typing import Any, Final
 
 from sqlalchemy import Select
@@ -26,7 +26,7 @@ from bot.core.query.fields import Kind, field_spec
 
 # Statements kept, the least recently used dropped first. One of a one-word query holds about
 # 160 KiB, one of six words 630 KiB (SQLAlchemy's cache of compiled statements refers to it too
-# while it keeps its compiled form): 64 of them stay within a few tens of megabytes at worst.
+# while it keeps its compiled form): 64 one-word queries' hold about 10 MB.
 KEPT: Final = 64
 
 Build = Callable[[], Select[Any]]
@@ -53,8 +53,6 @@ class Statements:
         return len(self._built)
 
 
-def moment_key(query: Query, now: datetime) -> datetime | None:
-    """What of `now` a query's statement depends on: `now` itself when a time term counts back
-    from it, else nothing (the statement is the same at every moment)."""
-    timed = any(field_spec(term.name).kind is Kind.TIME for term in fields_of(query))
-    return now if timed else None
+def counts_back(query: Query) -> bool:
+    """Whether a time term of `query` counts back from the moment of its search."""
+    return any(field_spec(term.name).kind is Kind.TIME for term in fields_of(query))

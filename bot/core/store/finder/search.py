@@ -54,7 +54,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bot.core.query import Query, matches
 from bot.core.reports.model import STORED, Report
-from bot.core.store.finder.built import Statements, moment_key
+from bot.core.store.finder.built import Statements, counts_back
 from bot.core.store.finder.checked import best_on_texts, on_texts
 from bot.core.store.finder.rank import Hit, Ranker, make_ranker, sort_key
 from bot.core.store.reports import ReportStore
@@ -244,9 +244,11 @@ async def _window(
         # that the limit is left once that one is set aside.
         per_row = _per_row(start, high)
         if per_row not in statements:
-            key = (query, terms, dialect, per_row, moment_key(query, now))
             build = functools.partial(_ranked, query, terms, dialect, now, per_row)
-            statements[per_row] = RANKED.get(key, build)
+            if counts_back(query):  # (its moment is in it: built for this search alone)
+                statements[per_row] = build()
+            else:
+                statements[per_row] = RANKED.get((query, terms, dialect, per_row), build)
         bounds = {"low": start, "high": high, "need": need + 1, "limit": limit + 1, "cut": limit}
         rows = list(await conn.execute(statements[per_row], bounds))
         count, oldest_seq = (int(rows[0][4]), int(rows[0][5])) if rows else (0, 0)
