@@ -27,7 +27,7 @@ from datetime import datetime
 from functools import cached_property
 from typing import Final
 
-from bot.core.query.ast import And, Field, Not, Or, Query, Text, unparse
+from bot.core.query.ast import And, Field, Not, Query, Text, fields_of, unparse
 from bot.core.query.fields import check_covers, for_field
 from bot.core.query.reading import (
     compiled_glob,
@@ -127,13 +127,8 @@ def _known_fields(query: Query) -> None:
     """FieldTableError for a Field anywhere in `query` whose name is no field (an AST made in
     code: the parser refuses one), before any term is read: the error must not depend on
     whether an earlier term already decided the answer for this report."""
-    if isinstance(query, Field):
-        for_field(FIELD_TESTS, query.name)
-    elif isinstance(query, Not):
-        _known_fields(query.item)
-    elif isinstance(query, And | Or):
-        for item in query.items:
-            _known_fields(item)
+    for term in fields_of(query):
+        for_field(FIELD_TESTS, term.name)
 
 
 def _holds(query: Query, view: _View) -> bool:

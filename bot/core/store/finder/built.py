@@ -3,13 +3,14 @@
 Building a search's ranked statement is SQLAlchemy work in Python: a word's rank counts it in
 each text field, an expression of a few dozen elements per word and field, 4 to 8 ms for a
 query of one or two words on a 2-CPU machine, a third of what the search then takes. The
-statement depends only on the query (its ranked terms follow from it), the dialect and
-whether it checks words row by row. A query asked again (the same words from another chat, a
-person's home view opened again, which asks for the must-read PRs of their subscriptions) runs
-the statement built the first time: its values (the seqs of a range, how many rows) are bound
-at execution, so one statement serves every range of every walk. A query with a time term
-(`since:`, `before:`) is the exception: its statement holds the moment its ages count back
-from, which the next search does not share, so it is built for its own search alone.
+statement depends only on the query (its ranked terms follow from it, so they are no part of
+the key), the dialect and whether it checks words row by row. A query asked again (the same
+words from another chat, a person's home view opened again, which asks for the must-read PRs of
+their subscriptions) runs the statement built the first time: its values (the seqs of a range,
+how many rows) are bound at execution, so one statement serves every range of every walk. A
+query with a time term (`since:`, `before:`) is the exception: its statement holds the moment
+its ages count back from, which the next search does not share, so it is built for its own
+search alone.
 """
 
 from __future__ import annotations

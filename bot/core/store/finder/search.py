@@ -248,7 +248,7 @@ async def _window(
             if counts_back(query):  # (its moment is in it: built for this search alone)
                 statements[per_row] = build()
             else:
-                statements[per_row] = RANKED.get((query, terms, dialect, per_row), build)
+                statements[per_row] = RANKED.get((query, dialect, per_row), build)
         bounds = {"low": start, "high": high, "need": need + 1, "limit": limit + 1, "cut": limit}
         rows = list(await conn.execute(statements[per_row], bounds))
         count, oldest_seq = (int(rows[0][4]), int(rows[0][5])) if rows else (0, 0)
