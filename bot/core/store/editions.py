@@ -16,13 +16,14 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import JSON, Column, Table, and_, func, literal, select
+from sqlalchemy import JSON, Column, Table, Text, and_, bindparam, cast, func, literal, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bot.core.digest.select import StoredReport
 from bot.core.record import record
 from bot.core.reports.model import RecommendationLevel
 from bot.core.store.sql.bulk import among, insert_columns
+from bot.core.store.sql.db import json_encoded
 from bot.core.store.sql.tables import (
     digest_runs,
     edition_entries,
@@ -130,15 +131,23 @@ async def fill_editions(
 
 
 def _driver_insert(conn: AsyncConnection, table: Table) -> str:
-    """The table's INSERT of every column, in the table's order, in the driver's own terms."""
-    return str(table.insert().compile(dialect=conn.dialect))
+    """The table's INSERT of every column, in the table's order, in the driver's own terms; a
+    JSON column's value is given as `json_encoded`'s UTF-8 bytes, stored as text by a CAST
+    (the text is never decoded into Python and encoded again by the driver)."""
+    values = {
+        column.name: cast(bindparam(column.name), Text)
+        if isinstance(column.type, JSON)
+        else bindparam(column.name)
+        for column in table.c
+    }
+    return str(table.insert().values(values).compile(dialect=conn.dialect))
 
 
 def _serializer(conn: AsyncConnection, column: Column[Any]) -> Callable[[Any], Any]:
     """The column type's bind processing, in the connection's dialect."""
     dialect = conn.dialect
     process = column.type.dialect_impl(dialect).bind_processor(dialect)
-    assert process is not None  # JSON and times are always processed
+    assert process is not None  # times are always processed
     return process
 
 
@@ -148,9 +157,10 @@ async def _fill_sqlite(
     """`fill_editions` on SQLite: rows as tuples through the driver's executemany. A batch's
     editions hold tens of thousands of entries; SQLAlchemy's per-row binding, or a JSON
     array of them unpacked by `json_each` (a `json_extract` per value), costs several times
-    what SQLite takes to store them. JSON and times are serialized by their column types, as
-    before; every other value is an integer, text, a flag or None, stored as they are."""
-    dumps = _serializer(conn, edition_messages.c.payload)
+    what SQLite takes to store them. JSON is bound as `json_encoded`'s bytes (`_driver_insert`
+    stores them as text), times by their column type; every other value is an integer, text,
+    a flag or None, stored as it is."""
+    dumps = json_encoded
     created = _serializer(conn, editions.c.created_at)(now)
     must = RecommendationLevel.MUST_READ
     made: list[tuple[Any, ...]] = []

@@ -4,12 +4,13 @@ and replicas racing over the same tick still plan each destination once."""
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 
 import pytest
-from sqlalchemy import event, func, select
+from sqlalchemy import String, cast, event, func, select
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 import bot.core.delivery.editions as editions_module
@@ -105,6 +106,26 @@ async def test_editions_written_a_slice_at_a_time_each_send_their_own_digest(
     texts = {call.target: str(call.payload["text"]) for call in sender.calls}
     assert len(set(texts.values())) == len(tags)  # each its own audience's edition
     assert all(f"[{tag}]" in texts[f"T{i}"] for i, tag in enumerate(tags))
+
+
+async def test_edition_payloads_and_more_lists_are_stored_as_json_text(store: ReportStore) -> None:
+    """The planner hands SQLite the JSON as UTF-8 bytes: it is stored as text (a BLOB would
+    read back the same in Python, but not in SQL), a Chinese character as itself."""
+    clock = FakeClock()
+    subs = await setup_destinations(store.engine, channel("zh", "Z", locale="zh", max_items=1))
+    await add_reports(store, range(1, 6))
+    await plan_runs(store.engine, _due(subs, clock()), TickPlan(RENDERER, clock()))
+    m, e = edition_messages, editions
+    async with store.engine.connect() as conn:
+        if conn.dialect.name == "sqlite":
+            kinds = (await conn.execute(select(func.typeof(m.c.payload)))).scalars().all()
+            more = await conn.execute(select(func.typeof(e.c.more)).where(e.c.more_count > 0))
+            assert set(kinds) | set(more.scalars()) == {"text"}
+        texts = (await conn.execute(select(cast(m.c.payload, String)))).scalars().all()
+        listed = (await conn.execute(select(cast(e.c.more, String)))).scalar_one()
+    assert texts and all(json.loads(text)["text"] for text in texts)
+    assert "标签" in texts[0] and "\\u" not in texts[0]
+    assert len(json.loads(listed)) == 4  # the four PRs behind "+4 more"
 
 
 async def test_a_batch_costs_a_few_statements_however_many_destinations_it_holds(
