@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from itertools import chain
+from operator import attrgetter
 
 from bot.core.digest.filter_query import Plan, filter_query, fold, listed_query, plan_for, repo_key
 from bot.core.digest.synthesis import Synthesis, synthesize
@@ -32,6 +33,8 @@ TOP_FLAGS = 5
 SHARED_FLAG_MIN = 2  # a flag enters the rollup when at least this many PRs share it
 FLAG_KEYS = 8192  # flag_key remembers this many flags (a window holds a few thousand)
 
+_RANK = attrgetter("rank")
+_HIGH = attrgetter("high")
 _IMPACT_RANK = {ImpactLevel.HIGH: 0, ImpactLevel.MEDIUM: 1, ImpactLevel.LOW: 2, None: 3}
 
 
@@ -58,6 +61,9 @@ class StoredReport:
     listing: tuple[int, str, int, str, bool] = field(init=False, repr=False, compare=False)
     # the text a channel's query reads, normalized once for every destination of a tick
     prepared: Prepared = field(init=False, repr=False, compare=False)
+    # its tags in lowercase, as a channel's `tags` are (`group_tag` compares them per digest)
+    lower_tags: tuple[str, ...] = field(init=False, repr=False, compare=False)
+    high: bool = field(init=False, repr=False, compare=False)  # of high impact
 
     def __post_init__(self) -> None:
         stripped = (flag.strip() for flag in self.report.risk_flags)
@@ -68,10 +74,21 @@ class StoredReport:
         distinct = dict.fromkeys(key for key, _ in self.flag_keys if key)
         object.__setattr__(self, "flag_set", tuple(distinct))
         object.__setattr__(self, "rank", _importance(self.report, self.seq))
+        object.__setattr__(self, "lower_tags", tuple(tag.lower() for tag in self.report.tags))
+        object.__setattr__(self, "high", self.report.impact_level is ImpactLevel.HIGH)
         must = self.report.recommendation_level is RecommendationLevel.MUST_READ
-        listed = (self.seq, self.report.repo, self.report.number, group_tag(self.report, ()), must)
+        listed = (self.seq, self.report.repo, self.report.number, self.group_tag(()), must)
         object.__setattr__(self, "listing", listed)
         object.__setattr__(self, "prepared", Prepared(self.report))
+
+    def group_tag(self, wanted: Sequence[str]) -> str:
+        """The tag it is shown under: its first tag in the channel's order (`wanted`,
+        lowercase), else its own first."""
+        own = self.lower_tags
+        for tag in wanted:
+            if tag in own:
+                return tag
+        return own[0] if own else OTHER_TAG
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,17 +239,6 @@ def default_title(filters: Iterable[DigestFilter], items: Iterable[StoredReport]
     return shown.pop() if len(shown) == 1 else ""
 
 
-def group_tag(report: Report, wanted: Sequence[str]) -> str:
-    """The tag a PR is shown under: its first tag in the channel's order, else its own first."""
-    if not wanted:  # (most calls: the "+N more" entries an edition stores)
-        return report.tags[0].lower() if report.tags else OTHER_TAG
-    own = [tag.lower() for tag in report.tags]
-    for tag in wanted:
-        if tag in own:
-            return tag
-    return own[0] if own else OTHER_TAG
-
-
 _UNDATED = datetime.max.replace(tzinfo=UTC)  # sorts after every merge time
 _EARLIEST = datetime.min.replace(tzinfo=UTC)
 # The sort key is one integer, its parts in bit fields, so that a tick's sorts (a few hundred
@@ -323,16 +329,19 @@ def build_digest(
     `top_flags`) and the synthesis (when asked) count every item, shown or not.
     """
     reposts = {seq for seq, (_, when) in notes.items() if when} if notes else set()
-    ranked = sorted(items, key=lambda item: (item.seq in reposts, item.rank))
+    if reposts:
+        ranked = sorted(items, key=lambda item: (item.seq in reposts, item.rank))
+    else:  # (the usual digest: one integer per item to compare)
+        ranked = sorted(items, key=_RANK)
     shown = ranked[: max(flt.max_items, 0)]
     wanted = flt.tags
     by_tag: dict[str, list[DigestEntry]] = {}
     for item in shown:
-        tag = group_tag(item.report, wanted)
+        tag = item.group_tag(wanted)
         matched, posted = notes.get(item.seq, ((), "")) if notes else ((), "")
         by_tag.setdefault(tag, []).append(DigestEntry(item, tag, matched, posted))
     groups = tuple(TagGroup(tag, tuple(by_tag[tag])) for tag in _group_order(by_tag, wanted))
-    high = sum(1 for item in items if item.report.impact_level is ImpactLevel.HIGH)
+    high = sum(map(_HIGH, items))
     return Digest(
         title=title,
         groups=groups,
