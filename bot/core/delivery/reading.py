@@ -16,6 +16,7 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from operator import attrgetter
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -116,30 +117,24 @@ def _within_budget(digest: Digest, unread: Sequence[DigestEntry]) -> Digest:
     )
 
 
-def _part_of(seq: int, shown_in: Sequence[tuple[int, ...]]) -> int | None:
-    """The first message that holds the entry of report `seq`."""
-    for index, shows in enumerate(shown_in):
-        if seq in shows:
-            return index
-    return 0 if len(shown_in) == 1 else None
-
-
 def entry_rows(
     digest: Digest, picked: Sequence[StoredReport], shown_in: Sequence[tuple[int, ...]]
 ) -> tuple[list[EntryRow], list[StoredReport]]:
     """The digest's PRs in order: shown (new, then unread) with the message (in sending order;
-    each says which entries it holds) that shows each; then the ones kept for "+N more"."""
+    each says which entries it holds) that shows each first; then the ones kept for "+N
+    more". An entry no message names is in the only message, if there is one."""
     shown = [(entry, EntryKind.NEW) for group in digest.groups for entry in group.entries]
     shown += [(entry, EntryKind.UNREAD) for entry in digest.unread]
+    part_of = {seq: part for part, shows in reversed(list(enumerate(shown_in))) for seq in shows}
+    unnamed = 0 if len(shown_in) == 1 else None
     rows = [
-        EntryRow(i, entry.item, entry.tag, kind, _part_of(entry.item.seq, shown_in))
+        EntryRow(i, entry.item, entry.tag, kind, part_of.get(entry.item.seq, unnamed))
         for i, (entry, kind) in enumerate(shown)
     ]
     seen = {entry.item.seq for entry, _ in shown}
     behind = [*picked, *(entry.item for entry in digest.unread_over)]
-    rest = sorted({item.seq: item for item in behind if item.seq not in seen}.values(), key=_rank)
+    rest = sorted({item.seq: item for item in behind if item.seq not in seen}.values(), key=_RANK)
     return rows, rest
 
 
-def _rank(item: StoredReport) -> int:
-    return item.rank
+_RANK = attrgetter("rank")

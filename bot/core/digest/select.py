@@ -33,8 +33,9 @@ TOP_FLAGS = 5
 SHARED_FLAG_MIN = 2  # a flag enters the rollup when at least this many PRs share it
 FLAG_KEYS = 8192  # flag_key remembers this many flags (a window holds a few thousand)
 
-_RANK = attrgetter("rank")
-_HIGH = attrgetter("high")
+# (map over attrgetters: a tick runs these over every audience's items, hundreds each)
+_RANK, _HIGH = attrgetter("rank"), attrgetter("high")
+_FLAG_SET, _REPO_KEY = attrgetter("flag_set"), attrgetter("repo_key")
 _IMPACT_RANK = {ImpactLevel.HIGH: 0, ImpactLevel.MEDIUM: 1, ImpactLevel.LOW: 2, None: 3}
 
 
@@ -275,7 +276,7 @@ def _top_flags(items: Sequence[StoredReport]) -> tuple[tuple[str, int], ...]:
     """Flags that SHARED_FLAG_MIN or more PRs share (compared by `flag_key`, shown as first
     seen), by the number of PRs; ties keep the order first seen. (Counted over each item's
     distinct keys at C pace: a tick rolls up every audience's items, hundreds each.)"""
-    counts = Counter(chain.from_iterable(item.flag_set for item in items))
+    counts = Counter(chain.from_iterable(map(_FLAG_SET, items)))
     shared = [key for key, n in counts.items() if n >= SHARED_FLAG_MIN]
     if not shared:
         return ()
@@ -297,7 +298,7 @@ def shows_repo(items: Sequence[StoredReport], flt: DigestFilter) -> bool:
     not pin exactly one."""
     if len(flt.repos) == 1:
         return False
-    return len({item.repo_key for item in items}) > 1
+    return len(set(map(_REPO_KEY, items))) > 1
 
 
 def _group_order(tags_in_use: dict[str, list[DigestEntry]], wanted: Sequence[str]) -> list[str]:
