@@ -16,7 +16,8 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import JSON, Column, Table, Text, and_, bindparam, cast, func, literal, select
+from psycopg.types.json import Json
+from sqlalchemy import JSON, Column, Table, and_, func, literal, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from bot.core.digest.select import StoredReport
@@ -110,37 +111,65 @@ async def fill_editions(
     conn: AsyncConnection, now: datetime, contents: Sequence[EditionContent]
 ) -> None:
     """The rows of editions whose ids `new_editions` reserved: each edition (with its "+N
-    more" list), its messages and its shown entries, in three statements."""
-    if conn.dialect.name != "postgresql":
-        await _fill_sqlite(conn, now, contents)
-        return
-    await conn.execute(
-        editions.insert(),
-        [{"id": c.id, "created_at": now, "more_count": len(c.more), "more": _more_list(c)}
-         for c in contents],
-    )  # fmt: skip
-    messages = [
-        {"edition_id": content.id, "part": part, "payload": message.payload}
-        | {"reply_to_part": message.reply_to_part, "topic": message.topic}
-        for content in contents
-        for part, message in enumerate(content.messages)
-    ]
+    more" list), its messages and its shown entries, in three statements.
+
+    The rows go to the driver's executemany as tuples: a batch writes hundreds of editions
+    with tens of thousands of entries, and SQLAlchemy's per-row binding (or, on SQLite, a
+    JSON array of rows unpacked by `json_each`, a `json_extract` per value) costs several
+    times what the database takes to store them. Times are bound by their column type, JSON
+    as `_driver_insert` says; every other value is an integer, text, a flag or None, stored
+    as it is. On PostgreSQL the entries travel as one array per column (`insert_columns`)."""
+    postgres = conn.dialect.name == "postgresql"
+    encode: Callable[[Any], Any] = Json if postgres else json_encoded
+    created = _serializer(conn, editions.c.created_at)(now)
+    made: list[tuple[Any, ...]] = []
+    messages: list[tuple[Any, ...]] = []
+    entries: list[tuple[Any, ...]] = []
+    for index, content in enumerate(contents, 1):
+        more = _more_list(content)
+        made.append(
+            (content.id, created, len(content.more), None if more is None else encode(more))
+        )
+        messages += [  # in the table's column order
+            (content.id, part, encode(message.payload), message.reply_to_part, message.topic)
+            for part, message in enumerate(content.messages)
+        ]
+        if not postgres:
+            entries += _entry_tuples(content)
+        if index % FILL_SLICE == 0:
+            await asyncio.sleep(0)  # the chat's answers run between slices
+    await conn.exec_driver_sql(_driver_insert(conn, editions), made)
     if messages:
-        await conn.execute(edition_messages.insert(), messages)
-    await insert_columns(conn, edition_entries, _entry_columns(contents))
+        await conn.exec_driver_sql(_driver_insert(conn, edition_messages), messages)
+    if postgres:
+        await insert_columns(conn, edition_entries, _entry_columns(contents))
+    elif entries:
+        await conn.exec_driver_sql(_driver_insert(conn, edition_entries), entries)
+
+
+def _entry_tuples(content: EditionContent) -> list[tuple[Any, ...]]:
+    """An edition's `edition_entries` rows, in the table's column order."""
+    must = RecommendationLevel.MUST_READ
+    return [
+        (content.id, row.position, row.item.seq, row.item.report.repo, row.item.report.number,
+         row.tag, row.item.report.recommendation_level is must, row.kind.value, row.part)
+        for row in content.shown
+    ]  # fmt: skip
 
 
 def _driver_insert(conn: AsyncConnection, table: Table) -> str:
-    """The table's INSERT of every column, in the table's order, in the driver's own terms; a
-    JSON column's value is given as `json_encoded`'s UTF-8 bytes, stored as text by a CAST
-    (the text is never decoded into Python and encoded again by the driver)."""
-    values = {
-        column.name: cast(bindparam(column.name), Text)
-        if isinstance(column.type, JSON)
-        else bindparam(column.name)
+    """The table's INSERT of every column, in the table's order, positional in the driver's
+    terms. A JSON column's value is, on SQLite, `json_encoded`'s UTF-8 bytes stored as text by
+    a CAST; on PostgreSQL psycopg's `Json`, which the engine's serializer dumps to bytes sent
+    as they are (the text is never decoded into Python and encoded again by the driver)."""
+    postgres = conn.dialect.name == "postgresql"
+    mark = "%s" if postgres else "?"
+    values = [
+        f"CAST({mark} AS TEXT)" if isinstance(column.type, JSON) and not postgres else mark
         for column in table.c
-    }
-    return str(table.insert().values(values).compile(dialect=conn.dialect))
+    ]
+    names = ", ".join(column.name for column in table.c)  # (our own table's: no input here)
+    return f"INSERT INTO {table.name} ({names}) VALUES ({', '.join(values)})"  # noqa: S608
 
 
 def _serializer(conn: AsyncConnection, column: Column[Any]) -> Callable[[Any], Any]:
@@ -149,43 +178,6 @@ def _serializer(conn: AsyncConnection, column: Column[Any]) -> Callable[[Any], A
     process = column.type.dialect_impl(dialect).bind_processor(dialect)
     assert process is not None  # times are always processed
     return process
-
-
-async def _fill_sqlite(
-    conn: AsyncConnection, now: datetime, contents: Sequence[EditionContent]
-) -> None:
-    """`fill_editions` on SQLite: rows as tuples through the driver's executemany. A batch's
-    editions hold tens of thousands of entries; SQLAlchemy's per-row binding, or a JSON
-    array of them unpacked by `json_each` (a `json_extract` per value), costs several times
-    what SQLite takes to store them. JSON is bound as `json_encoded`'s bytes (`_driver_insert`
-    stores them as text), times by their column type; every other value is an integer, text,
-    a flag or None, stored as it is."""
-    dumps = json_encoded
-    created = _serializer(conn, editions.c.created_at)(now)
-    must = RecommendationLevel.MUST_READ
-    made: list[tuple[Any, ...]] = []
-    messages: list[tuple[Any, ...]] = []
-    entries: list[tuple[Any, ...]] = []
-    for index, content in enumerate(contents, 1):
-        more = _more_list(content)
-        made.append((content.id, created, len(content.more), None if more is None else dumps(more)))
-        messages += [  # in the table's column order
-            (content.id, part, dumps(message.payload), message.reply_to_part, message.topic)
-            for part, message in enumerate(content.messages)
-        ]
-        entries += [  # in the table's column order
-            (content.id, row.position, row.item.seq, row.item.report.repo,
-             row.item.report.number, row.tag, row.item.report.recommendation_level is must,
-             row.kind.value, row.part)
-            for row in content.shown
-        ]  # fmt: skip
-        if index % FILL_SLICE == 0:
-            await asyncio.sleep(0)  # the chat's answers run between slices
-    await conn.exec_driver_sql(_driver_insert(conn, editions), made)
-    if messages:
-        await conn.exec_driver_sql(_driver_insert(conn, edition_messages), messages)
-    if entries:
-        await conn.exec_driver_sql(_driver_insert(conn, edition_entries), entries)
 
 
 async def queue_editions(conn: AsyncConnection, run_ids: Sequence[int], now: datetime) -> None:
