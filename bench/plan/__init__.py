@@ -362,8 +362,9 @@ DESIGN = (
     "(its header, then pieces packed greedily into messages under the platform's limits), so "
     "what an extra audience costs is its header, its packing and its rows. *Stream the "
     "editions*: destinations are planned 1,000 per transaction, and each batch writes the "
-    "editions it rendered (messages and entries, a few statements; on SQLite rows go "
-    "through the driver's executemany, `bot/core/store/editions.py`) before the next one "
+    "editions it rendered (messages and entries, a few statements: rows through the "
+    "driver's executemany, the entries on PostgreSQL as one array per column, "
+    "`bot/core/store/editions.py`) before the next one "
     "starts; what the tick keeps across batches is each edition's id and message placement, "
     "not its payloads. An edition stores the entries it shows a row each (reading marks and "
     'reactions look them up by PR) and the PRs behind its "+N more" as one list on its own '
