@@ -35,7 +35,7 @@ FLAG_KEYS = 8192  # flag_key remembers this many flags (a window holds a few tho
 
 # (map over attrgetters: a tick runs these over every audience's items, hundreds each)
 _RANK, _HIGH = attrgetter("rank"), attrgetter("high")
-_FLAG_SET, _REPO_KEY = attrgetter("flag_set"), attrgetter("repo_key")
+_REPO_KEY = attrgetter("repo_key")
 _IMPACT_RANK = {ImpactLevel.HIGH: 0, ImpactLevel.MEDIUM: 1, ImpactLevel.LOW: 2, None: 3}
 
 
@@ -276,7 +276,7 @@ def _top_flags(items: Sequence[StoredReport]) -> tuple[tuple[str, int], ...]:
     """Flags that SHARED_FLAG_MIN or more PRs share (compared by `flag_key`, shown as first
     seen), by the number of PRs; ties keep the order first seen. (Counted over each item's
     distinct keys at C pace: a tick rolls up every audience's items, hundreds each.)"""
-    counts = Counter(chain.from_iterable(map(_FLAG_SET, items)))
+    counts = Counter(chain.from_iterable(item.flag_set for item in items))
     shared = [key for key, n in counts.items() if n >= SHARED_FLAG_MIN]
     if not shared:
         return ()
