@@ -1,16 +1,16 @@
-"""The per-audience work of a planning tick, timed alone: a figure that holds still.
+"""The per-audience work of a planning tick, timed alone.
 
     python -m bench.plan.replay [--subs N] [--audiences N] [--rounds N]
 
 On these 2-CPU machines one whole tick of `bench.plan` varies by ±5% from run to run, so a
-change worth 2% cannot be seen in it. Most of what an extra audience costs is Python that
+change worth 2% cannot be seen in it. Much of what an extra audience costs is Python that
 needs no database: building its digest and rendering its edition. This fills a store as
 `bench.plan` does (100,000 subscriptions, 10,000 audiences by default), plans one tick while
 it keeps each digest's build and each fresh edition's render (`EditionBook.digest`,
 `EditionBook._render`), then runs those again `--rounds` times, with the cyclic collector as
 a tick has it (`fewer_collections`) and what was allocated before frozen out of its way, and
-prints the best round of each. Compare two commits by running it in each, one after the
-other. Nothing is written to docs/benchmarks.md: this is for finding what to make faster.
+prints the best round of each. The machine's pace still drifts by 10% over minutes: compare
+two commits by running it in each in turn, a few times. Nothing is written to docs/benchmarks.md: this is for finding what to make faster.
 """
 
 from __future__ import annotations
