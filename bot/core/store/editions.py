@@ -134,17 +134,20 @@ async def fill_editions(
             (content.id, part, encode(message.payload), message.reply_to_part, message.topic)
             for part, message in enumerate(content.messages)
         ]
-        if not postgres:
-            entries += _entry_tuples(content)
+        entries += _entry_tuples(content)
         if index % FILL_SLICE == 0:
             await asyncio.sleep(0)  # the chat's answers run between slices
     await conn.exec_driver_sql(_driver_insert(conn, editions), made)
     if messages:
         await conn.exec_driver_sql(_driver_insert(conn, edition_messages), messages)
-    if postgres:
-        await insert_columns(conn, edition_entries, _entry_columns(contents))
+    if postgres and entries:
+        columns = zip(*entries, strict=True)  # (the table's column order, as the tuples')
+        await insert_columns(conn, edition_entries, dict(zip(_ENTRY_NAMES, columns, strict=True)))
     elif entries:
         await conn.exec_driver_sql(_driver_insert(conn, edition_entries), entries)
+
+
+_ENTRY_NAMES = [column.name for column in edition_entries.c]
 
 
 def _entry_tuples(content: EditionContent) -> list[tuple[Any, ...]]:
@@ -214,19 +217,3 @@ async def queue_editions(conn: AsyncConnection, run_ids: Sequence[int], now: dat
         "topic",
     ]
     await conn.execute(outbox.insert().from_select(columns, rows))
-
-
-def _entry_columns(contents: Sequence[EditionContent]) -> dict[str, list[Any]]:
-    entries = [(content.id, row) for content in contents for row in content.shown]
-    must = RecommendationLevel.MUST_READ
-    return {
-        "edition_id": [edition for edition, _ in entries],
-        "position": [row.position for _, row in entries],
-        "seq": [row.item.seq for _, row in entries],
-        "repo": [row.item.report.repo for _, row in entries],
-        "number": [row.item.report.number for _, row in entries],
-        "tag": [row.tag for _, row in entries],
-        "must_read": [row.item.report.recommendation_level is must for _, row in entries],
-        "kind": [row.kind.value for _, row in entries],
-        "part": [row.part for _, row in entries],
-    }
