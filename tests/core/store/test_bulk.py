@@ -1,7 +1,7 @@
 """among() and insert_columns(): a list or a batch of rows bound as one parameter each (a
 typed array, JSON text) finds and stores exactly what the ordinary statements would, whatever
-the values hold: quotes, backslashes, commas and braces, NULL, times, the empty list, a column
-alike in every row."""
+the values hold: quotes, backslashes, commas and braces, NULL (in text, times and integers),
+flags, times, the empty list, a column alike in every row."""
 
 from __future__ import annotations
 
@@ -26,6 +26,7 @@ probe = Table(
     Column("label", String(50), nullable=True),
     Column("at", UtcDateTime(), nullable=True),
     Column("flag", Boolean, nullable=False),
+    Column("part", Integer, nullable=True),
 )
 
 
@@ -37,9 +38,10 @@ async def engine(database_url: str) -> AsyncIterator[AsyncEngine]:
 
 def rows() -> list[dict[str, object]]:
     return [
-        {"id": n, "label": text, "at": NOW + timedelta(minutes=n), "flag": n % 2 == 0}
+        {"id": n, "label": text, "at": NOW + timedelta(minutes=n), "flag": n % 2 == 0,
+         "part": None if n % 3 else n}
         for n, text in enumerate(TEXTS)
-    ] + [{"id": 99, "label": None, "at": None, "flag": False}]
+    ] + [{"id": 99, "label": None, "at": None, "flag": False, "part": None}]  # fmt: skip
 
 
 def columns(given: list[dict[str, object]]) -> dict[str, list[object]]:
@@ -61,8 +63,8 @@ async def test_insert_columns_stores_every_value_as_given(engine: AsyncEngine) -
 async def test_columns_alike_in_every_row_and_a_single_row_are_stored_too(
     engine: AsyncEngine,
 ) -> None:
-    alike = [{"id": n, "label": "same", "at": NOW, "flag": True} for n in range(3)]
-    one = [{"id": 10, "label": 'q"', "at": NOW, "flag": False}]
+    alike = [{"id": n, "label": "same", "at": NOW, "flag": True, "part": n} for n in range(3)]
+    one = [{"id": 10, "label": 'q"', "at": NOW, "flag": False, "part": None}]
     async with engine.begin() as conn:
         await insert_columns(conn, probe, columns(alike))
         await insert_columns(conn, probe, columns(one))
@@ -88,7 +90,10 @@ async def test_a_column_of_texts_without_quotes_or_backslashes_is_stored_as_give
     engine: AsyncEngine,
 ) -> None:
     plain = [text for text in TEXTS if '"' not in text and "\\" not in text]  # (its fast path)
-    given = [{"id": n, "label": text, "at": NOW, "flag": True} for n, text in enumerate(plain)]
+    given = [
+        {"id": n, "label": text, "at": NOW, "flag": True, "part": None}
+        for n, text in enumerate(plain)
+    ]
     async with engine.begin() as conn:
         await insert_columns(conn, probe, columns(given))
         found = await conn.execute(select(probe.c.id).where(among(probe.c.label, plain)))

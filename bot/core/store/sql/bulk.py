@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
+from types import NoneType
 from typing import Any
 
 from sqlalchemy import (
@@ -63,11 +64,22 @@ class Listed(TypeDecorator[Sequence[Any]]):
         return json_text([bound(item) for item in value])
 
 
+_INTEGERS, _FLAGS, _TEXTS = frozenset({int, NoneType}), frozenset({bool}), frozenset({str})
+
+
 def _array_literal(values: Sequence[Any]) -> str:
-    """PostgreSQL's text form of an array: integers as they are, anything else quoted."""
-    if all(type(value) is int for value in values):
+    """PostgreSQL's text form of an array: integers and flags as they are, NULL for None,
+    anything else quoted. The usual columns (ids, counts, repos and tags, flags, a nullable
+    id) take one pass in C to learn their types and one join; the rest goes value by value."""
+    kinds = set(map(type, values))
+    if kinds <= _INTEGERS:
+        if NoneType in kinds:
+            texts = ["NULL" if value is None else str(value) for value in values]
+            return "{" + ",".join(texts) + "}"
         return "{" + ",".join(map(str, values)) + "}"
-    if all(type(value) is str for value in values):  # (repos, tags: no quote or backslash)
+    if kinds == _FLAGS:
+        return "{" + ",".join(["t" if value else "f" for value in values]) + "}"
+    if kinds == _TEXTS:  # (repos, tags: no quote or backslash)
         plain = "".join(values)
         if '"' not in plain and "\\" not in plain:
             return '{"' + '","'.join(values) + '"}'
