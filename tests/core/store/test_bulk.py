@@ -37,11 +37,12 @@ async def engine(database_url: str) -> AsyncIterator[AsyncEngine]:
 
 
 def rows() -> list[dict[str, object]]:
-    return [
+    given: list[dict[str, object]] = [
         {"id": n, "label": text, "at": NOW + timedelta(minutes=n), "flag": n % 2 == 0,
          "part": None if n % 3 else n}
         for n, text in enumerate(TEXTS)
-    ] + [{"id": 99, "label": None, "at": None, "flag": False, "part": None}]  # fmt: skip
+    ]  # fmt: skip
+    return [*given, {"id": 99, "label": None, "at": None, "flag": False, "part": None}]
 
 
 def columns(given: list[dict[str, object]]) -> dict[str, list[object]]:
@@ -90,7 +91,7 @@ async def test_a_column_of_texts_without_quotes_or_backslashes_is_stored_as_give
     engine: AsyncEngine,
 ) -> None:
     plain = [text for text in TEXTS if '"' not in text and "\\" not in text]  # (its fast path)
-    given = [
+    given: list[dict[str, object]] = [
         {"id": n, "label": text, "at": NOW, "flag": True, "part": None}
         for n, text in enumerate(plain)
     ]
