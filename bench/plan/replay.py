@@ -10,7 +10,8 @@ it keeps each digest's build and each fresh edition's render (`EditionBook.diges
 `EditionBook._render`), then runs those again `--rounds` times, with the cyclic collector as
 a tick has it (`fewer_collections`) and what was allocated before frozen out of its way, and
 prints the best round of each. The machine's pace still drifts by 10% over minutes: compare
-two commits by running it in each in turn, a few times. Nothing is written to docs/benchmarks.md: this is for finding what to make faster.
+two commits by running it in each in turn, a few times. Nothing is written to
+docs/benchmarks.md: this is for finding what to make faster.
 """
 
 from __future__ import annotations
