@@ -43,13 +43,16 @@ class Kept:
 
 @contextmanager
 def keeping(kept: Kept) -> Iterator[None]:
-    """`EditionBook.digest` and `._render` also keep what they are given while inside."""
+    """`EditionBook.digest` and `._render` also keep what they are given while inside: a
+    digest's build when the book calls it (on its first use), each render's arguments."""
     digest, render = EditionBook.digest, EditionBook._render
 
     def kept_digest(book: EditionBook, audience: Hashable, build: Callable[[], Digest]) -> Digest:
-        if audience not in book._digests:
+        def keep() -> Digest:
             kept.builds.append(build)
-        return digest(book, audience, build)
+            return build()
+
+        return digest(book, audience, keep)
 
     def kept_render(book: EditionBook, *args: Any) -> Any:
         kept.renders.append((book, *args))
